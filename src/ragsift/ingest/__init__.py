@@ -1,0 +1,1 @@
+"""Ingestion: load files into documents, split them into parents and children."""

@@ -1,0 +1,322 @@
+"""Loaders: file -> Documents. Markdown, plain text, HTML, PDF and JSONL (BEIR corpus rows).
+
+Every loader returns text in one normal form: Markdown-style ``#`` heading lines carry the
+structure (HTML ``<h1>``..``<h6>`` become them), paragraphs are separated by blank lines.
+Files that cannot be read (binary, empty, not UTF-8, broken PDF, bad JSONL line) are
+reported as ``Skipped`` with a reason; they never abort the rest of an ingest.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragsift.types import Document, Skipped
+
+SUPPORTED = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html",
+             ".htm": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+
+MAX_FILE_BYTES = 200 * 1024 * 1024
+
+
+@dataclass
+class LoadResult:
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def doc_id_for(source: str) -> str:
+    """Stable document id for a file: derived from its path relative to the ingest root."""
+    return "d-" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
+
+
+def iter_files(root: Path) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
+            yield p
+
+
+def load_file(path: Path, source: str) -> LoadResult:
+    """Load one file; ``source`` is its stable name (path relative to the ingest root)."""
+    res = LoadResult()
+    fmt = SUPPORTED.get(path.suffix.lower())
+    if fmt is None:
+        res.skipped.append(Skipped(source, f"unsupported file type {path.suffix or '(none)'!r}; "
+                                           f"supported: {', '.join(sorted(set(SUPPORTED)))}"))
+        return res
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            res.skipped.append(Skipped(source, f"file too large ({size} bytes; limit {MAX_FILE_BYTES})"))
+            return res
+        data = path.read_bytes()
+    except OSError as e:
+        res.skipped.append(Skipped(source, f"cannot read file: {e.strerror or e}"))
+        return res
+    if not data.strip():
+        res.skipped.append(Skipped(source, "empty file"))
+        return res
+    if fmt == "pdf":
+        return _load_pdf(data, source)
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        res.skipped.append(Skipped(source, "binary content (NUL bytes) in a text file"))
+        return res
+    text, err = decode_text(data)
+    if text is None:
+        res.skipped.append(Skipped(source, err or "undecodable"))
+        return res
+    if fmt == "jsonl":
+        return _load_jsonl(text, source)
+    meta: dict[str, Any] = {}
+    if fmt == "md":
+        meta, text = split_front_matter(text)
+        title = _first_heading(text) or Path(source).stem
+    elif fmt == "html":
+        title, text = html_to_text(text)
+        title = title or _first_heading(text) or Path(source).stem
+    else:
+        text = _strip_hash_lines(text)  # '#' in plain text is not a heading
+        title = Path(source).stem
+    if not text.strip():
+        res.skipped.append(Skipped(source, "no text content"))
+        return res
+    res.documents.append(Document(doc_id_for(source), source, title, normalize_text(text),
+                                  sha256(data), fmt, meta))
+    return res
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as e:
+            return None, f"invalid UTF-16 at byte {e.start}"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, (f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                      "convert the file to UTF-8 and ingest again")
+
+
+def normalize_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u3000", " ")
+    text = re.sub(r"[ \t\f\v]+\n", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+_FRONT_RE = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """YAML front matter (``---`` block at the top) becomes document metadata."""
+    m = _FRONT_RE.match(text.lstrip("\ufeff"))
+    if not m:
+        return {}, text
+    import yaml
+
+    try:
+        meta = yaml.safe_load(m.group(1)) or {}
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(meta, dict):
+        return {}, text
+    clean = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
+    return clean, text[m.end():]
+
+
+_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+
+
+def _first_heading(text: str) -> str:
+    for line in text.splitlines():
+        m = _HEADING_RE.match(line)
+        if m:
+            return m.group(2).strip()
+    return ""
+
+
+def _strip_hash_lines(text: str) -> str:
+    return re.sub(r"(?m)^(#{1,6})(?=[ \t])", lambda m: "\\" + m.group(1), text)
+
+
+# ---------------------------------------------------------------- HTML
+class _HTMLText(HTMLParser):
+    BLOCK = {"p", "div", "li", "tr", "br", "section", "article", "blockquote", "pre", "table",
+             "ul", "ol", "dd", "dt", "header", "footer", "main", "aside", "figcaption"}
+    SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+        self.title = ""
+        self.in_title = False
+        self.heading: int | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in self.SKIP:
+            self.skip += 1
+        elif tag == "title":
+            self.in_title = True
+        elif re.fullmatch(r"h[1-6]", tag):
+            self.heading = int(tag[1])
+            self.parts.append("\n\n" + "#" * self.heading + " ")
+        elif tag in self.BLOCK:
+            self.parts.append("\n\n" if tag != "br" else "\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif tag == "title":
+            self.in_title = False
+        elif re.fullmatch(r"h[1-6]", tag):
+            self.heading = None
+            self.parts.append("\n\n")
+        elif tag in self.BLOCK:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.title += data
+            return
+        if self.skip:
+            return
+        if self.heading is not None:
+            data = " ".join(data.split())
+        else:
+            data = re.sub(r"[ \t\r\n]+", " ", data)
+        self.parts.append(data)
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    p = _HTMLText()
+    p.feed(html)
+    p.close()
+    text = "".join(p.parts)
+    text = "\n".join(line.strip() for line in text.split("\n"))
+    return " ".join(p.title.split()), normalize_text(text)
+
+
+# ---------------------------------------------------------------- PDF
+_SENT_END = ("。", "！", "？", ".", "!", "?", ":", "：", "；")
+
+
+def _load_pdf(data: bytes, source: str) -> LoadResult:
+    res = LoadResult()
+    import io
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
+        res.skipped.append(Skipped(source, f"unreadable PDF: {e}"))
+        return res
+    except Exception as e:  # pypdf raises many kinds on damaged files
+        res.skipped.append(Skipped(source, f"unreadable PDF ({type(e).__name__}): {e}"))
+        return res
+    paragraphs = []
+    for page in pages:
+        paragraphs.extend(_pdf_paragraphs(page))
+    text = "\n\n".join(paragraphs)
+    if not text.strip():
+        res.skipped.append(Skipped(source, "PDF has no extractable text (scanned images need OCR first)"))
+        return res
+    title = paragraphs[0][:120] if paragraphs else Path(source).stem
+    res.documents.append(Document(doc_id_for(source), source, title, normalize_text(text),
+                                  sha256(data), "pdf", {"pages": len(pages)}))
+    return res
+
+
+def _pdf_paragraphs(page: str) -> list[str]:
+    """Re-join PDF lines: a line ending a sentence ends a paragraph; others wrap."""
+    out: list[str] = []
+    cur = ""
+    for line in page.splitlines():
+        line = line.strip()
+        if not line:
+            if cur:
+                out.append(cur)
+                cur = ""
+            continue
+        cur = _join_wrapped(cur, line)
+        if line.endswith(_SENT_END):
+            out.append(cur)
+            cur = ""
+    if cur:
+        out.append(cur)
+    return [_strip_hash_lines(p) for p in out]
+
+
+def _join_wrapped(cur: str, line: str) -> str:
+    if not cur:
+        return line
+    from ragsift.text.lang import is_cjk_char
+
+    if is_cjk_char(cur[-1]) or is_cjk_char(line[0]):
+        return cur + line
+    if cur.endswith("-") and line[:1].islower():
+        return cur[:-1] + line
+    return cur + " " + line
+
+
+# ---------------------------------------------------------------- JSONL (BEIR corpus)
+def _load_jsonl(text: str, source: str) -> LoadResult:
+    """One document per line: ``{"_id", "title"?, "text", "metadata"?}`` (BEIR corpus rows).
+
+    ``id`` is accepted for ``_id``. A malformed line is reported and skipped.
+    """
+    res = LoadResult()
+    seen: set[str] = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{source}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            res.skipped.append(Skipped(where, f"malformed JSON: {e.msg} at column {e.colno}"))
+            continue
+        if not isinstance(row, dict):
+            res.skipped.append(Skipped(where, "a JSONL line must be an object"))
+            continue
+        rid = row.get("_id", row.get("id"))
+        body = row.get("text")
+        if rid is None or not isinstance(body, str):
+            res.skipped.append(Skipped(where, "a JSONL row needs '_id' (or 'id') and a string 'text'"))
+            continue
+        rid = str(rid)
+        if rid in seen:
+            res.skipped.append(Skipped(where, f"duplicate _id {rid!r} in the same file"))
+            continue
+        seen.add(rid)
+        title = row.get("title") or ""
+        if not isinstance(title, str):
+            title = str(title)
+        if not body.strip() and not title.strip():
+            res.skipped.append(Skipped(where, "empty text"))
+            continue
+        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        meta = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
+        body = _strip_hash_lines(normalize_text(body))
+        payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True).encode()
+        res.documents.append(Document(rid, source, title, body, sha256(payload), "jsonl", meta))
+    return res

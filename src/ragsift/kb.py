@@ -1,0 +1,229 @@
+"""KnowledgeBase: the Python API. Open a directory, ingest files, ask questions."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ragsift.config import INDEX_KEYS, Settings
+from ragsift.errors import ConfigError, RagsiftError, StoreError
+from ragsift.ingest.loaders import iter_files, load_file
+from ragsift.ingest.splitter import SplitSettings, index_text, split_document
+from ragsift.models.embedders import Embedder, load_embedder
+from ragsift.retrieve.pipeline import Retriever
+from ragsift.store.base import IndexedChild, Store
+from ragsift.store.filters import parse_filter
+from ragsift.store.lance import LanceStore
+from ragsift.text.analyzer import Analyzer
+from ragsift.types import Document, IngestReport, Result, Skipped
+
+SETTINGS_FILE = "ragsift.toml"
+EMBED_BATCH = 64
+
+ProgressFactory = Callable[[int, str], Any]  # (total, description) -> object with update(n), close()
+
+
+class KnowledgeBase:
+    """A knowledge base in one directory (the embedded LanceDB store).
+
+    ``KnowledgeBase.open(path)`` creates it on first use with the given settings; later
+    opens read the settings saved with it. Index settings (embedder, chunk sizes) cannot
+    change on an existing knowledge base; query settings can be overridden per call.
+    """
+
+    def __init__(self, path: Path, settings: Settings, store: Store) -> None:
+        self.path = path
+        self.settings = settings
+        self.store = store
+        self.analyzer = Analyzer()
+        self._embedder: Embedder | None = None
+        self.retriever = Retriever(store, self.embedder, self.analyzer)
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = True, **overrides: Any) -> "KnowledgeBase":
+        path = Path(path)
+        sfile = path / SETTINGS_FILE
+        if sfile.exists():
+            settings = Settings.load(sfile)
+            saved = settings.index_settings()
+            for k, v in overrides.items():
+                if k in INDEX_KEYS and v is not None and v != saved[k]:
+                    raise ConfigError(f"this knowledge base was built with {k}={saved[k]!r}; "
+                                      f"it cannot change to {v!r} (create a new knowledge base)")
+            settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
+            store = LanceStore(path)
+        else:
+            if not create:
+                raise StoreError(f"no knowledge base at {path}")
+            if path.exists() and path.is_file():
+                raise StoreError(f"{path} is a file, not a knowledge-base directory")
+            settings = Settings().replace(**overrides)
+            dim = load_embedder(settings.embedder).dim
+            path.mkdir(parents=True, exist_ok=True)
+            store = LanceStore(path, dim=dim)
+            settings.save(sfile)
+        kb = cls(path, settings, store)
+        return kb
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = load_embedder(self.settings.embedder)
+            if self._embedder.dim != self.store.dim:
+                raise ConfigError(f"embedder {self._embedder.name} gives {self._embedder.dim}-d "
+                                  f"vectors; this knowledge base holds {self.store.dim}-d")
+        return self._embedder
+
+    # ------------------------------------------------------------------ ingest
+    def ingest(self, paths: str | Path | Sequence[str | Path], *, prefix: str = "",
+               progress: ProgressFactory | None = None) -> IngestReport:
+        """Ingest files or directories in one transaction (one new generation).
+
+        A document's id comes from its path relative to the directory given (or, for a file,
+        its own directory), with ``prefix`` in front: ingesting ``docs/`` and then
+        ``docs/a.md`` names the same document. JSONL rows keep their own ``_id``.
+        Unchanged documents are skipped; changed ones replace their old parents and children.
+        """
+        t0 = time.perf_counter()
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        report = IngestReport()
+        docs: list[Document] = []
+        for raw in paths:
+            root = Path(raw)
+            if not root.exists():
+                report.skipped.append(Skipped(str(root), "no such file or directory"))
+                continue
+            base = root if root.is_dir() else root.parent
+            for f in iter_files(root):
+                source = prefix + f.relative_to(base).as_posix()
+                loaded = load_file(f, source)
+                report.skipped.extend(loaded.skipped)
+                docs.extend(loaded.documents)
+        # the same document twice (e.g. a directory and a file in it): the last one wins
+        docs = list({d.doc_id: d for d in docs}.values())
+        stored = self.store.get_documents([d.doc_id for d in docs]) if docs else {}
+        todo = []
+        for d in docs:
+            old = stored.get(d.doc_id)
+            if old is not None and old.content_hash == d.content_hash:
+                report.unchanged.append(d.doc_id)
+            else:
+                todo.append(d)
+                (report.updated if old is not None else report.added).append(d.doc_id)
+        if not todo:
+            report.generation = self.store.generation
+            report.seconds = time.perf_counter() - t0
+            return report
+
+        cfg = SplitSettings(self.settings.parent_max_tokens, self.settings.child_tokens,
+                            self.settings.child_overlap_tokens)
+        split = []
+        total_children = 0
+        for d in todo:
+            parents, children = split_document(d, cfg)
+            split.append((d, parents, children))
+            total_children += len(children)
+        bar = progress(total_children, "embedding") if progress else None
+        embedder = self.embedder()
+        txn = self.store.begin()
+        try:
+            pending: list[tuple[Document, list, list]] = []
+            pending_texts: list[str] = []
+            for d, parents, children in split:
+                pmap = {p.parent_id: p for p in parents}
+                texts = [index_text(d, pmap[c.parent_id], c, self.settings.index_headings) for c in children]
+                pending.append((d, parents, children))
+                pending_texts.extend(texts)
+                if len(pending_texts) >= EMBED_BATCH:
+                    report.embed_seconds += self._write(txn, pending, pending_texts, embedder, bar)
+                    pending, pending_texts = [], []
+            report.embed_seconds += self._write(txn, pending, pending_texts, embedder, bar)
+            report.generation = txn.commit()
+        except BaseException:
+            txn.abort()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        report.parents = sum(len(p) for _, p, _ in split)
+        report.children = total_children
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _write(self, txn, pending, texts, embedder: Embedder, bar) -> float:
+        if not pending:
+            return 0.0
+        t = time.perf_counter()
+        vectors = embedder.embed_passages(texts) if texts else None
+        spent = time.perf_counter() - t
+        i = 0
+        for d, parents, children in pending:
+            indexed = []
+            for c in children:
+                indexed.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[i]))
+                i += 1
+            txn.put_document(d, parents, indexed)
+        if bar is not None:
+            bar.update(len(texts))
+        return spent
+
+    # ------------------------------------------------------------------ query
+    def query(self, question: str, *, filter: dict[str, Any] | None = None, **overrides: Any) -> Result:
+        """Answer a question with ranked parent passages and a trace.
+
+        ``overrides`` are query settings (channels, fusion, rrf_k, weights, normalization,
+        max_parents, token_budget, channel_depth, channel_timeout_s).
+        """
+        bad = set(overrides) & set(INDEX_KEYS)
+        if bad:
+            raise ConfigError(f"index settings cannot change per query: {', '.join(sorted(bad))}")
+        settings = self.settings.replace(**overrides) if overrides else self.settings
+        self.store.refresh()
+        where = parse_filter(filter, self.store.fields())
+        return self.retriever.retrieve(question, settings, where, filter)
+
+    def rank_documents(self, question: str, k: int = 100, **overrides: Any) -> list[tuple[str, float]]:
+        settings = self.settings.replace(**overrides) if overrides else self.settings
+        return self.retriever.rank_documents(question, settings, k)
+
+    # ------------------------------------------------------------------ manage
+    def delete(self, ids: Iterable[str] = (), *, source: str | None = None) -> list[str]:
+        """Delete documents (by id, or all with a source path) with all their parents and
+        children, in one commit. Returns the ids deleted; unknown ids raise."""
+        ids = list(ids)
+        if source is not None:
+            found = [d.doc_id for d in self.store.find_documents(source)]
+            if not found:
+                raise RagsiftError(f"no document with source {source!r}")
+            ids.extend(found)
+        if not ids:
+            raise RagsiftError("nothing to delete: give document ids or a source")
+        self.store.refresh()
+        known = self.store.get_documents(ids)
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
+        with self.store.begin() as txn:
+            for i in dict.fromkeys(ids):
+                txn.delete_document(i)
+        return list(dict.fromkeys(ids))
+
+    def documents(self):
+        self.store.refresh()
+        return self.store.get_documents()
+
+    def stats(self) -> dict[str, Any]:
+        self.store.refresh()
+        st = self.store.stats()
+        st["settings"] = self.settings.to_dict()
+        return st
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "KnowledgeBase":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Model wrappers: embedders (and later rerankers and LLM clients)."""

@@ -1,0 +1,1 @@
+"""Retrieval: channels, fusion, parent expansion and packing, the query pipeline."""

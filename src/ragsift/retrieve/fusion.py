@@ -1,0 +1,79 @@
+"""Fusion of per-channel rankings into one ranking of parents.
+
+Both methods take, per channel, a list of (parent_id, raw score) best first, already
+deduplicated by parent within the channel (so the chunks of one section cannot each add
+score), and return (parent_id, fused score) best first. Ties break by parent id so results
+are deterministic.
+
+- Reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009):
+  ``score(d) = sum over channels c of w_c / (k + rank_c(d))``, rank 1-based, ``k`` default 60,
+  weights default 1. The score is a rank artefact: never threshold it.
+- Weighted score fusion: ``score(d) = sum_c w_c * norm_c(raw_c(d))``, a channel that did not
+  return ``d`` contributes 0. ``norm`` is explicit: ``minmax`` maps a channel's scores to
+  [0, 1] (all-equal scores map to 1), ``zscore`` to (s - mean) / std, ``none`` leaves raw
+  scores (only sensible when channels share a scale).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+from ragsift.config import FusionMode, Normalization, parse_enum
+from ragsift.errors import ConfigError
+
+Ranking = Sequence[tuple[str, float]]
+
+
+def rrf(rankings: Mapping[str, Ranking], k: int = 60,
+        weights: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+    if k < 0:
+        raise ConfigError("rrf k must be >= 0")
+    scores: dict[str, float] = {}
+    for channel, ranking in rankings.items():
+        w = 1.0 if weights is None else float(weights.get(channel, 1.0))
+        for rank, (pid, _) in enumerate(ranking, 1):
+            scores[pid] = scores.get(pid, 0.0) + w / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def normalize(scores: Sequence[float], method: str) -> list[float]:
+    m = parse_enum(Normalization, method, "normalization")
+    if not scores:
+        return []
+    if m is Normalization.NONE:
+        return [float(s) for s in scores]
+    if m is Normalization.MINMAX:
+        lo, hi = min(scores), max(scores)
+        if hi == lo:
+            return [1.0] * len(scores)
+        return [(s - lo) / (hi - lo) for s in scores]
+    mean = sum(scores) / len(scores)
+    std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    if std == 0:
+        return [0.0] * len(scores)
+    return [(s - mean) / std for s in scores]
+
+
+def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
+             normalization: str = "minmax") -> list[tuple[str, float]]:
+    scores: dict[str, float] = {}
+    for channel, ranking in rankings.items():
+        w = float(weights.get(channel, 0.0))
+        if w == 0 or not ranking:
+            continue
+        normed = normalize([s for _, s in ranking], normalization)
+        for (pid, _), s in zip(ranking, normed):
+            scores[pid] = scores.get(pid, 0.0) + w * s
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
+         weights: Mapping[str, float] | None = None,
+         normalization: str = "minmax") -> list[tuple[str, float]]:
+    m = parse_enum(FusionMode, mode, "fusion mode")
+    if len(rankings) == 1:  # one channel: its own order, its raw scores
+        (ranking,) = rankings.values()
+        return [(pid, float(s)) for pid, s in ranking]
+    if m is FusionMode.RRF:
+        return rrf(rankings, k)
+    return weighted(rankings, weights or {}, normalization)

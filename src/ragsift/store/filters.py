@@ -1,0 +1,180 @@
+"""Metadata filters: structured values, validated, then compiled safely for a store.
+
+A filter is a dict. Each key is a field name or a logical operator::
+
+    {"source": "manual.md"}                                 # equality
+    {"item_name": {"in": ["Aurora SmartHub X1", "星云智能音箱 S2"]}}
+    {"year": {"gte": 2020, "lt": 2024}}                      # several ops are AND-ed
+    {"or": [{"source": "a.md"}, {"not": {"category": "faq"}}]}
+
+Comparison operators: eq, ne, gt, gte, lt, lte, in, nin (a leading ``$`` is accepted, as in
+``$in``). Logical: and, or (lists of filters), not (one filter). Keys at one level are AND-ed.
+
+Parsing checks every field against the knowledge base's known fields and every value
+against the field's type, and produces a small tree. Stores render the tree themselves,
+quoting every value as a literal: a value full of quotes and operators stays a value.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ragsift.errors import FilterError
+
+COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
+LOGICAL = ("and", "or", "not")
+MAX_IN_VALUES = 10_000
+MAX_DEPTH = 16
+
+# field type names: "string", "int", "float", "bool"
+
+
+@dataclass(frozen=True)
+class Cmp:
+    field: str
+    op: str
+    value: Any  # scalar, or tuple for in / nin
+
+
+@dataclass(frozen=True)
+class And:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    item: "Node"
+
+
+Node = Union[Cmp, And, Or, Not]
+
+
+def parse_filter(spec: Any, fields: dict[str, str]) -> Node | None:
+    """Validate ``spec`` against ``fields`` (name -> type) and return the filter tree."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise FilterError(f"a filter must be a JSON object, got {type(spec).__name__}")
+    if not spec:
+        return None
+    return _parse(spec, fields, 0)
+
+
+def _parse(spec: Any, fields: dict[str, str], depth: int) -> Node:
+    if depth > MAX_DEPTH:
+        raise FilterError(f"filter nested deeper than {MAX_DEPTH} levels")
+    if not isinstance(spec, dict) or not spec:
+        raise FilterError(f"each filter must be a non-empty object, got {spec!r}")
+    items: list[Node] = []
+    for key, value in spec.items():
+        op = key[1:] if isinstance(key, str) and key.startswith("$") else key
+        if op in ("and", "or"):
+            if not isinstance(value, list) or not value:
+                raise FilterError(f"'{key}' takes a non-empty list of filters")
+            sub = tuple(_parse(v, fields, depth + 1) for v in value)
+            items.append(And(sub) if op == "and" else Or(sub))
+        elif op == "not":
+            items.append(Not(_parse(value, fields, depth + 1)))
+        else:
+            items.extend(_parse_field(key, value, fields))
+    return items[0] if len(items) == 1 else And(tuple(items))
+
+
+def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
+    if name not in fields:
+        known = ", ".join(sorted(fields)) or "(none)"
+        raise FilterError(f"unknown filter field {name!r}; known fields: {known}")
+    ftype = fields[name]
+    if isinstance(value, dict):
+        if not value:
+            raise FilterError(f"empty operator object for field {name!r}")
+        out: list[Node] = []
+        for op_key, v in value.items():
+            op = op_key[1:] if isinstance(op_key, str) and op_key.startswith("$") else op_key
+            if op not in COMPARISONS:
+                raise FilterError(f"unknown operator {op_key!r} for field {name!r}; "
+                                  f"valid: {', '.join(COMPARISONS)}")
+            out.append(_cmp(name, ftype, op, v))
+        return out
+    return [_cmp(name, ftype, "eq", value)]
+
+
+def _cmp(name: str, ftype: str, op: str, value: Any) -> Cmp:
+    if op in ("in", "nin"):
+        if not isinstance(value, (list, tuple)) or not value:
+            raise FilterError(f"'{op}' on {name!r} takes a non-empty list")
+        if len(value) > MAX_IN_VALUES:
+            raise FilterError(f"'{op}' list on {name!r} longer than {MAX_IN_VALUES}")
+        return Cmp(name, op, tuple(_check_value(name, ftype, v) for v in value))
+    if op in ("gt", "gte", "lt", "lte") and ftype in ("bool",):
+        raise FilterError(f"'{op}' is not defined for the boolean field {name!r}")
+    return Cmp(name, op, _check_value(name, ftype, value))
+
+
+def _check_value(name: str, ftype: str, v: Any) -> Any:
+    ok = {
+        "string": isinstance(v, str),
+        "bool": isinstance(v, bool),
+        "int": isinstance(v, int) and not isinstance(v, bool),
+        "float": isinstance(v, (int, float)) and not isinstance(v, bool),
+    }.get(ftype, False)
+    if not ok:
+        raise FilterError(f"field {name!r} holds {ftype} values; got {v!r}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise FilterError(f"field {name!r}: value must be finite, got {v!r}")
+    if isinstance(v, str) and "\x00" in v:
+        raise FilterError(f"field {name!r}: NUL characters are not allowed in filter values")
+    return v
+
+
+def filter_fields(node: Node | None) -> set[str]:
+    if node is None:
+        return set()
+    if isinstance(node, Cmp):
+        return {node.field}
+    if isinstance(node, Not):
+        return filter_fields(node.item)
+    return set().union(*(filter_fields(n) for n in node.items))
+
+
+# ------------------------------------------------------------------ SQL rendering (LanceDB)
+_SQL_OPS = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def sql_literal(v: Any) -> str:
+    """A value as a SQL literal. Strings are single-quoted with quotes doubled; nothing else
+    of the value can become syntax."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        return repr(float(v))
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    raise FilterError(f"unsupported filter value {v!r}")
+
+
+def render_sql(node: Node, column: dict[str, str]) -> str:
+    """Render for DataFusion SQL (LanceDB). ``column`` maps field names to column names."""
+    if isinstance(node, Cmp):
+        col = "`" + column[node.field].replace("`", "") + "`"
+        if node.op in ("in", "nin"):
+            vals = ", ".join(sql_literal(v) for v in node.value)
+            # NULL (field absent) never matches 'in'; it does match 'nin'
+            if node.op == "in":
+                return f"({col} IN ({vals}))"
+            return f"({col} IS NULL OR {col} NOT IN ({vals}))"
+        if node.op == "ne":
+            return f"({col} IS NULL OR {col} != {sql_literal(node.value)})"
+        return f"({col} {_SQL_OPS[node.op]} {sql_literal(node.value)})"
+    if isinstance(node, Not):
+        return f"(NOT COALESCE({render_sql(node.item, column)}, FALSE))"
+    joiner = " AND " if isinstance(node, And) else " OR "
+    return "(" + joiner.join(render_sql(n, column) for n in node.items) + ")"

@@ -1,0 +1,490 @@
+"""The embedded default store: LanceDB in one directory, zero set-up.
+
+Layout of a knowledge base directory::
+
+    ragsift.toml        settings (index settings fixed at creation)
+    manifest.json       the committed generation: table versions + metadata fields
+    lance/              documents, parents and children tables (Lance format, versioned)
+    .write.lock         held by the one writer
+
+How one commit makes a generation visible: a write transaction appends and deletes rows in
+all three tables, which creates new Lance table versions that no reader looks at. Readers
+pin the table versions named in ``manifest.json``. ``commit()`` updates the full-text
+index, then atomically replaces ``manifest.json`` (write, fsync, rename) with the new
+versions: that rename is the commit. A crash before it leaves the old manifest, and the next
+writer restores each table to the version the manifest names.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ragsift.errors import StoreError
+from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit,
+                                StoredParent)
+from ragsift.store.filters import Node, render_sql, sql_literal
+from ragsift.types import Document, Parent
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+TABLES = ("documents", "parents", "children")
+_FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+_SQL_TYPES = {"string": "string", "int": "bigint", "float": "double", "bool": "boolean"}
+BATCH_CHILDREN = 4096
+
+
+def metadata_field_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _col(field: str) -> str:
+    return field if field in BUILTIN_FIELDS else f"m_{field}"
+
+
+def _schemas(dim: int) -> dict[str, pa.Schema]:
+    return {
+        "documents": pa.schema([
+            ("doc_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
+            ("format", pa.string()), ("content_hash", pa.string()), ("gen", pa.int64()),
+            ("parents", pa.int32()), ("children", pa.int32()), ("metadata", pa.string())]),
+        "parents": pa.schema([
+            ("parent_id", pa.string()), ("doc_id", pa.string()), ("position", pa.int32()),
+            ("heading", pa.string()), ("text", pa.string()), ("tokens", pa.int32()),
+            ("gen", pa.int64())]),
+        "children": pa.schema([
+            ("child_id", pa.string()), ("parent_id", pa.string()), ("doc_id", pa.string()),
+            ("position", pa.int32()), ("start", pa.int32()), ("end", pa.int32()),
+            ("tokens", pa.int32()), ("terms", pa.string()),
+            ("vector", pa.list_(pa.float32(), dim)), ("gen", pa.int64()),
+            ("source", pa.string()), ("title", pa.string()), ("format", pa.string())]),
+    }
+
+
+def _write_atomic(path: Path, data: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class LanceStore:
+    """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
+
+    def __init__(self, path: str | Path, dim: int | None = None) -> None:
+        import lancedb
+
+        self.path = Path(path)
+        self._lancedb = lancedb
+        manifest_path = self.path / MANIFEST
+        if not manifest_path.exists():
+            if dim is None:
+                raise StoreError(f"no knowledge base at {self.path} (manifest.json missing)")
+            self._create(dim)
+        self._db = lancedb.connect(str(self.path / "lance"))
+        self._manifest_mtime = 0.0
+        self._load_manifest()
+
+    # ------------------------------------------------------------------ set-up
+    def _create(self, dim: int) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        with _WriteLock(self.path):
+            if (self.path / MANIFEST).exists():
+                return
+            db = self._lancedb.connect(str(self.path / "lance"))
+            versions = {}
+            for name, schema in _schemas(dim).items():
+                t = db.create_table(name, schema=schema, exist_ok=True)
+                versions[name] = t.version
+            manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},
+                        "dim": dim, "committed_at": time.time(), "fts": False}
+            _write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1))
+
+    def _read_manifest(self) -> dict[str, Any]:
+        p = self.path / MANIFEST
+        try:
+            m = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise StoreError(f"cannot read {p}: {e}") from None
+        if m.get("format") != FORMAT:
+            raise StoreError(f"{p}: unsupported store format {m.get('format')!r}")
+        return m
+
+    def _load_manifest(self) -> None:
+        st = (self.path / MANIFEST).stat()
+        m = self._read_manifest()
+        self.manifest = m
+        self.generation = int(m["generation"])
+        self.dim = int(m["dim"])
+        self._manifest_mtime = st.st_mtime_ns
+        self._tables = {}
+        for name in TABLES:
+            t = self._db.open_table(name)
+            t.checkout(int(m["versions"][name]))
+            self._tables[name] = t
+
+    def refresh(self) -> bool:
+        try:
+            mtime = (self.path / MANIFEST).stat().st_mtime_ns
+        except OSError as e:
+            raise StoreError(f"knowledge base vanished: {e}") from None
+        if mtime == self._manifest_mtime:
+            return False
+        old = self.generation
+        self._load_manifest()
+        return self.generation != old
+
+    def fields(self) -> dict[str, str]:
+        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
+
+    # ------------------------------------------------------------------ reads
+    def _where(self, where: Node | None) -> str | None:
+        if where is None:
+            return None
+        return render_sql(where, {f: _col(f) for f in self.fields()})
+
+    def _hits(self, tbl: pa.Table, score_fn) -> list[StoredHit]:
+        cols = tbl.to_pydict()
+        return [StoredHit(cols["child_id"][i], cols["parent_id"][i], cols["doc_id"][i],
+                          float(score_fn(cols, i)), int(cols["start"][i]), int(cols["end"][i]))
+                for i in range(tbl.num_rows)]
+
+    _HIT_COLS = ["child_id", "parent_id", "doc_id", "start", "end"]
+
+    def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+        if self.generation == 0:
+            return []
+        q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
+             .distance_type("cosine").limit(k).select(self._HIT_COLS + ["_distance"]))
+        w = self._where(where)
+        if w:
+            q = q.where(w, prefilter=True)
+        return self._hits(q.to_arrow(), lambda c, i: 1.0 - c["_distance"][i])
+
+    def search_bm25(self, terms: str, k: int, where: Node | None) -> list[StoredHit]:
+        if self.generation == 0 or not terms.strip() or not self.manifest.get("fts"):
+            return []
+        q = (self._tables["children"].search(terms, query_type="fts", fts_columns="terms")
+             .limit(k).select(self._HIT_COLS + ["_score"]))
+        w = self._where(where)
+        if w:
+            q = q.where(w, prefilter=True)
+        return self._hits(q.to_arrow(), lambda c, i: c["_score"][i])
+
+    def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None) -> pa.Table:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return pa.table({})
+        parts = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            where = f"{key} IN ({', '.join(sql_literal(x) for x in chunk)})"
+            q = self._tables[table].search().where(where).limit(len(chunk) * 4 + 10)
+            if columns:
+                q = q.select(columns)
+            parts.append(q.to_arrow())
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+        rows = self._rows("parents", "parent_id", parent_ids,
+                          ["parent_id", "doc_id", "position", "heading", "text", "tokens"]).to_pylist()
+        docs = self.get_documents({r["doc_id"] for r in rows}) if rows else {}
+        out = {}
+        for r in rows:
+            d = docs.get(r["doc_id"])
+            p = Parent(r["parent_id"], r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
+                       r["text"], r["tokens"])
+            out[p.parent_id] = StoredParent(p, d.source if d else "", d.title if d else "",
+                                            d.metadata if d else {})
+        return out
+
+    def _docs_from(self, tbl: pa.Table) -> dict[str, StoredDocument]:
+        return {r["doc_id"]: StoredDocument(r["doc_id"], r["source"], r["title"], r["format"],
+                                            r["content_hash"], r["gen"], r["parents"], r["children"],
+                                            json.loads(r["metadata"] or "{}"))
+                for r in tbl.to_pylist()}
+
+    def get_documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, StoredDocument]:
+        if doc_ids is None:
+            return self._docs_from(self._tables["documents"].to_arrow())
+        return self._docs_from(self._rows("documents", "doc_id", doc_ids))
+
+    def find_documents(self, source: str) -> list[StoredDocument]:
+        tbl = self._tables["documents"].search().where(f"source = {sql_literal(source)}").limit(10_000_000).to_arrow()
+        return list(self._docs_from(tbl).values())
+
+    def stats(self) -> dict[str, Any]:
+        t = self._tables
+        size = sum(f.stat().st_size for f in (self.path / "lance").rglob("*") if f.is_file())
+        return {"backend": "lancedb", "path": str(self.path), "generation": self.generation,
+                "documents": t["documents"].count_rows(), "parents": t["parents"].count_rows(),
+                "children": t["children"].count_rows(), "dim": self.dim,
+                "fields": self.fields(), "disk_bytes": size,
+                "committed_at": self.manifest.get("committed_at")}
+
+    def check_integrity(self) -> list[str]:
+        problems = []
+        parents = self._tables["parents"].to_arrow().select(["parent_id", "doc_id", "gen"]).to_pylist()
+        children = self._tables["children"].to_arrow().select(["child_id", "parent_id", "doc_id", "gen"]).to_pylist()
+        docs = self.get_documents()
+        pmap = {p["parent_id"]: p for p in parents}
+        for c in children:
+            p = pmap.get(c["parent_id"])
+            if p is None:
+                problems.append(f"child {c['child_id']} has no parent {c['parent_id']}")
+            elif p["gen"] != c["gen"]:
+                problems.append(f"child {c['child_id']} (gen {c['gen']}) and parent (gen {p['gen']}) differ")
+        for p in parents:
+            if p["doc_id"] not in docs:
+                problems.append(f"parent {p['parent_id']} has no document {p['doc_id']}")
+        counts: dict[str, list[int]] = {}
+        for p in parents:
+            counts.setdefault(p["doc_id"], [0, 0])[0] += 1
+        for c in children:
+            counts.setdefault(c["doc_id"], [0, 0])[1] += 1
+        for d in docs.values():
+            got = counts.get(d.doc_id, [0, 0])
+            if got != [d.parents, d.children]:
+                problems.append(f"document {d.doc_id}: expected {d.parents}/{d.children} "
+                                f"parents/children, found {got[0]}/{got[1]}")
+        return problems
+
+    # ------------------------------------------------------------------ writes
+    def begin(self) -> "LanceTransaction":
+        return LanceTransaction(self)
+
+    def close(self) -> None:
+        self._tables = {}
+
+
+class _WriteLock:
+    def __init__(self, path: Path) -> None:
+        self.file = path / ".write.lock"
+        self.fd: int | None = None
+
+    def __enter__(self) -> "_WriteLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        self.fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise StoreError(f"another process is writing to {self.file.parent}; try again when it ends") from None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+class LanceTransaction:
+    """Writes go to new table versions that readers ignore until ``commit()``."""
+
+    def __init__(self, store: LanceStore) -> None:
+        self.store = store
+        self.lock = _WriteLock(store.path)
+        self.lock.acquire()
+        try:
+            store._load_manifest()
+            self.manifest = dict(store.manifest)
+            self.generation = int(self.manifest["generation"]) + 1
+            self.fields = dict(self.manifest.get("fields", {}))
+            self.tables = {}
+            for name in TABLES:
+                t = store._db.open_table(name)
+                committed = int(self.manifest["versions"][name])
+                if t.version != committed:
+                    # leftovers of a crashed or aborted writer: roll back to the committed state
+                    log.warning("rolling back table %s from version %s to committed %s",
+                                name, t.version, committed)
+                    t.checkout(committed)
+                    t.restore()
+                self.tables[name] = t
+            self._pending: dict[str, list] = {n: [] for n in TABLES}
+            self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
+            self._to_delete: set[str] = set()
+            self._pending_children = 0
+            self._done = False
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _ensure_fields(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """Register new metadata fields (adding columns); return the values to store."""
+        values = {}
+        for key, value in metadata.items():
+            ftype = metadata_field_type(value)
+            if ftype is None or not _FIELD_RE.match(key) or key in BUILTIN_FIELDS:
+                continue
+            known = self.fields.get(key)
+            if known is None:
+                self._flush()
+                self.tables["children"].add_columns({f"m_{key}": f"CAST(NULL AS {_SQL_TYPES[ftype]})"})
+                self.fields[key] = known = ftype
+            if known == ftype or (known == "float" and ftype == "int"):
+                values[key] = float(value) if known == "float" else value
+            # a value of another type than the field's is kept in the document metadata only
+        return values
+
+    def put_document(self, doc: Document, parents: Sequence[Parent],
+                     children: Sequence[IndexedChild]) -> None:
+        self._check_open()
+        self.delete_document(doc.doc_id)
+        meta_values = self._ensure_fields(doc.metadata)
+        gen = self.generation
+        self._pending["documents"].append({
+            "doc_id": doc.doc_id, "source": doc.source, "title": doc.title, "format": doc.format,
+            "content_hash": doc.content_hash, "gen": gen, "parents": len(parents),
+            "children": len(children), "metadata": json.dumps(doc.metadata, ensure_ascii=False)})
+        for p in parents:
+            self._pending["parents"].append({
+                "parent_id": p.parent_id, "doc_id": p.doc_id, "position": p.position,
+                "heading": json.dumps(list(p.heading_path), ensure_ascii=False), "text": p.text,
+                "tokens": p.tokens, "gen": gen})
+        for ic in children:
+            c = ic.child
+            row = {"child_id": c.child_id, "parent_id": c.parent_id, "doc_id": c.doc_id,
+                   "position": c.position, "start": c.start, "end": c.end, "tokens": c.tokens,
+                   "terms": ic.terms, "vector": np.asarray(ic.vector, np.float32), "gen": gen,
+                   "source": doc.source, "title": doc.title, "format": doc.format}
+            for f in self.fields:
+                row[f"m_{f}"] = meta_values.get(f)
+            self._pending["children"].append(row)
+        self._pending_children += len(children)
+        if self._pending_children >= BATCH_CHILDREN:
+            self._flush()
+
+    def delete_document(self, doc_id: str) -> bool:
+        self._check_open()
+        existed = False
+        for name in TABLES:
+            before = len(self._pending[name])
+            self._pending[name] = [r for r in self._pending[name] if r["doc_id"] != doc_id]
+            existed |= name == "documents" and len(self._pending[name]) != before
+        self._pending_children = len(self._pending["children"])
+        if doc_id in self._stored:
+            self._stored.discard(doc_id)
+            self._to_delete.add(doc_id)
+            existed = True
+        return existed
+
+    def _flush(self) -> None:
+        # deletes first, so a replaced document's new rows are never deleted
+        doomed = sorted(self._to_delete)
+        for i in range(0, len(doomed), 500):
+            where = f"doc_id IN ({', '.join(sql_literal(d) for d in doomed[i:i + 500])})"
+            for name in TABLES:
+                self.tables[name].delete(where)
+        self._to_delete.clear()
+        self._stored.update(r["doc_id"] for r in self._pending["documents"])
+        schemas = _schemas(self.store.dim)
+        for name in TABLES:
+            rows = self._pending[name]
+            if not rows:
+                continue
+            schema = schemas[name]
+            if name == "children":
+                for f, ftype in self.fields.items():
+                    schema = schema.append(pa.field(f"m_{f}", _ARROW_TYPES[ftype]))
+                cols = {}
+                for field in schema:
+                    if field.name == "vector":
+                        flat = np.stack([r["vector"] for r in rows]).astype(np.float32).ravel()
+                        cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat), self.store.dim)
+                    else:
+                        cols[field.name] = pa.array([r.get(field.name) for r in rows], type=field.type)
+                tbl = pa.Table.from_pydict(cols, schema=schema)
+            else:
+                tbl = pa.Table.from_pylist(rows, schema=schema)
+            self.tables[name].add(tbl)
+            self._pending[name] = []
+        self._pending_children = 0
+
+    def commit(self) -> int:
+        self._check_open()
+        try:
+            self._flush()
+            children = self.tables["children"]
+            fts = bool(self.manifest.get("fts"))
+            if children.count_rows() > 0:
+                if not fts:
+                    children.create_fts_index("terms", base_tokenizer="whitespace", lower_case=False,
+                                              stem=False, remove_stop_words=False, ascii_folding=False,
+                                              with_position=False, replace=True)
+                    fts = True
+                else:
+                    children.optimize()
+            for name in ("documents", "parents"):
+                self.tables[name].optimize()
+            manifest = dict(self.manifest)
+            manifest.update(generation=self.generation, fields=self.fields, fts=fts,
+                            committed_at=time.time(),
+                            versions={n: self.tables[n].version for n in TABLES})
+            _write_atomic(self.store.path / MANIFEST, json.dumps(manifest, indent=1))
+            self.store._load_manifest()
+            return self.generation
+        finally:
+            self._done = True
+            self.lock.release()
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            for name in TABLES:
+                t = self.tables[name]
+                committed = int(self.manifest["versions"][name])
+                if t.version != committed:
+                    t.checkout(committed)
+                    t.restore()
+        finally:
+            self.lock.release()
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise StoreError("this write transaction is already committed or aborted")
+
+    def __enter__(self) -> "LanceTransaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            if not self._done:
+                self.commit()
+        else:
+            self.abort()

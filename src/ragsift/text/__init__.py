@@ -1,0 +1,7 @@
+"""Text utilities: language detection, token counting, sentence splitting, the BM25 analyzer."""
+from ragsift.text.analyzer import Analyzer
+from ragsift.text.lang import detect_language, is_cjk_char
+from ragsift.text.sentences import sentence_spans
+from ragsift.text.tokens import count_tokens
+
+__all__ = ["Analyzer", "detect_language", "is_cjk_char", "sentence_spans", "count_tokens"]

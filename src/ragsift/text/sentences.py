@@ -1,0 +1,48 @@
+"""Sentence splitting for Chinese and English, returning character spans.
+
+Spans cover the text without gaps except whitespace, so children cut from them are exact
+slices of their parent and can be highlighted in it.
+"""
+from __future__ import annotations
+
+import re
+
+# A sentence ends at Chinese 。！？；… (plus closing quotes/brackets), or at English .!?;
+# followed by whitespace, or at a line break that ends a paragraph or list item.
+_END_RE = re.compile(
+    r"""(
+        [。！？；!?]+[”’"'）)\]」』]*          # CJK / bang / question enders
+      | (?<![A-Z])(?<!\b[A-Za-z])(?<!\d)\.+[”’"'）)\]]*(?=\s)  # a full stop before space, not an initial or a decimal
+      | ;(?=\s)
+      | \n\s*\n                               # paragraph break
+      | \n(?=\s*(?:[-*+]|\d+[.)])\s)          # before a list item
+    )""",
+    re.VERBOSE,
+)
+
+# Abbreviations that must not end an English sentence.
+_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Fig.", "fig.", "Dr.", "Mr.", "Mrs.", "Ms.", "No.", "approx.", "et al.")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Return (start, end) spans of sentences in ``text``; leading/trailing spaces trimmed."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _END_RE.finditer(text):
+        end = m.end()
+        piece = text[start:end]
+        if m.group(0).startswith(".") and piece.rstrip().endswith(_ABBREV):
+            continue
+        _append_trimmed(text, start, end, spans)
+        start = end
+    _append_trimmed(text, start, len(text), spans)
+    return spans
+
+
+def _append_trimmed(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))

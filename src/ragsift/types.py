@@ -1,0 +1,204 @@
+"""Value objects that flow through ragsift: documents, parents, children, hits, results.
+
+All are frozen dataclasses; nothing in ragsift mutates a caller's objects.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded source document, before splitting."""
+
+    doc_id: str
+    source: str  # path relative to the ingest root, or file name for JSONL rows
+    title: str
+    text: str  # normalised text; Markdown-style '#' headings carry the structure
+    content_hash: str
+    format: str  # md, txt, html, pdf, jsonl
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A big chunk: a heading section (or paragraph group) that is returned to the user."""
+
+    parent_id: str
+    doc_id: str
+    position: int
+    heading_path: tuple[str, ...]
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Child:
+    """A small chunk that is searched. ``text == parent.text[start:end]``."""
+
+    child_id: str
+    parent_id: str
+    doc_id: str
+    position: int
+    start: int
+    end: int
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One child found by one channel, with the channel's raw score."""
+
+    child_id: str
+    parent_id: str
+    doc_id: str
+    score: float
+    rank: int  # 1-based, within the channel, after parent dedup
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ChannelTrace:
+    """What one retrieval channel did for one query."""
+
+    name: str
+    hits: tuple[Hit, ...]
+    elapsed_ms: float
+    error: str | None = None
+    raw_children: int = 0  # children returned by the store before parent dedup
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "error": self.error,
+            "raw_children": self.raw_children,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+@dataclass(frozen=True)
+class Span:
+    """A matched child inside its parent's text: ``parent.text[start:end]``."""
+
+    child_id: str
+    start: int
+    end: int
+    channels: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"child_id": self.child_id, "start": self.start, "end": self.end,
+                "channels": list(self.channels)}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A returned parent section: the context-complete unit handed to an LLM."""
+
+    rank: int
+    parent_id: str
+    doc_id: str
+    source: str
+    title: str
+    heading_path: tuple[str, ...]
+    text: str
+    tokens: int
+    score: float  # fused score (RRF or weighted); a rank artefact, never a probability
+    matched: tuple[Span, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "parent_id": self.parent_id,
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "title": self.title,
+            "heading_path": list(self.heading_path),
+            "score": self.score,
+            "tokens": self.tokens,
+            "truncated": self.truncated,
+            "matched": [s.to_dict() for s in self.matched],
+            "metadata": self.metadata,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Trace:
+    """How a result was found: per-channel hits with raw scores, fusion settings, timings."""
+
+    query: str
+    language: str
+    channels: tuple[ChannelTrace, ...]
+    fusion: dict[str, Any]
+    filter: dict[str, Any] | None
+    generation: int
+    timings_ms: dict[str, float]
+    fused: tuple[tuple[str, float], ...] = ()  # (parent_id, fused score), best first
+    packing: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "language": self.language,
+            "generation": self.generation,
+            "filter": self.filter,
+            "fusion": self.fusion,
+            "channels": [c.to_dict() for c in self.channels],
+            "fused": [{"parent_id": p, "score": s} for p, s in self.fused],
+            "packing": self.packing,
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """Passages for a question, best first, and the trace of how they were found."""
+
+    query: str
+    passages: tuple[Passage, ...]
+    trace: Trace
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query,
+                "passages": [p.to_dict() for p in self.passages],
+                "trace": self.trace.to_dict()}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or JSONL line) that was not ingested, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did. Mutable while the ingest runs; returned when it ends."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    parents: int = 0
+    children: int = 0
+    generation: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["skipped"] = [asdict(s) for s in self.skipped]
+        return d
