@@ -56,6 +56,8 @@ class Hit:
     doc_id: str
     score: float
     rank: int  # 1-based, within the channel, after parent dedup
+    start: int = 0  # the child's span in its parent's text
+    end: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

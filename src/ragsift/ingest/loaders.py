@@ -112,7 +112,7 @@ def decode_text(data: bytes) -> tuple[str | None, str | None]:
 
 
 def normalize_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u3000", " ")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u3000", " ").replace("\xa0", " ")
     text = re.sub(r"[ \t\f\v]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text)
     return text.strip()

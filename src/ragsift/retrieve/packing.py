@@ -35,8 +35,8 @@ def pack(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],
                 continue
             text, offset = _cut(p.text, budget, spans.get(pid, []))
             tokens, truncated = budget, True
-            matched = tuple(Span(s.child_id, s.start - offset, s.end - offset, s.channels)
-                            for s in matched if s.start >= offset and s.end - offset <= len(text))
+            matched = tuple(Span(s.child_id, max(0, s.start - offset), min(len(text), s.end - offset), s.channels)
+                            for s in matched if s.end > offset and s.start - offset < len(text))
         used += tokens
         out.append(Passage(rank=len(out) + 1, parent_id=pid, doc_id=p.doc_id, source=sp.source,
                            title=sp.title, heading_path=p.heading_path, text=text, tokens=tokens,

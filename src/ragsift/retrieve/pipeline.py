@@ -100,7 +100,7 @@ class Retriever:
         spans: dict[str, dict[str, Span]] = {}
         for name, (hits, ms, err) in results.items():
             deduped = dedupe_by_parent(hits)
-            traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r)
+            traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r, h.start, h.end)
                                                    for h, r in deduped), ms, err, len(hits)))
             if err is None:
                 rankings[name] = [(h.parent_id, h.score) for h, _ in deduped]

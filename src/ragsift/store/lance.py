@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -442,9 +443,13 @@ class LanceTransaction:
             fts = bool(self.manifest.get("fts"))
             if children.count_rows() > 0:
                 if not fts:
-                    children.create_fts_index("terms", base_tokenizer="whitespace", lower_case=False,
-                                              stem=False, remove_stop_words=False, ascii_folding=False,
-                                              with_position=False, replace=True)
+                    # our analyzer already segmented, stemmed and stop-worded: index its terms as-is
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", DeprecationWarning)
+                        warnings.filterwarnings("ignore", message=".*create_fts_index is deprecated.*")
+                        children.create_fts_index("terms", base_tokenizer="whitespace", lower_case=False,
+                                                  stem=False, remove_stop_words=False, ascii_folding=False,
+                                                  with_position=False, replace=True)
                     fts = True
                 else:
                     children.optimize()

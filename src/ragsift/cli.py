@@ -1,0 +1,247 @@
+"""The ``ragsift`` command line: ingest, query, stats, list, delete, demo, eval.
+
+Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ragsift.errors import RagsiftError
+
+DEFAULT_KB = "ragsift-kb"
+
+
+def _progress_factory(enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    def make(total: int, desc: str):
+        return tqdm(total=total, desc=desc, unit="chunk", file=sys.stderr, dynamic_ncols=True)
+    return make
+
+
+def _kb_path(args: argparse.Namespace) -> Path:
+    return Path(args.kb or os.environ.get("RAGSIFT_KB") or DEFAULT_KB)
+
+
+def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
+    from ragsift.kb import KnowledgeBase
+
+    return KnowledgeBase.open(_kb_path(args), create=create, **overrides)
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+def _report_lines(report) -> list[str]:
+    lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "
+             f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
+             f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
+             f"(embedding {report.embed_seconds:.1f}s)"]
+    for s in report.skipped:
+        lines.append(f"  skipped {s.path}: {s.reason}")
+    return lines
+
+
+# ---------------------------------------------------------------- commands
+def cmd_ingest(args: argparse.Namespace) -> int:
+    kb = _open(args, create=True, embedder=args.embedder)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress_factory(progress))
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print("\n".join(_report_lines(report)))
+    return 0
+
+
+def _parse_weights(text: str | None) -> dict[str, float] | None:
+    if not text:
+        return None
+    out = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise RagsiftError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
+        if not sep:
+            raise RagsiftError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}")
+    return out
+
+
+def _query_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {"channels": args.channels.split(",") if args.channels else None, "fusion": args.fusion,
+            "rrf_k": args.rrf_k, "weights": _parse_weights(args.weights),
+            "normalization": args.normalization, "max_parents": args.max_parents,
+            "token_budget": args.budget}
+
+
+def format_result(result, show_trace: bool = False, width: int = 100) -> str:
+    out = []
+    if not result.passages:
+        out.append("no passages found")
+    for p in result.passages:
+        head = f"[{p.rank}] {p.source}"
+        if p.heading_path:
+            head += f" :: {' > '.join(p.heading_path)}"
+        out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
+        body = p.text if len(p.text) <= 600 else p.text[:600] + " ..."
+        out.append(textwrap.indent(body, "    "))
+        spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
+        out.append(f"    matched children: {spans}")
+        out.append("")
+    t = result.trace
+    fusion = ", ".join(f"{k}={v}" for k, v in t.fusion.items())
+    out.append(f"fusion: {fusion}; total {t.timings_ms['total']:.1f} ms; generation {t.generation}")
+    for c in t.channels:
+        status = f"error: {c.error}" if c.error else f"{len(c.hits)} parents from {c.raw_children} children"
+        out.append(f"  channel {c.name}: {status} in {c.elapsed_ms:.1f} ms")
+        if show_trace:
+            for h in c.hits[:5]:
+                out.append(f"    #{h.rank} {h.parent_id} raw score {h.score:.4f}")
+    return "\n".join(out)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    kb = _open(args)
+    flt = None
+    if args.filter:
+        try:
+            flt = json.loads(args.filter)
+        except json.JSONDecodeError as e:
+            raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
+    result = kb.query(args.question, filter=flt, **_query_overrides(args))
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(format_result(result, show_trace=args.trace))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    st = _open(args).stats()
+    if args.json:
+        _print_json(st)
+    else:
+        for k in ("path", "backend", "generation", "documents", "parents", "children", "dim", "disk_bytes"):
+            print(f"{k:12} {st[k]}")
+        print(f"{'embedder':12} {st['settings']['embedder']}")
+        print(f"{'fields':12} {', '.join(st['fields'])}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    docs = _open(args).documents()
+    rows = sorted(docs.values(), key=lambda d: (d.source, d.doc_id))
+    if args.json:
+        _print_json([d.__dict__ for d in rows])
+    else:
+        for d in rows:
+            print(f"{d.doc_id}\t{d.source}\t{d.parents} parents\t{d.children} children\t{d.title}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    deleted = _open(args).delete(args.doc_ids, source=args.source)
+    print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ragsift.demo import run_demo
+
+    return run_demo(_kb_path(args) if args.kb else None, progress=sys.stderr.isatty())
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ragsift.eval.runner import run_eval_cli
+
+    return run_eval_cli(args)
+
+
+# ---------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
+    p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl)")
+    s.add_argument("paths", nargs="+")
+    s.add_argument("--embedder", help="embedder for a NEW knowledge base: e5-small (default, zh+en), "
+                                      "minilm (English, faster), st:<model>")
+    s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None)
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("query", help="ask a question")
+    s.add_argument("question")
+    s.add_argument("--json", action="store_true", help="print passages and trace as JSON")
+    s.add_argument("--trace", action="store_true", help="show per-channel hits")
+    s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
+    s.add_argument("--channels", help="comma-separated: dense,bm25")
+    s.add_argument("--fusion", choices=["rrf", "weighted"])
+    s.add_argument("--rrf-k", type=int)
+    s.add_argument("--weights", help="for weighted fusion, e.g. dense=0.6,bm25=0.4")
+    s.add_argument("--normalization", choices=["minmax", "zscore", "none"])
+    s.add_argument("--max-parents", type=int)
+    s.add_argument("--budget", type=int, help="token budget for the returned passages")
+    s.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("stats", help="show counts, generation and settings")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_stats)
+
+    s = sub.add_parser("list", help="list documents")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("delete", help="delete documents with all their parents and children")
+    s.add_argument("doc_ids", nargs="*")
+    s.add_argument("--source", help="delete the document(s) ingested from this source path")
+    s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("eval", help="evaluate retrieval on a BEIR-format dataset folder")
+    s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
+    s.add_argument("--configs", default="bm25,dense,hybrid",
+                   help="comma-separated: bm25, dense, hybrid (RRF), hybrid-weighted")
+    s.add_argument("--embedder", default="minilm")
+    s.add_argument("--split", default="test")
+    s.add_argument("--max-queries", type=int)
+    s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
+    s.add_argument("--out", help="write metrics and per-query results as JSON here")
+    s.set_defaults(func=cmd_eval)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except RagsiftError as e:
+        print(f"ragsift: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ragsift: interrupted; the knowledge base keeps its last committed state", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Evaluation: BEIR-format datasets, metrics, runs."""

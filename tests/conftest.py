@@ -1,0 +1,41 @@
+"""Shared fixtures. Everything here uses the real models and the real LanceDB store."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from ragsift.demo import sample_dir, sample_questions  # noqa: E402
+from ragsift.kb import KnowledgeBase  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def sample_kb(tmp_path_factory) -> KnowledgeBase:
+    """The bundled sample knowledge base (Chinese + English), default settings and embedder."""
+    kb = KnowledgeBase.open(tmp_path_factory.mktemp("sample") / "kb")
+    report = kb.ingest(sample_dir() / "kb")
+    assert not report.skipped, report.skipped
+    return kb
+
+
+@pytest.fixture(scope="session")
+def questions() -> list[dict]:
+    return sample_questions()
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content, encoding="utf-8")
+    return root

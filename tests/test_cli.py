@@ -1,0 +1,78 @@
+"""The ragsift command, run as users run it: a real subprocess."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import write_files
+
+
+def ragsift(*args, cwd=None, check=True):
+    p = subprocess.run([sys.executable, "-m", "ragsift.cli", *args], capture_output=True, text=True,
+                       timeout=600, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"ragsift {args} failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def cli_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    docs = write_files(root / "docs", {
+        "guide.md": "---\nteam: infra\n---\n# Guide\n\n## Backups\n\nNightly backups run at 02:00 UTC and are kept for 30 days.\n\n"
+                    "## 监控\n\n告警阈值设置为百分之九十，超过后会发送短信通知值班人员。\n",
+        "bad.md": b"\x00\x01\x02binary",
+    })
+    return root / "kb", docs
+
+
+def test_ingest_query_stats_list_delete(cli_kb):
+    kb, docs = cli_kb
+    out = ragsift("--kb", str(kb), "ingest", str(docs), "--json", "--no-progress").stdout
+    report = json.loads(out)
+    assert len(report["added"]) == 1 and report["generation"] == 1
+    assert report["skipped"] == [{"path": "bad.md", "reason": "binary content (NUL bytes) in a text file"}]
+
+    res = json.loads(ragsift("--kb", str(kb), "query", "告警阈值是多少？", "--json").stdout)
+    top = res["passages"][0]
+    assert top["heading_path"] == ["Guide", "监控"] and "百分之九十" in top["text"]
+    assert {c["name"] for c in res["trace"]["channels"]} == {"dense", "bm25"}
+    assert res["trace"]["fusion"]["k"] == 60
+
+    text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
+    assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text
+
+    res = json.loads(ragsift("--kb", str(kb), "query", "backups", "--json", "--fusion", "weighted",
+                             "--weights", "dense=0.2,bm25=0.8", "--filter", '{"team": "infra"}').stdout)
+    assert res["trace"]["fusion"]["weights"] == {"dense": 0.2, "bm25": 0.8}
+    assert res["passages"]
+
+    stats = json.loads(ragsift("--kb", str(kb), "stats", "--json").stdout)
+    assert stats["documents"] == 1 and stats["fields"]["team"] == "string"
+
+    listing = ragsift("--kb", str(kb), "list").stdout
+    doc_id = listing.split("\t")[0]
+    assert "guide.md" in listing
+    assert "deleted 1 document" in ragsift("--kb", str(kb), "delete", doc_id).stdout
+    assert json.loads(ragsift("--kb", str(kb), "stats", "--json").stdout)["documents"] == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["query", "x", "--filter", "{bad json"], "--filter is not valid JSON"),
+    (["query", "x", "--filter", '{"colour": "red"}'], "unknown filter field 'colour'"),
+    (["query", "   "], "the query is empty"),
+    (["query", "x", "--weights", "dense"], "--weights takes name=number pairs"),
+    (["delete", "no-such-doc"], "unknown document id"),
+])
+def test_user_errors_are_one_line(cli_kb, args, message):
+    kb, docs = cli_kb
+    ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
+    p = ragsift("--kb", str(kb), *args, check=False)
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_missing_knowledge_base(tmp_path):
+    p = ragsift("--kb", str(tmp_path / "none"), "query", "hello", check=False)
+    assert p.returncode == 2 and "no knowledge base" in p.stderr

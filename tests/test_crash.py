@@ -1,0 +1,129 @@
+"""Kill a real ingest process at several moments; the knowledge base must stay the last
+committed one, with no child whose parent is missing, and the next ingest must succeed."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import write_files
+from ragsift.kb import KnowledgeBase
+
+CHILD = textwrap.dedent("""
+    import os, signal, sys
+    import ragsift.store.lance as lance
+    lance.BATCH_CHILDREN = 40          # write to the tables often, so a kill lands between writes
+    mode = sys.argv[3]
+    if mode == "before-rename":        # die after the new manifest is written, before the rename
+        real = lance._write_atomic
+        def dying(path, data):
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(data)
+            os.kill(os.getpid(), signal.SIGKILL)
+        lance._write_atomic = dying
+    from ragsift.kb import KnowledgeBase
+    kb = KnowledgeBase.open(sys.argv[1])
+    class Progress:
+        def update(self, n): print("progress", n, flush=True)
+        def close(self): pass
+    kb.ingest(sys.argv[2], progress=lambda total, desc: Progress())
+    print("committed", flush=True)
+""")
+
+
+def _corpus(n: int, seed: int) -> dict[str, str]:
+    rng = random.Random(seed)
+    files = {}
+    for i in range(n):
+        if i % 2:
+            body = "".join(f"第{j}段说明设备{i}的第{rng.randint(1, 99)}项功能，需要按照步骤操作。" for j in range(12))
+            files[f"zh_{i}.md"] = f"# 设备{i}手册\n\n## 概述\n\n{body}\n\n## 维护\n\n{body}"
+        else:
+            body = " ".join(f"Step {j} explains feature {rng.randint(1, 99)} of device {i} in detail." for j in range(25))
+            files[f"en_{i}.md"] = f"# Device {i} manual\n\n## Overview\n\n{body}\n\n## Care\n\n{body}"
+    return files
+
+
+@pytest.fixture()
+def committed_kb(tmp_path):
+    first = write_files(tmp_path / "first", _corpus(4, 1))
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
+    report = kb.ingest(first)
+    assert report.generation == 1
+    second = write_files(tmp_path / "second", {f"b_{k}": v for k, v in _corpus(40, 2).items()})
+    return kb, second
+
+
+def _run_and_kill(kb_path, docs, mode, kill_after_progress):
+    script = kb_path.parent / "child.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen([sys.executable, str(script), str(kb_path), str(docs), mode],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    seen = 0
+    try:
+        for line in proc.stdout:
+            if line.startswith("progress"):
+                seen += 1
+                if kill_after_progress is not None and seen >= kill_after_progress:
+                    time.sleep(random.uniform(0, 0.3))
+                    proc.send_signal(signal.SIGKILL)
+                    break
+            if line.startswith("committed"):
+                break
+        proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, seen
+
+
+def _assert_last_committed(kb_path, generation, documents):
+    kb = KnowledgeBase.open(kb_path, create=False)
+    st = kb.stats()
+    assert st["generation"] == generation and st["documents"] == documents
+    assert kb.store.check_integrity() == []
+    # readers see only committed documents: none of the killed ingest's
+    sources = {p.source for p in kb.query("device manual overview", max_parents=10).passages}
+    assert sources and not any(s.startswith("b_") for s in sources)
+
+
+@pytest.mark.parametrize("kill_after", [1, 3])
+def test_kill_during_ingest_keeps_last_generation(committed_kb, kill_after):
+    kb, second = committed_kb
+    manifest = json.loads((kb.path / "manifest.json").read_text())
+    rc, seen = _run_and_kill(kb.path, second, "normal", kill_after)
+    assert rc == -signal.SIGKILL and seen >= kill_after
+    # the killed writer had really written uncommitted table versions
+    import lancedb
+    db = lancedb.connect(str(kb.path / "lance"))
+    assert db.open_table("children").version > manifest["versions"]["children"]
+    _assert_last_committed(kb.path, 1, 4)
+    # the next writer rolls the leftovers back and commits cleanly
+    kb2 = KnowledgeBase.open(kb.path, create=False)
+    report = kb2.ingest(second)
+    assert report.generation == 2 and len(report.added) == 40
+    assert kb2.stats()["documents"] == 44 and kb2.store.check_integrity() == []
+
+
+def test_kill_just_before_the_commit_rename(committed_kb):
+    kb, second = committed_kb
+    rc, _ = _run_and_kill(kb.path, second, "before-rename", None)
+    assert rc == -signal.SIGKILL
+    assert (kb.path / "manifest.json.tmp").exists()  # the new manifest was written, not renamed
+    _assert_last_committed(kb.path, 1, 4)
+    kb2 = KnowledgeBase.open(kb.path, create=False)
+    assert kb2.ingest(second).generation == 2 and kb2.store.check_integrity() == []
+
+
+def test_uninterrupted_child_process_commits(committed_kb):
+    kb, second = committed_kb
+    rc, _ = _run_and_kill(kb.path, second, "normal", None)
+    assert rc == 0
+    kb.store.refresh()
+    assert kb.store.generation == 2 and kb.stats()["documents"] == 44
+    assert kb.store.check_integrity() == []

@@ -1,0 +1,283 @@
+"""End-to-end on the real embedding model and the real LanceDB store, Chinese and English."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA, write_files
+from ragsift.demo import expected_rank, sample_dir
+from ragsift.errors import ConfigError, FilterError, QueryError, StoreError
+from ragsift.ingest.loaders import load_file
+from ragsift.ingest.splitter import SplitSettings, split_document
+from ragsift.kb import KnowledgeBase
+
+
+# ------------------------------------------------------------------ the sample knowledge base
+def test_every_sample_question_gets_its_section(sample_kb, questions):
+    ranks = {q["id"]: expected_rank(sample_kb.query(q["question"]), q) for q in questions}
+    assert all(r is not None for r in ranks.values()), ranks
+    assert sum(r == 1 for r in ranks.values()) >= 13, ranks
+
+
+@pytest.mark.parametrize("qid,source,word", [
+    ("q01", "ml_textbook_zh.md", "学习率"),
+    ("q02", "smarthub_manual_en.md", "paper clip"),
+])
+def test_words_only_in_a_child_return_the_whole_parent(sample_kb, questions, qid, source, word):
+    q = next(q for q in questions if q["id"] == qid)
+    top = sample_kb.query(q["question"]).passages[0]
+    (doc,) = load_file(sample_dir() / "kb" / source, source).documents
+    parents, children = split_document(doc, SplitSettings())
+    parent = next(p for p in parents if p.parent_id == top.parent_id)
+    assert top.text == parent.text and top.heading_path == parent.heading_path
+    assert top.heading_path[-1] == q["expected_heading"]
+    # the question's key word sits in one child, the passage is the whole section around it
+    siblings = [c for c in children if c.parent_id == parent.parent_id]
+    holding = [c for c in siblings if word in c.text]
+    assert len(siblings) >= 2 and holding and len(top.text) > len(holding[0].text)
+    assert any(word not in c.text for c in siblings)
+    assert any(s.start <= top.text.index(word) < s.end for s in top.matched)
+
+
+def test_heading_path_in_chinese(sample_kb):
+    top = sample_kb.query("线性回归的损失函数是什么？").passages[0]
+    assert top.heading == "第3章 机器学习 > 3.2 监督学习 > 3.2.1 线性回归"
+
+
+def test_passages_are_unique_parents_within_budget(sample_kb):
+    res = sample_kb.query("How do I pair a device?", max_parents=5, token_budget=900)
+    ids = [p.parent_id for p in res.passages]
+    assert len(ids) == len(set(ids)) and 1 <= len(ids) <= 5
+    assert sum(p.tokens for p in res.passages) <= 900
+    assert res.trace.packing["used_tokens"] == sum(p.tokens for p in res.passages)
+    assert [p.rank for p in res.passages] == list(range(1, len(ids) + 1))
+    scores = [p.score for p in res.passages]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_best_parent_larger_than_budget_is_cut_around_the_match(sample_kb):
+    res = sample_kb.query("基尼指数是怎么计算的？", token_budget=40, channels=["bm25"])
+    (p,) = res.passages
+    assert p.truncated and p.tokens == 40
+    best = res.trace.channels[0].hits[0]
+    assert best.parent_id == p.parent_id
+    full = sample_kb.store.get_parents([p.parent_id])[p.parent_id].parent.text
+    offset = full.index(p.text)
+    (span,) = [s for s in p.matched if s.child_id == best.child_id]
+    # the window shows the beginning of the best child, with a little context before it
+    assert offset <= best.start < offset + len(p.text) and offset < best.end
+    assert span.start == best.start - offset and 0 <= span.start < span.end <= len(p.text)
+    assert full[best.start:best.start + 10] in p.text
+
+
+def test_trace_has_channels_raw_scores_fusion_and_timings(sample_kb):
+    res = sample_kb.query("音箱顶部光环黄色慢闪是什么意思？")
+    t = res.trace
+    assert t.language == "zh" and t.fusion == {"mode": "rrf", "channels": ["dense", "bm25"], "k": 60}
+    chans = {c.name: c for c in t.channels}
+    assert set(chans) == {"dense", "bm25"}
+    assert all(c.error is None and c.hits for c in chans.values())
+    assert all(-1.0 <= h.score <= 1.0 for h in chans["dense"].hits)
+    assert all(h.score > 0 for h in chans["bm25"].hits)  # Chinese BM25 is not silently zero
+    assert [h.rank for h in chans["bm25"].hits] == list(range(1, len(chans["bm25"].hits) + 1))
+    assert {"channels", "fusion", "expand_and_pack", "total"} <= set(t.timings_ms)
+    d = res.to_dict()
+    assert json.loads(json.dumps(d, ensure_ascii=False))["trace"]["channels"][0]["hits"]
+
+
+def test_weighted_fusion_records_normalization(sample_kb):
+    res = sample_kb.query("factory reset", fusion="weighted", weights={"dense": 0.3, "bm25": 0.7},
+                          normalization="zscore")
+    assert res.trace.fusion == {"mode": "weighted", "channels": ["dense", "bm25"],
+                                "weights": {"dense": 0.3, "bm25": 0.7}, "normalization": "zscore"}
+    assert res.passages[0].heading_path[-1] == "Factory reset"
+
+
+@pytest.mark.parametrize("flt,sources", [
+    ({"item_name": "星云智能音箱 S2"}, {"speaker_manual_zh.md"}),
+    ({"item_name": {"in": ["Aurora SmartHub X1", "星云智能音箱 S2"]}},
+     {"speaker_manual_zh.md", "smarthub_manual_en.md"}),
+    ({"source": "faq_zh.txt"}, {"faq_zh.txt"}),
+    ({"and": [{"category": "manual"}, {"not": {"source": "smarthub_manual_en.md"}}]}, {"speaker_manual_zh.md"}),
+])
+def test_metadata_filters(sample_kb, flt, sources):
+    res = sample_kb.query("How do I reset it? 如何恢复出厂设置", filter=flt, max_parents=10, token_budget=20000)
+    assert res.passages and {p.source for p in res.passages} <= sources
+    assert res.trace.filter == flt
+
+
+def test_filter_injection_is_only_a_value(sample_kb):
+    for evil in ["faq_zh.txt' OR '1'='1", "x') OR (1=1", "faq_zh.txt\" OR 1=1 --"]:
+        res = sample_kb.query("图书逾期", filter={"source": evil})
+        assert res.passages == ()
+        assert all(c.error is None for c in res.trace.channels)
+
+
+def test_unknown_filter_field_is_a_clear_error(sample_kb):
+    with pytest.raises(FilterError, match="unknown filter field 'colour'.*known fields: .*item_name"):
+        sample_kb.query("reset", filter={"colour": "red"})
+
+
+@pytest.mark.parametrize("q", ["", "   \n", "x" * 5000])
+def test_bad_queries_are_clear_errors(sample_kb, q):
+    with pytest.raises(QueryError):
+        sample_kb.query(q)
+
+
+def test_index_settings_cannot_change(sample_kb):
+    with pytest.raises(ConfigError, match="built with embedder='e5-small'"):
+        KnowledgeBase.open(sample_kb.path, embedder="minilm")
+    with pytest.raises(ConfigError, match="cannot change per query"):
+        sample_kb.query("reset", child_tokens=50)
+
+
+# ------------------------------------------------------------------ lifecycle on fresh knowledge bases
+MANUAL_V1 = """---
+item_name: Widget
+---
+# Widget manual
+
+## Charging
+
+Plug the widget into a USB-C charger. A full charge takes ninety minutes.
+
+## Cleaning
+
+Wipe the case with a dry cloth. Never use solvents such as acetone on the lens.
+"""
+
+MANUAL_V2 = """---
+item_name: Widget
+---
+# Widget manual
+
+## Charging
+
+Plug the widget into a USB-C charger. A full charge now takes forty minutes.
+"""
+
+ZH_DOC = "# 茶叶指南\n\n## 绿茶\n\n绿茶应在零至五摄氏度冷藏保存。\n\n## 红茶\n\n红茶常温密封即可，可保存两年。\n"
+
+
+@pytest.fixture()
+def small_kb(tmp_path):
+    docs = write_files(tmp_path / "docs", {"manual.md": MANUAL_V1, "tea.md": ZH_DOC})
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    report = kb.ingest(docs)
+    assert sorted(report.added) and report.generation == 1
+    return kb, docs
+
+
+def _all_parent_texts(kb):
+    return [r["text"] for r in kb.store._tables["parents"].to_arrow().to_pylist()]
+
+
+def test_reingesting_unchanged_files_does_nothing(small_kb):
+    kb, docs = small_kb
+    report = kb.ingest(docs)
+    assert len(report.unchanged) == 2 and not report.added and not report.updated
+    assert report.generation == 1 and kb.store.generation == 1
+
+
+def test_changed_file_replaces_its_parents_and_children(small_kb):
+    kb, docs = small_kb
+    before = kb.stats()
+    (docs / "manual.md").write_text(MANUAL_V2, encoding="utf-8")
+    report = kb.ingest(docs)
+    assert len(report.updated) == 1 and len(report.unchanged) == 1 and report.generation == 2
+    texts = " ".join(_all_parent_texts(kb))
+    assert "forty minutes" in texts and "ninety minutes" not in texts and "acetone" not in texts
+    assert kb.store.check_integrity() == []
+    after = kb.stats()
+    assert after["parents"] == before["parents"] - 1 and after["documents"] == 2
+    top = kb.query("How long does a full charge take?").passages[0]
+    assert "forty minutes" in top.text
+    assert all("acetone" not in p.text for p in kb.query("acetone solvents lens").passages)
+
+
+def test_file_with_same_relative_path_is_the_same_document(small_kb):
+    kb, docs = small_kb
+    report = kb.ingest(docs / "tea.md")
+    assert len(report.unchanged) == 1 and not report.added
+
+
+def test_delete_removes_parents_and_children(small_kb):
+    kb, docs = small_kb
+    (doc,) = [d for d in kb.documents().values() if d.source == "tea.md"]
+    assert kb.delete([doc.doc_id]) == [doc.doc_id]
+    st = kb.stats()
+    assert st["documents"] == 1 and kb.store.check_integrity() == []
+    kids = kb.store._tables["children"].to_arrow().column("doc_id").to_pylist()
+    assert doc.doc_id not in kids
+    assert all(p.source != "tea.md" for p in kb.query("绿茶怎么保存？").passages)
+    with pytest.raises(Exception, match="unknown document id"):
+        kb.delete([doc.doc_id])
+    assert kb.delete(source="manual.md") and kb.stats()["documents"] == 0
+
+
+def test_knowledge_base_persists_across_processes(small_kb):
+    kb, _ = small_kb
+    code = ("import json,sys; from ragsift import KnowledgeBase;"
+            "kb=KnowledgeBase.open(sys.argv[1], create=False);"
+            "r=kb.query('绿茶应该怎样保存？');"
+            "print(json.dumps([r.passages[0].heading, kb.stats()['generation']], ensure_ascii=False))")
+    out = subprocess.run([sys.executable, "-c", code, str(kb.path)], capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == ["茶叶指南 > 绿茶", 1]
+
+
+def test_bad_files_are_reported_and_the_rest_ingested(tmp_path):
+    docs = write_files(tmp_path / "docs", {"good.md": ZH_DOC,
+                                          "image.md": (DATA / "image.md").read_bytes(),
+                                          "empty.md": b"", "gbk.txt": (DATA / "not_utf8.txt").read_bytes(),
+                                          "data.jsonl": '{"_id": "a", "text": "Solar panels."}\n{broken\n',
+                                          "notes.docx": b"PK\x03\x04"})
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    report = kb.ingest(docs)
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert set(reasons) == {"image.md", "empty.md", "gbk.txt", "data.jsonl:2", "notes.docx"}
+    assert "UTF-8" in reasons["gbk.txt"] and "binary" in reasons["image.md"]
+    assert len(report.added) == 2 and kb.stats()["documents"] == 2
+
+
+@pytest.mark.parametrize("question,word", [("What does inverter error code E07 mean?", "E07"),
+                                           ("绿茶应该在什么温度下冷藏？", "摄氏度")])
+def test_pdfs_are_searchable(tmp_path, question, word):
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest([DATA / "sample_en.pdf", DATA / "sample_zh.pdf"])
+    top = kb.query(question).passages[0]
+    assert word in top.text
+
+
+def test_jsonl_metadata_types_and_filters(tmp_path):
+    rows = [{"_id": f"r{i}", "text": t, "metadata": {"year": y, "lang": lang}}
+            for i, (t, y, lang) in enumerate([("Solar panels need cleaning twice a year.", 2019, "en"),
+                                              ("太阳能板每年需要清洗两次。", 2023, "zh"),
+                                              ("Inverters convert DC to AC.", 2024, "en")])]
+    write_files(tmp_path, {"c.jsonl": "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)})
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest(tmp_path / "c.jsonl")
+    assert kb.store.fields()["year"] == "int"
+    res = kb.query("solar panel cleaning", filter={"year": {"gte": 2020}}, max_parents=10)
+    assert {p.doc_id for p in res.passages} == {"r1", "r2"}
+    res = kb.query("太阳能板", filter={"lang": "zh"})
+    assert [p.doc_id for p in res.passages] == ["r1"]
+    with pytest.raises(FilterError, match="holds int values"):
+        kb.query("solar", filter={"year": "2020"})
+
+
+def test_one_writer_at_a_time(small_kb):
+    kb, _ = small_kb
+    txn = kb.store.begin()
+    try:
+        with pytest.raises(StoreError, match="another process is writing"):
+            kb.store.begin()
+    finally:
+        txn.abort()
+    assert kb.store.generation == 1 and kb.store.check_integrity() == []
+
+
+def test_opening_a_missing_knowledge_base_without_create(tmp_path):
+    with pytest.raises(StoreError, match="no knowledge base"):
+        KnowledgeBase.open(tmp_path / "nothing", create=False)
