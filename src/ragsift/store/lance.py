@@ -22,12 +22,12 @@ import logging
 import os
 import re
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+from lancedb.index import FTS, BTree
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit,
@@ -444,17 +444,20 @@ class LanceTransaction:
             if children.count_rows() > 0:
                 if not fts:
                     # our analyzer already segmented, stemmed and stop-worded: index its terms as-is
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", DeprecationWarning)
-                        warnings.filterwarnings("ignore", message=".*create_fts_index is deprecated.*")
-                        children.create_fts_index("terms", base_tokenizer="whitespace", lower_case=False,
-                                                  stem=False, remove_stop_words=False, ascii_folding=False,
-                                                  with_position=False, replace=True)
+                    children.create_index("terms", replace=True, config=FTS(
+                        base_tokenizer="whitespace", lower_case=False, stem=False,
+                        remove_stop_words=False, ascii_folding=False, with_position=False))
                     fts = True
                 else:
                     children.optimize()
             for name in ("documents", "parents"):
                 self.tables[name].optimize()
+            if not self.manifest.get("scalar_indexes") and children.count_rows() > 0:
+                # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
+                for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
+                                      ("parents", "doc_id"), ("children", "doc_id")):
+                    self.tables[table].create_index(column, config=BTree(), replace=True)
+                self.manifest["scalar_indexes"] = True
             manifest = dict(self.manifest)
             manifest.update(generation=self.generation, fields=self.fields, fts=fts,
                             committed_at=time.time(),
