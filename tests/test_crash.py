@@ -29,7 +29,10 @@ CHILD = textwrap.dedent("""
     from ragsift.kb import KnowledgeBase
     kb = KnowledgeBase.open(sys.argv[1])
     class Progress:
-        def update(self, n): print("progress", n, flush=True)
+        def update(self, n):
+            print("progress", n, flush=True)
+            if mode == "pause":            # wait for the test to say go on (or to kill us here)
+                sys.stdin.readline()
         def close(self): pass
     kb.ingest(sys.argv[2], progress=lambda total, desc: Progress())
     print("committed", flush=True)
@@ -59,22 +62,31 @@ def committed_kb(tmp_path):
     return kb, second
 
 
-def _run_and_kill(kb_path, docs, mode, kill_after_progress):
+def _run_and_kill(kb_path, docs, mode, kill_after_progress=None, kill_after_seconds=None):
+    """Run an ingest in a child process and SIGKILL it: right after its Nth batch was written
+    (mode "pause": the child waits there, so the moment is exact), or after a delay."""
     script = kb_path.parent / "child.py"
     script.write_text(CHILD)
     proc = subprocess.Popen([sys.executable, str(script), str(kb_path), str(docs), mode],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
     seen = 0
     try:
-        for line in proc.stdout:
-            if line.startswith("progress"):
-                seen += 1
-                if kill_after_progress is not None and seen >= kill_after_progress:
-                    time.sleep(random.uniform(0, 0.3))
-                    proc.send_signal(signal.SIGKILL)
+        if kill_after_seconds is not None:
+            time.sleep(kill_after_seconds)
+            proc.send_signal(signal.SIGKILL)
+        else:
+            for line in proc.stdout:
+                if line.startswith("progress"):
+                    seen += 1
+                    if kill_after_progress is not None and seen >= kill_after_progress:
+                        proc.send_signal(signal.SIGKILL)
+                        break
+                    if mode == "pause":
+                        proc.stdin.write("go\n")
+                        proc.stdin.flush()
+                if line.startswith("committed"):
                     break
-            if line.startswith("committed"):
-                break
         proc.wait(timeout=600)
     finally:
         if proc.poll() is None:
@@ -96,7 +108,7 @@ def _assert_last_committed(kb_path, generation, documents):
 def test_kill_during_ingest_keeps_last_generation(committed_kb, kill_after):
     kb, second = committed_kb
     manifest = json.loads((kb.path / "manifest.json").read_text())
-    rc, seen = _run_and_kill(kb.path, second, "normal", kill_after)
+    rc, seen = _run_and_kill(kb.path, second, "pause", kill_after)
     assert rc == -signal.SIGKILL and seen >= kill_after
     # the killed writer had really written uncommitted table versions
     import lancedb
@@ -108,6 +120,23 @@ def test_kill_during_ingest_keeps_last_generation(committed_kb, kill_after):
     report = kb2.ingest(second)
     assert report.generation == 2 and len(report.added) == 40
     assert kb2.stats()["documents"] == 44 and kb2.store.check_integrity() == []
+
+
+def test_kill_at_random_moments_leaves_one_whole_generation(committed_kb):
+    """Wherever the kill lands (loading, embedding, writing, indexing, committing), the
+    knowledge base is either the old generation or the new one, whole."""
+    kb, second = committed_kb
+    rng = random.Random(7)
+    for _ in range(3):
+        before = KnowledgeBase.open(kb.path, create=False).stats()
+        _run_and_kill(kb.path, second, "normal", kill_after_seconds=rng.uniform(1.0, 12.0))
+        after = KnowledgeBase.open(kb.path, create=False)
+        st = after.stats()
+        assert after.store.check_integrity() == []
+        if st["generation"] == before["generation"]:
+            assert st["documents"] == before["documents"]  # rolled back
+        else:
+            assert st["generation"] == before["generation"] + 1 and st["documents"] == 44
 
 
 def test_kill_just_before_the_commit_rename(committed_kb):
