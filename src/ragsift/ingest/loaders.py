@@ -1,7 +1,8 @@
 """Loaders: file -> Documents. Markdown, plain text, HTML, PDF and JSONL (BEIR corpus rows).
 
-Every loader returns text in one normal form: Markdown-style ``#`` heading lines carry the
-structure (HTML ``<h1>``..``<h6>`` become them), paragraphs are separated by blank lines.
+Every loader returns text in one normal form: paragraphs separated by blank lines, and for
+Markdown and HTML (whose ``<h1>``..``<h6>`` become them) ``#`` heading lines that carry the
+structure. Plain text, PDF and JSONL have no headings: a line starting with ``#`` there is text.
 Files that cannot be read (binary, empty, not UTF-8, broken PDF, bad JSONL line) are
 reported as ``Skipped`` with a reason; they never abort the rest of an ingest.
 """
@@ -86,7 +87,6 @@ def load_file(path: Path, source: str) -> LoadResult:
         title, text = html_to_text(text)
         title = title or _first_heading(text) or Path(source).stem
     else:
-        text = _strip_hash_lines(text)  # '#' in plain text is not a heading
         title = Path(source).stem
     if not text.strip():
         res.skipped.append(Skipped(source, "no text content"))
@@ -147,10 +147,6 @@ def _first_heading(text: str) -> str:
         if m:
             return m.group(2).strip()
     return ""
-
-
-def _strip_hash_lines(text: str) -> str:
-    return re.sub(r"(?m)^(#{1,6})(?=[ \t])", lambda m: "\\" + m.group(1), text)
 
 
 # ---------------------------------------------------------------- HTML
@@ -263,7 +259,7 @@ def _pdf_paragraphs(page: str) -> list[str]:
             cur = ""
     if cur:
         out.append(cur)
-    return [_strip_hash_lines(p) for p in out]
+    return out
 
 
 def _join_wrapped(cur: str, line: str) -> str:
@@ -316,7 +312,7 @@ def _load_jsonl(text: str, source: str) -> LoadResult:
             continue
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         meta = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
-        body = _strip_hash_lines(normalize_text(body))
+        body = normalize_text(body)
         payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True).encode()
         res.documents.append(Document(rid, source, title, body, sha256(payload), "jsonl", meta))
     return res

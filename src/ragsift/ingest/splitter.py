@@ -21,6 +21,9 @@ from ragsift.types import Child, Document, Parent
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
+STRUCTURED_FORMATS = ("md", "html")  # formats whose '#' lines are headings
+
+
 @dataclass(frozen=True)
 class SplitSettings:
     parent_max_tokens: int = 1500
@@ -114,7 +117,7 @@ def _pack_spans(text: str, spans: list[tuple[int, int]], limit: int, overlap: in
 
 
 def split_document(doc: Document, cfg: SplitSettings) -> tuple[list[Parent], list[Child]]:
-    secs = sections(doc.text)
+    secs = sections(doc.text) if doc.format in STRUCTURED_FORMATS else []
     if not secs:
         secs = [((), p) for p in _paragraph_parts(doc.text, max(1, cfg.child_tokens // 4))]
     parents: list[Parent] = []
