@@ -168,6 +168,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return run_eval_cli(args)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ragsift.eval.runner import run_compare_cli
+
+    return run_compare_cli(args)
+
+
 # ---------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
@@ -215,16 +221,30 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
     s.set_defaults(func=cmd_demo)
 
-    s = sub.add_parser("eval", help="evaluate retrieval on a BEIR-format dataset folder")
-    s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
-    s.add_argument("--configs", default="bm25,dense,hybrid",
-                   help="comma-separated: bm25, dense, hybrid (RRF), hybrid-weighted")
+    s = sub.add_parser("eval", help="evaluate retrieval configurations on a BEIR-format dataset folder")
+    s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    s.add_argument("--configs", default="bm25,dense,hybrid,hybrid-weighted",
+                   help="comma-separated names: bm25, dense, hybrid (RRF), hybrid-weighted, or names "
+                        "from --config-file")
+    s.add_argument("--config-file", help='JSON: {"name": {query settings}} for more configurations')
+    s.add_argument("--baseline", help="config the others are tested against (default: the first)")
     s.add_argument("--embedder", default="minilm")
     s.add_argument("--split", default="test")
     s.add_argument("--max-queries", type=int)
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
-    s.add_argument("--out", help="write metrics and per-query results as JSON here")
+    s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
+    s.add_argument("--report-dir", help="write <dataset>.md, <dataset>.png and per-query JSONL here")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None)
+    g.add_argument("--no-progress", dest="progress", action="store_false")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("compare", help="compare two configs of an eval --out file query by query")
+    s.add_argument("results")
+    s.add_argument("a")
+    s.add_argument("b")
+    s.add_argument("--metrics", help="comma-separated (default: all in the file)")
+    s.set_defaults(func=cmd_compare)
     return p
 
 

@@ -1,16 +1,25 @@
-"""Run named retrieval configurations over a BEIR dataset and score them."""
+"""The ablation runner: named retrieval configurations over one BEIR dataset, scored side by
+side, with a Markdown table, a PNG chart, per-query results and paired significance tests.
+
+    ragsift eval ../shared/datasets/scifact --configs bm25,dense,hybrid,hybrid-weighted \\
+        --embedder minilm --report-dir reports/ --out reports/scifact.json
+    ragsift compare reports/scifact.json bm25 hybrid-weighted
+"""
 from __future__ import annotations
 
 import json
+import shlex
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ragsift.errors import RagsiftError
 from ragsift.eval.datasets import Dataset, load_beir
 from ragsift.eval.metrics import evaluate, per_query
+from ragsift.eval.stats import compare
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "bm25": {"channels": ["bm25"]},
@@ -19,7 +28,46 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "hybrid-weighted": {"channels": ["dense", "bm25"], "fusion": "weighted",
                         "weights": {"dense": 0.5, "bm25": 0.5}, "normalization": "minmax"},
 }
-METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10", "map@100", "all_relevant@10"]
+METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10", "map@100", "all_relevant@5", "all_relevant@10"]
+CHART_METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
+
+
+@dataclass
+class ConfigResult:
+    name: str
+    settings: dict[str, Any]
+    metrics: dict[str, float]
+    per_query: dict[str, dict[str, float]]
+    run: dict[str, list[str]]
+    latencies_ms: list[float] = field(default_factory=list)
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms) if self.latencies_ms else 0.0
+
+    @property
+    def p95(self) -> float:
+        if not self.latencies_ms:
+            return 0.0
+        s = sorted(self.latencies_ms)
+        return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
+def load_configs(names: Sequence[str], config_file: str | None) -> dict[str, dict[str, Any]]:
+    """Built-in configurations, plus any from a JSON file ``{"name": {query settings}}``."""
+    available = dict(CONFIGS)
+    if config_file:
+        try:
+            extra = json.loads(Path(config_file).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise RagsiftError(f"cannot read config file {config_file}: {e}") from None
+        if not isinstance(extra, dict) or not all(isinstance(v, dict) for v in extra.values()):
+            raise RagsiftError("a config file maps names to objects of query settings")
+        available.update(extra)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise RagsiftError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(available)}")
+    return {n: available[n] for n in names}
 
 
 def build_kb(ds: Dataset, work_dir: Path, embedder: str, progress: bool):
@@ -31,15 +79,20 @@ def build_kb(ds: Dataset, work_dir: Path, embedder: str, progress: bool):
     return kb, report
 
 
-def run_config(kb, ds: Dataset, overrides: dict[str, Any], k: int = 100, progress: bool = False,
-               max_queries: int | None = None) -> tuple[dict[str, list[str]], list[float]]:
-    qids = [q for q in ds.qrels if q in ds.queries][:max_queries]
+def judged_queries(ds: Dataset, max_queries: int | None) -> list[str]:
+    return [q for q in ds.qrels if q in ds.queries][:max_queries]
+
+
+def run_config(kb, ds: Dataset, name: str, overrides: dict[str, Any], qids: Sequence[str],
+               metrics: Sequence[str] = METRICS, k: int = 100, progress: bool = False) -> ConfigResult:
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=len(qids), desc="queries", file=sys.stderr, dynamic_ncols=True)
+        bar = tqdm(total=len(qids), desc=name, unit="query", file=sys.stderr, dynamic_ncols=True)
+    if qids:
+        kb.rank_documents(ds.queries[qids[0]], k=k, **overrides)  # warm-up (model load, caches)
     for qid in qids:
         t = time.perf_counter()
         ranked = kb.rank_documents(ds.queries[qid], k=k, **overrides)
@@ -49,34 +102,111 @@ def run_config(kb, ds: Dataset, overrides: dict[str, Any], k: int = 100, progres
             bar.update(1)
     if bar:
         bar.close()
-    return run, latencies
+    qrels = {q: ds.qrels[q] for q in qids}
+    return ConfigResult(name, overrides, evaluate(run, qrels, metrics), per_query(run, qrels, metrics),
+                        run, latencies)
+
+
+def markdown_table(results: Sequence[ConfigResult], baseline: str | None,
+                   metrics: Sequence[str] = METRICS) -> str:
+    """One row per configuration; ``Δ nDCG@10`` and its paired randomization p-value are
+    against ``baseline``."""
+    base = next((r for r in results if r.name == baseline), None)
+    head = ["config", *metrics, "p50 ms", "p95 ms"]
+    if base:
+        head += [f"Δ ndcg@10 vs {base.name}", "p"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        cells = [r.name, *(f"{r.metrics[m]:.4f}" for m in metrics), f"{r.p50:.1f}", f"{r.p95:.1f}"]
+        if base:
+            if r is base:
+                cells += ["—", "—"]
+            else:
+                c = compare(base.per_query, r.per_query, "ndcg@10")
+                cells += [f"{c.diff:+.4f}", f"{c.p_value:.4f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_chart(results: Sequence[ConfigResult], path: Path, title: str) -> bool:
+    """Grouped bars per metric; False (and no file) when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(CHART_METRICS) + 0.4 * len(results)), 4))
+    width = 0.8 / max(1, len(results))
+    for i, r in enumerate(results):
+        xs = [j + i * width for j in range(len(CHART_METRICS))]
+        bars = ax.bar(xs, [r.metrics[m] for m in CHART_METRICS], width, label=r.name)
+        ax.bar_label(bars, fmt="%.3f", fontsize=6, rotation=90, padding=2)
+    ax.set_xticks([j + width * (len(results) - 1) / 2 for j in range(len(CHART_METRICS))], CHART_METRICS)
+    ax.set_ylim(0, 1.12)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
 
 
 def run_eval_cli(args) -> int:
     ds = load_beir(args.dataset, args.split)
     names = [c.strip() for c in args.configs.split(",") if c.strip()]
-    for n in names:
-        if n not in CONFIGS:
-            raise RagsiftError(f"unknown config {n!r}; valid: {', '.join(CONFIGS)}")
-    progress = sys.stderr.isatty()
+    configs = load_configs(names, args.config_file)
+    baseline = args.baseline or names[0]
+    if baseline not in configs:
+        raise RagsiftError(f"baseline {baseline!r} is not among the configs run")
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
     kb, report = build_kb(ds, Path(args.work_dir), args.embedder, progress)
-    print(f"{ds.name}: {len(ds.queries)} queries, {len(ds.qrels)} judged; knowledge base "
-          f"{kb.path} ({report.children} children embedded now, {len(report.unchanged)} docs unchanged)")
-    qrels = {q: r for q, r in ds.qrels.items() if q in ds.queries}
-    if args.max_queries:
-        qrels = dict(list(qrels.items())[: args.max_queries])
-    results: dict[str, Any] = {}
-    header = f"| config | {' | '.join(METRICS)} | p50 ms |"
-    lines = [header, "|" + "---|" * (len(METRICS) + 2)]
-    for n in names:
-        run, lat = run_config(kb, ds, CONFIGS[n], progress=progress, max_queries=args.max_queries)
-        scores = evaluate(run, qrels, METRICS)
-        results[n] = {"settings": CONFIGS[n], "metrics": scores, "p50_ms": statistics.median(lat),
-                      "per_query": per_query(run, qrels, METRICS), "run": run}
-        lines.append(f"| {n} | " + " | ".join(f"{scores[m]:.4f}" for m in METRICS)
-                     + f" | {statistics.median(lat):.1f} |")
-    print("\n".join(lines))
+    qids = judged_queries(ds, args.max_queries)
+    print(f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
+          f"({report.children} children embedded now, {len(report.unchanged)} documents unchanged)")
+    results = [run_config(kb, ds, n, configs[n], qids, progress=progress) for n in names]
+    table = markdown_table(results, baseline)
+    print(table)
+    command = "ragsift " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    payload = {"dataset": str(ds.path), "split": args.split, "embedder": args.embedder,
+               "date": time.strftime("%Y-%m-%d"), "command": command, "queries": len(qids),
+               "baseline": baseline,
+               "results": {r.name: {"settings": r.settings, "metrics": r.metrics, "p50_ms": r.p50,
+                                    "p95_ms": r.p95, "per_query": r.per_query, "run": r.run}
+                           for r in results}}
     if args.out:
-        Path(args.out).write_text(json.dumps({"dataset": str(ds.path), "embedder": args.embedder,
-                                              "results": results}, ensure_ascii=False), encoding="utf-8")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    if args.report_dir:
+        out = Path(args.report_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{ds.name}.md").write_text(
+            f"# {ds.name}: {len(qids)} queries, embedder {args.embedder}, {payload['date']}\n\n"
+            f"Command: `{command}`\n\n{table}\n", encoding="utf-8")
+        with open(out / f"{ds.name}-per-query.jsonl", "w", encoding="utf-8") as f:
+            for r in results:
+                for qid, vals in r.per_query.items():
+                    f.write(json.dumps({"config": r.name, "qid": qid, **vals}) + "\n")
+        if not write_chart(results, out / f"{ds.name}.png", f"{ds.name} ({args.embedder})"):
+            print("matplotlib is not installed: chart skipped (pip install 'ragsift[bench]')", file=sys.stderr)
+    return 0
+
+
+def run_compare_cli(args) -> int:
+    try:
+        data = json.loads(Path(args.results).read_text(encoding="utf-8"))
+        res = data["results"]
+    except (OSError, json.JSONDecodeError, KeyError) as e:
+        raise RagsiftError(f"cannot read evaluation results {args.results}: {e}") from None
+    for name in (args.a, args.b):
+        if name not in res:
+            raise RagsiftError(f"no config {name!r} in {args.results}; it has: {', '.join(res)}")
+    metrics = args.metrics.split(",") if args.metrics else list(res[args.a]["metrics"])
+    print(f"| metric | {args.a} | {args.b} | Δ | p (paired randomization) | wins/losses/ties |")
+    print("|---|---|---|---|---|---|")
+    for m in metrics:
+        c = compare(res[args.a]["per_query"], res[args.b]["per_query"], m)
+        print(f"| {m} | {c.mean_a:.4f} | {c.mean_b:.4f} | {c.diff:+.4f} | {c.p_value:.4f} | "
+              f"{c.wins}/{c.losses}/{c.ties} |")
     return 0
