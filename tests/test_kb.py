@@ -309,3 +309,20 @@ def test_a_failing_or_slow_channel_leaves_an_error_not_a_failed_query(small_kb, 
     assert _time.perf_counter() - t < 2.5
     chans = {c.name: c for c in res.trace.channels}
     assert chans["bm25"].error == "timed out after 0.5s" and res.passages
+
+
+def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, monkeypatch):
+    import ragsift.store.lance as lance
+
+    docs = write_files(tmp_path / "docs", {"manual.md": MANUAL_V1, "tea.md": ZH_DOC})
+    flat = KnowledgeBase.open(tmp_path / "flat")
+    flat.ingest(docs)
+    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
+    ann = KnowledgeBase.open(tmp_path / "ann")
+    ann.ingest(docs)
+    assert ann.store.manifest["vector_index"] and not flat.store.manifest.get("vector_index")
+    for q in ("How long does a full charge take?", "绿茶应该怎样保存？"):
+        a = ann.query(q, channels=["dense"])
+        f = flat.query(q, channels=["dense"])
+        assert [p.parent_id for p in a.passages] == [p.parent_id for p in f.passages]
+        assert a.trace.channels[0].hits[0].score == pytest.approx(f.trace.channels[0].hits[0].score, abs=1e-5)

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, BTree
+from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit,
@@ -44,6 +44,10 @@ _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 _SQL_TYPES = {"string": "string", "int": "bigint", "float": "double", "bool": "boolean"}
 BATCH_CHILDREN = 4096
+# Below this many children dense search is exact (a flat scan); from it on an HNSW index
+# (scalar-quantised, re-ranked with the full vectors) keeps query time flat as the store grows.
+ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "20000"))
+ANN_REFINE_FACTOR = 2
 
 
 def metadata_field_type(value: Any) -> str | None:
@@ -71,7 +75,9 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         "parents": pa.schema([
             ("parent_id", pa.string()), ("doc_id", pa.string()), ("position", pa.int32()),
             ("heading", pa.string()), ("text", pa.string()), ("tokens", pa.int32()),
-            ("gen", pa.int64())]),
+            ("gen", pa.int64()),
+            # the document's source, title and metadata ride along: one look-up per query
+            ("source", pa.string()), ("title", pa.string()), ("metadata", pa.string())]),
         "children": pa.schema([
             ("child_id", pa.string()), ("parent_id", pa.string()), ("doc_id", pa.string()),
             ("position", pa.int32()), ("start", pa.int32()), ("end", pa.int32()),
@@ -183,6 +189,8 @@ class LanceStore:
             return []
         q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
              .distance_type("cosine").limit(k).select(self._HIT_COLS + ["_distance"]))
+        if self.manifest.get("vector_index"):
+            q = q.refine_factor(ANN_REFINE_FACTOR)  # exact cosine re-ranking of 2k candidates
         w = self._where(where)
         if w:
             q = q.where(w, prefilter=True)
@@ -214,15 +222,13 @@ class LanceStore:
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
         rows = self._rows("parents", "parent_id", parent_ids,
-                          ["parent_id", "doc_id", "position", "heading", "text", "tokens"]).to_pylist()
-        docs = self.get_documents({r["doc_id"] for r in rows}) if rows else {}
+                          ["parent_id", "doc_id", "position", "heading", "text", "tokens", "source",
+                           "title", "metadata"]).to_pylist()
         out = {}
         for r in rows:
-            d = docs.get(r["doc_id"])
             p = Parent(r["parent_id"], r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
                        r["text"], r["tokens"])
-            out[p.parent_id] = StoredParent(p, d.source if d else "", d.title if d else "",
-                                            d.metadata if d else {})
+            out[p.parent_id] = StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
         return out
 
     def _docs_from(self, tbl: pa.Table) -> dict[str, StoredDocument]:
@@ -367,15 +373,17 @@ class LanceTransaction:
         self.delete_document(doc.doc_id)
         meta_values = self._ensure_fields(doc.metadata)
         gen = self.generation
+        meta_json = json.dumps(doc.metadata, ensure_ascii=False)
         self._pending["documents"].append({
             "doc_id": doc.doc_id, "source": doc.source, "title": doc.title, "format": doc.format,
             "content_hash": doc.content_hash, "gen": gen, "parents": len(parents),
-            "children": len(children), "metadata": json.dumps(doc.metadata, ensure_ascii=False)})
+            "children": len(children), "metadata": meta_json})
         for p in parents:
             self._pending["parents"].append({
                 "parent_id": p.parent_id, "doc_id": p.doc_id, "position": p.position,
                 "heading": json.dumps(list(p.heading_path), ensure_ascii=False), "text": p.text,
-                "tokens": p.tokens, "gen": gen})
+                "tokens": p.tokens, "gen": gen, "source": doc.source, "title": doc.title,
+                "metadata": meta_json})
         for ic in children:
             c = ic.child
             row = {"child_id": c.child_id, "parent_id": c.parent_id, "doc_id": c.doc_id,
@@ -450,6 +458,10 @@ class LanceTransaction:
                     fts = True
                 else:
                     children.optimize()
+            n_children = children.count_rows()
+            if not self.manifest.get("vector_index") and n_children >= ANN_MIN_CHILDREN:
+                children.create_index("vector", replace=True, config=HnswSq(distance_type="cosine"))
+                self.manifest["vector_index"] = True
             for name in ("documents", "parents"):
                 self.tables[name].optimize()
             if not self.manifest.get("scalar_indexes") and children.count_rows() > 0:
