@@ -326,3 +326,43 @@ def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, mo
         f = flat.query(q, channels=["dense"])
         assert [p.parent_id for p in a.passages] == [p.parent_id for p in f.passages]
         assert a.trace.channels[0].hits[0].score == pytest.approx(f.trace.channels[0].hits[0].score, abs=1e-5)
+
+
+# ------------------------------------------------------------------ returned unit: parent, child, document
+@pytest.mark.parametrize("question", ["How many seconds do I need to hold the reset button to wipe the hub?",
+                                      "音箱顶部光环黄色慢闪是什么意思？"])
+def test_unit_child_returns_flat_chunks(sample_kb, question):
+    res = sample_kb.query(question, unit="child", max_parents=5, token_budget=5000)
+    assert res.trace.packing["unit"] == "child" and len(res.passages) == 5
+    best = {h.child_id: h for c in res.trace.channels for h in c.hits}
+    parents = sample_kb.store.get_parents(p.parent_id for p in res.passages)
+    for p in res.passages:
+        (span,) = p.matched
+        h = best[span.child_id]
+        assert p.text == parents[p.parent_id].parent.text[h.start:h.end]  # exactly the child
+        assert p.tokens <= sample_kb.settings.child_tokens
+    assert len({p.matched[0].child_id for p in res.passages}) == 5
+    parent_res = sample_kb.query(question)
+    assert res.passages[0].parent_id == parent_res.passages[0].parent_id
+    assert len(parent_res.passages[0].text) > len(res.passages[0].text)
+
+
+@pytest.mark.parametrize("question,source", [("What does inverter error code E07 mean?", "sample_en.pdf"),
+                                             ("绿茶应该在什么温度下冷藏？", "sample_zh.pdf")])
+def test_unit_document_returns_whole_documents(tmp_path, question, source):
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest([DATA / "sample_en.pdf", DATA / "sample_zh.pdf"])
+    res = kb.query(question, unit="document", max_parents=2, token_budget=10_000)
+    top = res.passages[0]
+    assert top.source == source and [p.doc_id for p in res.passages] == [top.doc_id, res.passages[1].doc_id]
+    parents = kb.store.get_document_parents([top.doc_id])[top.doc_id]
+    assert len(parents) > 1 and top.text == "\n\n".join(sp.parent.text for sp in parents)
+    for s in top.matched:  # spans point into the whole document's text
+        assert 0 <= s.start < s.end <= len(top.text)
+    cut = kb.query(question, unit="document", max_parents=1, token_budget=30)
+    assert cut.passages[0].truncated and cut.passages[0].tokens <= 30
+
+
+def test_unknown_unit_is_a_clear_error(sample_kb):
+    with pytest.raises(ConfigError, match="unknown unit 'page'; valid values: 'parent', 'child', 'document'"):
+        sample_kb.query("reset", unit="page")

@@ -81,7 +81,7 @@ def _parse_weights(text: str | None) -> dict[str, float] | None:
 def _query_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {"channels": args.channels.split(",") if args.channels else None, "fusion": args.fusion,
             "rrf_k": args.rrf_k, "weights": _parse_weights(args.weights),
-            "normalization": args.normalization, "max_parents": args.max_parents,
+            "normalization": args.normalization, "max_parents": args.max_parents, "unit": args.unit,
             "token_budget": args.budget}
 
 
@@ -201,7 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rrf-k", type=int)
     s.add_argument("--weights", help="for weighted fusion, e.g. dense=0.6,bm25=0.4")
     s.add_argument("--normalization", choices=["minmax", "zscore", "none"])
-    s.add_argument("--max-parents", type=int)
+    s.add_argument("--unit", choices=["parent", "child", "document"],
+                   help="what comes back: the parent section (default), the child chunk, the whole document")
+    s.add_argument("--max-parents", type=int, help="most passages returned")
     s.add_argument("--budget", type=int, help="token budget for the returned passages")
     s.set_defaults(func=cmd_query)
 

@@ -18,6 +18,15 @@ class FusionMode(str, Enum):
     WEIGHTED = "weighted"
 
 
+class Unit(str, Enum):
+    """What a query returns: the parent section (small-to-big), the child chunk itself
+    (flat chunks), or the whole document."""
+
+    PARENT = "parent"
+    CHILD = "child"
+    DOCUMENT = "document"
+
+
 class Normalization(str, Enum):
     MINMAX = "minmax"
     ZSCORE = "zscore"
@@ -55,6 +64,7 @@ class Settings:
     weights: dict[str, float] = field(default_factory=lambda: {"dense": 0.5, "bm25": 0.5})
     normalization: str = "minmax"
     channel_depth: int = 100
+    unit: str = "parent"
     max_parents: int = 4
     token_budget: int = 3000
     channel_timeout_s: float = 30.0
@@ -63,6 +73,7 @@ class Settings:
     def __post_init__(self) -> None:
         parse_enum(FusionMode, self.fusion, "fusion mode")
         parse_enum(Normalization, self.normalization, "normalization")
+        parse_enum(Unit, self.unit, "unit")
         for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
                      "token_budget", "max_query_chars"):
             v = getattr(self, name)

@@ -1,52 +1,117 @@
-"""Parent expansion and packing: fused parents -> passages that fit a token budget.
+"""Expansion and packing: fused units -> passages that fit a token budget.
 
-Parents are taken in fused order. Each is added whole if it fits the remaining budget;
-one that does not fit is skipped (a smaller one further down may still fit) and noted in
-the trace. The best parent is always returned: if it alone exceeds the budget it is cut to
-the budget around its best-matching child, and marked ``truncated``.
+The unit returned is a setting (``unit``): ``parent`` (the default: the section a matching
+child belongs to), ``child`` (flat chunks: the matching children themselves) or ``document``
+(whole documents). Candidates are taken in fused order. Each is added whole if it fits the
+remaining budget; one that does not fit is skipped (a smaller one further down may still fit)
+and noted in the trace. The best candidate is always returned: if it alone exceeds the budget
+it is cut to the budget around its best-matching child, and marked ``truncated``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ragsift.store.base import StoredParent
-from ragsift.text.tokens import token_spans
+from ragsift.store.base import StoredHit, StoredParent
+from ragsift.text.tokens import count_tokens, token_spans
 from ragsift.types import Passage, Span
 
 
-def pack(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],
-         spans: dict[str, list[Span]], budget: int, max_parents: int) -> tuple[list[Passage], dict[str, Any]]:
+@dataclass(frozen=True)
+class Candidate:
+    key: str
+    score: float
+    parent_id: str
+    doc_id: str
+    source: str
+    title: str
+    heading_path: tuple[str, ...]
+    text: str
+    tokens: int
+    spans: tuple[Span, ...]  # best first
+    metadata: dict[str, Any]
+
+
+def parent_candidates(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],
+                      spans: dict[str, list[Span]]) -> list[Candidate]:
+    out = []
+    for pid, score in fused:
+        sp = parents.get(pid)
+        if sp is not None:
+            p = sp.parent
+            out.append(Candidate(pid, score, pid, p.doc_id, sp.source, sp.title, p.heading_path, p.text,
+                                 p.tokens, tuple(spans.get(pid, ())), sp.metadata))
+    return out
+
+
+def child_candidates(fused: Sequence[tuple[str, float]], hits: dict[str, tuple[StoredHit, tuple[str, ...]]],
+                     parents: dict[str, StoredParent]) -> list[Candidate]:
+    out = []
+    for cid, score in fused:
+        h, channels = hits[cid]
+        sp = parents.get(h.parent_id)
+        if sp is not None:
+            text = sp.parent.text[h.start:h.end]
+            out.append(Candidate(cid, score, h.parent_id, h.doc_id, sp.source, sp.title,
+                                 sp.parent.heading_path, text, count_tokens(text),
+                                 (Span(cid, 0, len(text), channels),), sp.metadata))
+    return out
+
+
+def document_candidates(fused: Sequence[tuple[str, float]], doc_parents: dict[str, list[StoredParent]],
+                        spans: dict[str, list[Span]]) -> list[Candidate]:
+    """Whole documents: their parents joined in order; child spans mapped into the joined text."""
+    out = []
+    order = {s.child_id: i for i, s in enumerate(s for lst in spans.values() for s in lst)}
+    for did, score in fused:
+        parts = doc_parents.get(did)
+        if not parts:
+            continue
+        offsets, pieces, pos = {}, [], 0
+        for sp in parts:
+            offsets[sp.parent.parent_id] = pos
+            pieces.append(sp.parent.text)
+            pos += len(sp.parent.text) + 2
+        text = "\n\n".join(pieces)
+        mapped = []
+        for sp in parts:
+            for s in spans.get(sp.parent.parent_id, ()):
+                off = offsets[sp.parent.parent_id]
+                mapped.append(Span(s.child_id, s.start + off, s.end + off, s.channels))
+        mapped.sort(key=lambda s: order.get(s.child_id, len(order)))
+        first = parts[0]
+        out.append(Candidate(did, score, first.parent.parent_id, did, first.source, first.title, (),
+                             text, sum(sp.parent.tokens for sp in parts), tuple(mapped), first.metadata))
+    return out
+
+
+def pack(candidates: Sequence[Candidate], budget: int, max_passages: int) -> tuple[list[Passage], dict[str, Any]]:
     out: list[Passage] = []
     used = 0
     skipped: list[str] = []
-    for pid, score in fused:
-        if len(out) >= max_parents:
+    for c in candidates:
+        if len(out) >= max_passages:
             break
-        sp = parents.get(pid)
-        if sp is None:
-            skipped.append(pid)
-            continue
-        p = sp.parent
-        text, tokens, truncated = p.text, p.tokens, False
-        matched = tuple(sorted(spans.get(pid, []), key=lambda s: s.start))
+        text, tokens, truncated = c.text, c.tokens, False
+        matched = tuple(sorted(c.spans, key=lambda s: s.start))
         if used + tokens > budget:
             if out:
-                skipped.append(pid)
+                skipped.append(c.key)
                 continue
-            text, offset = _cut(p.text, budget, spans.get(pid, []))
-            tokens, truncated = budget, True
+            text, offset = _cut(c.text, budget, list(c.spans))
+            tokens, truncated = count_tokens(text), True
             matched = tuple(Span(s.child_id, max(0, s.start - offset), min(len(text), s.end - offset), s.channels)
                             for s in matched if s.end > offset and s.start - offset < len(text))
         used += tokens
-        out.append(Passage(rank=len(out) + 1, parent_id=pid, doc_id=p.doc_id, source=sp.source,
-                           title=sp.title, heading_path=p.heading_path, text=text, tokens=tokens,
-                           score=score, matched=matched, metadata=sp.metadata, truncated=truncated))
-    return out, {"budget": budget, "max_parents": max_parents, "used_tokens": used,
+        out.append(Passage(rank=len(out) + 1, parent_id=c.parent_id, doc_id=c.doc_id, source=c.source,
+                           title=c.title, heading_path=c.heading_path, text=text, tokens=tokens,
+                           score=c.score, matched=matched, metadata=c.metadata, truncated=truncated))
+    return out, {"budget": budget, "max_passages": max_passages, "used_tokens": used,
                  "skipped_for_budget": skipped}
 
 
 def _cut(text: str, budget: int, spans: list[Span]) -> tuple[str, int]:
-    """A window of ``budget`` tokens, centred on the first (best) matched span."""
+    """A window of ``budget`` tokens that starts a little before the first (best) matched span."""
     toks = token_spans(text)
     if len(toks) <= budget:
         return text, 0

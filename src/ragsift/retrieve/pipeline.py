@@ -11,7 +11,7 @@ from ragsift.config import Settings
 from ragsift.errors import QueryError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve.fusion import fuse
-from ragsift.retrieve.packing import pack
+from ragsift.retrieve.packing import child_candidates, document_candidates, pack, parent_candidates
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -24,16 +24,26 @@ FUSED_IN_TRACE = 100
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ragsift-channel")
 
 
-def dedupe_by_parent(hits: list[StoredHit]) -> list[tuple[StoredHit, int]]:
-    """Keep each parent's best child (hits come best first); ranks are 1-based after dedup."""
+_UNIT_KEYS: dict[str, Callable[[StoredHit], str]] = {
+    "parent": lambda h: h.parent_id, "child": lambda h: h.child_id, "document": lambda h: h.doc_id}
+
+
+def dedupe(hits: list[StoredHit], key: Callable[[StoredHit], str]) -> list[tuple[StoredHit, int]]:
+    """Keep the best hit per unit (parent, child or document; hits come best first), so the
+    chunks of one unit cannot each add score in fusion. Ranks are 1-based after dedup."""
     seen: set[str] = set()
     out = []
     for h in hits:
-        if h.parent_id in seen:
+        k = key(h)
+        if k in seen:
             continue
-        seen.add(h.parent_id)
+        seen.add(k)
         out.append((h, len(out) + 1))
     return out
+
+
+def dedupe_by_parent(hits: list[StoredHit]) -> list[tuple[StoredHit, int]]:
+    return dedupe(hits, _UNIT_KEYS["parent"])
 
 
 def run_channels(channels: dict[str, ChannelFn], timeout_s: float) -> dict[str, tuple[list[StoredHit], float, str | None]]:
@@ -95,19 +105,22 @@ class Retriever:
         results = run_channels(self._channels(query, s, where), s.channel_timeout_s)
         t_channels = time.perf_counter()
 
+        key = _UNIT_KEYS[s.unit]
         traces: list[ChannelTrace] = []
         rankings: dict[str, list[tuple[str, float]]] = {}
         spans: dict[str, dict[str, Span]] = {}
+        best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]] = {}
         for name, (hits, ms, err) in results.items():
-            deduped = dedupe_by_parent(hits)
+            deduped = dedupe(hits, key)
             traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r, h.start, h.end)
                                                    for h, r in deduped), ms, err, len(hits)))
             if err is None:
-                rankings[name] = [(h.parent_id, h.score) for h, _ in deduped]
+                rankings[name] = [(key(h), h.score) for h, _ in deduped]
             for h, _ in deduped:
                 cur = spans.setdefault(h.parent_id, {}).get(h.child_id)
                 chans = (cur.channels if cur else ()) + (name,)
                 spans[h.parent_id][h.child_id] = Span(h.child_id, h.start, h.end, chans)
+                best_hit[h.child_id] = (best_hit.get(h.child_id, (h,))[0], chans)
         fused = fuse(rankings, s.fusion, k=s.rrf_k, weights=s.weights, normalization=s.normalization) \
             if rankings else []
         t_fuse = time.perf_counter()
@@ -115,10 +128,17 @@ class Retriever:
         passages: list[Passage] = []
         packing: dict[str, Any] = {}
         if expand:
-            want = [pid for pid, _ in fused[: max(s.max_parents * 3, 10)]]
-            parents = self.store.get_parents(want)
-            passages, packing = pack(fused, parents, {p: list(v.values()) for p, v in spans.items()},
-                                     s.token_budget, s.max_parents)
+            top = fused[: max(s.max_parents * 3, 10)]
+            span_lists = {p: list(v.values()) for p, v in spans.items()}
+            if s.unit == "parent":
+                cands = parent_candidates(top, self.store.get_parents(pid for pid, _ in top), span_lists)
+            elif s.unit == "child":
+                parents = self.store.get_parents(best_hit[cid][0].parent_id for cid, _ in top)
+                cands = child_candidates(top, best_hit, parents)
+            else:
+                cands = document_candidates(top, self.store.get_document_parents(d for d, _ in top), span_lists)
+            passages, packing = pack(cands, s.token_budget, s.max_parents)
+            packing["unit"] = s.unit
         t_end = time.perf_counter()
         fusion_info: dict[str, Any] = {"mode": s.fusion, "channels": list(rankings)}
         if s.fusion == "rrf":
@@ -140,7 +160,8 @@ class Retriever:
                        where: Node | None = None) -> list[tuple[str, float]]:
         """Document ids by fused score (a document scores as its best parent), for evaluation."""
         res = self.retrieve(query, s, where, expand=False)
-        doc_of = {h.parent_id: h.doc_id for c in res.trace.channels for h in c.hits}
+        key = _UNIT_KEYS[s.unit]
+        doc_of = {key(h): h.doc_id for c in res.trace.channels for h in c.hits}
         seen: set[str] = set()
         out: list[tuple[str, float]] = []
         for pid, score in res.trace.fused:

@@ -97,6 +97,9 @@ class Store(Protocol):
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]: ...
 
+    def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
+        """All parents of each document, in document order."""
+
     def get_documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, StoredDocument]: ...
 
     def find_documents(self, source: str) -> list[StoredDocument]: ...

@@ -206,7 +206,9 @@ class LanceStore:
             q = q.where(w, prefilter=True)
         return self._hits(q.to_arrow(), lambda c, i: c["_score"][i])
 
-    def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None) -> pa.Table:
+    def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None,
+              per_key: int | None = 4) -> pa.Table:
+        """Rows whose ``key`` is one of ``ids`` (at most ``per_key`` rows each; None: all)."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return pa.table({})
@@ -214,21 +216,32 @@ class LanceStore:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             where = f"{key} IN ({', '.join(sql_literal(x) for x in chunk)})"
-            q = self._tables[table].search().where(where).limit(len(chunk) * 4 + 10)
+            limit = len(chunk) * per_key + 10 if per_key else self._tables[table].count_rows(where)
+            q = self._tables[table].search().where(where).limit(max(limit, 1))
             if columns:
                 q = q.select(columns)
             parts.append(q.to_arrow())
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
+    _PARENT_COLS = ["parent_id", "doc_id", "position", "heading", "text", "tokens", "source", "title",
+                    "metadata"]
+
+    @staticmethod
+    def _stored_parent(r: dict[str, Any]) -> StoredParent:
+        p = Parent(r["parent_id"], r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
+                   r["text"], r["tokens"])
+        return StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
+
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
-        rows = self._rows("parents", "parent_id", parent_ids,
-                          ["parent_id", "doc_id", "position", "heading", "text", "tokens", "source",
-                           "title", "metadata"]).to_pylist()
-        out = {}
-        for r in rows:
-            p = Parent(r["parent_id"], r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
-                       r["text"], r["tokens"])
-            out[p.parent_id] = StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
+        rows = self._rows("parents", "parent_id", parent_ids, self._PARENT_COLS).to_pylist()
+        return {r["parent_id"]: self._stored_parent(r) for r in rows}
+
+    def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
+        out: dict[str, list[StoredParent]] = {}
+        for r in self._rows("parents", "doc_id", doc_ids, self._PARENT_COLS, per_key=None).to_pylist():
+            out.setdefault(r["doc_id"], []).append(self._stored_parent(r))
+        for parts in out.values():
+            parts.sort(key=lambda sp: sp.parent.position)
         return out
 
     def _docs_from(self, tbl: pa.Table) -> dict[str, StoredDocument]:
