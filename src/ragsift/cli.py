@@ -175,6 +175,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- parser
+def _add_progress_flags(parser: argparse.ArgumentParser) -> None:
+    """--progress / --no-progress; by default a progress bar is shown on a terminal only."""
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None)
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
@@ -186,9 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "minilm (English, faster), st:<model>")
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
-    g = s.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_true", default=None)
-    g.add_argument("--no-progress", dest="progress", action="store_false")
+    _add_progress_flags(s)
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("query", help="ask a question")
@@ -236,9 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
     s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
     s.add_argument("--report-dir", help="write <dataset>.md, <dataset>.png and per-query JSONL here")
-    g = s.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_true", default=None)
-    g.add_argument("--no-progress", dest="progress", action="store_false")
+    _add_progress_flags(s)
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("compare", help="compare two configs of an eval --out file query by query")
