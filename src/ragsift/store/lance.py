@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -44,9 +45,10 @@ _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 _SQL_TYPES = {"string": "string", "int": "bigint", "float": "double", "bool": "boolean"}
 BATCH_CHILDREN = 4096
-# Below this many children dense search is exact (a flat scan); from it on an HNSW index
-# (scalar-quantised, re-ranked with the full vectors) keeps query time flat as the store grows.
-ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "20000"))
+# Below this many children dense search is exact, a matrix product over the generation's
+# vectors held in memory (~150 MB at 100k children of 384 dimensions); from it on an HNSW index
+# (scalar-quantised, re-ranked with the full vectors) keeps query time and memory in check.
+ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_REFINE_FACTOR = 2
 
 
@@ -116,6 +118,7 @@ class LanceStore:
             self._create(dim)
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
+        self._flat_lock = threading.Lock()
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
@@ -155,6 +158,7 @@ class LanceStore:
             t = self._db.open_table(name)
             t.checkout(int(m["versions"][name]))
             self._tables[name] = t
+        self._flat = None  # the exact in-memory matrix belongs to one generation
 
     def refresh(self) -> bool:
         try:
@@ -187,6 +191,29 @@ class LanceStore:
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
         if self.generation == 0:
             return []
+        if not self.manifest.get("vector_index"):
+            return self._search_flat(np.asarray(vector, np.float32), k, where)
+        return self._search_lance(vector, k, where)
+
+    def _flat_matrix(self) -> "_FlatIndex":
+        with self._flat_lock:
+            if self._flat is None:
+                self._flat = _FlatIndex(self._tables["children"].to_arrow().select(
+                    ["child_id", "parent_id", "doc_id", "start", "end", "vector"]), self.dim)
+            return self._flat
+
+    def _search_flat(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+        """Exact cosine search in memory (below the HNSW threshold a matrix product beats a
+        scan through the table). A filter selects the rows through the store first."""
+        flat = self._flat_matrix()
+        rows = None
+        if where is not None:
+            ids = (self._tables["children"].search().where(self._where(where)).select(["child_id"])
+                   .limit(max(1, len(flat.child_ids))).to_arrow().column("child_id").to_pylist())
+            rows = np.fromiter((flat.position[c] for c in ids), dtype=np.int64, count=len(ids))
+        return flat.search(vector, k, rows)
+
+    def _search_lance(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
         q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
              .distance_type("cosine").limit(k).select(self._HIT_COLS + ["_distance"]))
         if self.manifest.get("vector_index"):
@@ -301,6 +328,37 @@ class LanceStore:
 
     def close(self) -> None:
         self._tables = {}
+
+
+class _FlatIndex:
+    """One generation's child vectors (L2-normalised) and hit columns, for exact search."""
+
+    def __init__(self, tbl: pa.Table, dim: int) -> None:
+        n = tbl.num_rows
+        raw = (np.asarray(tbl.column("vector").combine_chunks().flatten(), dtype=np.float32)
+               .reshape(n, dim) if n else np.zeros((0, dim), np.float32))
+        norms = np.linalg.norm(raw, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        self.matrix = raw / norms  # a new, writable array; arrow's buffer stays untouched
+        self.child_ids = tbl.column("child_id").to_pylist()
+        self.parent_ids = tbl.column("parent_id").to_pylist()
+        self.doc_ids = tbl.column("doc_id").to_pylist()
+        self.starts = tbl.column("start").to_pylist()
+        self.ends = tbl.column("end").to_pylist()
+        self.position = {c: i for i, c in enumerate(self.child_ids)}
+
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        v = vector / (np.linalg.norm(vector) or 1.0)
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        if matrix.shape[0] == 0:
+            return []
+        scores = matrix @ v
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        pos = top if rows is None else rows[top]
+        return [StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], float(scores[t]),
+                          self.starts[i], self.ends[i]) for t, i in zip(top, pos)]
 
 
 class _WriteLock:
