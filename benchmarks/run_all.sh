@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run every benchmark, one heavy job at a time, then render docs/benchmarks.md.
+# Needs ../shared/datasets (or DATASETS=...), .venv (make install) and, for the side-by-side
+# table, .venv-anchors:
+#   python3 -m venv .venv-anchors && .venv-anchors/bin/pip install -e . -r benchmarks/requirements-anchors.txt
+# Embeddings and knowledge bases are cached under $WORK, so a rerun costs only the queries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATASETS=${DATASETS:-../shared/datasets}
+WORK=${WORK:-/tmp/ragsift-bench}
+OUT=benchmarks/results
+mkdir -p "$OUT" "$WORK"
+export HF_HUB_OFFLINE=1
+
+for ds in scifact hotpotqa-ircot-dev500; do
+  .venv/bin/ragsift eval "$DATASETS/$ds" --configs bm25,dense,hybrid,hybrid-weighted --embedder minilm \
+      --work-dir "$WORK/eval" --report-dir "$OUT" --out "$OUT/$ds.json" --no-progress
+done
+.venv/bin/python benchmarks/ingest_speed.py --dataset "$DATASETS/scifact" --docs 600 --embedder minilm \
+    --out "$OUT/ingest.json"
+.venv/bin/python benchmarks/scale.py --dataset "$DATASETS/scifact" --sizes 10000,100000 \
+    --work-dir "$WORK/scale" --out "$OUT/scale.json"
+if [ -x .venv-anchors/bin/python ]; then
+  .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scifact.json" --cache-dir "$WORK/anchors" \
+      --systems ragsift-hybrid,ragsift-weighted,langchain-ensemble,llamaindex-fusion
+  .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scale.json" --cache-dir "$WORK/anchors" \
+      --scale 100000 --systems ragsift-hybrid,langchain-ensemble,llamaindex-fusion
+fi
+.venv/bin/python benchmarks/report.py

@@ -1,0 +1,145 @@
+"""How ragsift's query time grows with the number of children (synthetic corpus).
+
+Builds a knowledge base of N synthetic documents (one parent, one child each; 40-80 words
+drawn from a real corpus's vocabulary; clustered random unit vectors, the same generator as
+``benchmarks/anchors.py --scale``) through the real store and write path, then times real
+queries (query embedding through the real model included) per channel and end to end.
+
+    .venv/bin/python benchmarks/scale.py --sizes 10000,100000 --out /tmp/scale.json
+
+Each size runs in its own process so that peak memory (max RSS) is per size.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+SEED = 13
+CLUSTERS = 256
+NOISE = 0.75
+QUERIES = 50
+
+
+def vocabulary(corpus: Path) -> tuple[list[str], np.ndarray]:
+    counts: Counter[str] = Counter()
+    with open(corpus, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            counts.update(re.findall(r"\w[\w\-]*", f"{row.get('title', '')} {row['text']}"))
+    words = list(counts)
+    freq = np.array([counts[w] for w in words], dtype=np.float64)
+    return words, freq / freq.sum()
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def build(kb_path: Path, n: int, corpus: Path) -> dict:
+    from ragsift.ingest.splitter import SplitSettings, split_document
+    from ragsift.kb import KnowledgeBase
+    from ragsift.store.base import IndexedChild
+    from ragsift.types import Document
+
+    words, probs = vocabulary(corpus)
+    rng = np.random.default_rng(SEED)
+    crng = np.random.default_rng(SEED + 1)
+    centres = _unit(crng.standard_normal((CLUSTERS, 384)))
+    kb = KnowledgeBase.open(kb_path, embedder="minilm")
+    t0 = time.perf_counter()
+    batch = 10_000
+    txn = kb.store.begin()
+    cdf = np.cumsum(probs)
+    for start in range(0, n, batch):
+        m = min(batch, n - start)
+        clusters = crng.integers(0, CLUSTERS, size=m)
+        vecs = _unit(centres[clusters] + crng.standard_normal((m, 384)) * NOISE / np.sqrt(384)).astype(np.float32)
+        lengths = rng.integers(40, 81, size=m)
+        # unigram draws for the whole batch at once (inverse CDF), not one weighted choice per word
+        drawn = np.minimum(np.searchsorted(cdf, rng.random(int(lengths.sum()))), len(words) - 1)
+        ends = np.cumsum(lengths)
+        for i in range(m):
+            text = " ".join(words[j] for j in drawn[ends[i] - lengths[i]:ends[i]])
+            doc = Document(f"syn{start + i}", "synthetic.jsonl", "", text, str(start + i), "jsonl", {})
+            parents, children = split_document(doc, SplitSettings(child_tokens=200))
+            indexed = [IndexedChild(c, kb.analyzer.analyze(c.text), vecs[i]) for c in children]
+            txn.put_document(doc, parents, indexed)
+    gen = txn.commit()
+    return {"build_s": time.perf_counter() - t0, "generation": gen, "children": kb.stats()["children"]}
+
+
+def measure(kb_path: Path, queries: list[str]) -> dict:
+    from ragsift.kb import KnowledgeBase
+
+    kb = KnowledgeBase.open(kb_path, create=False)
+    out = {}
+    for name, channels in (("bm25", ["bm25"]), ("dense", ["dense"]), ("hybrid", ["dense", "bm25"])):
+        kb.query(queries[0], channels=channels)  # warm-up
+        total, per_channel = [], []
+        for q in queries:
+            t = time.perf_counter()
+            res = kb.query(q, channels=channels)
+            total.append((time.perf_counter() - t) * 1000)
+            per_channel.append({c.name: c.elapsed_ms for c in res.trace.channels})
+        out[name] = {"p50_ms": float(np.percentile(total, 50)), "p95_ms": float(np.percentile(total, 95))}
+        if name == "hybrid":
+            for ch in ("dense", "bm25"):
+                vals = [p[ch] for p in per_channel]
+                out[f"hybrid.{ch}_channel"] = {"p50_ms": float(np.percentile(vals, 50)),
+                                               "p95_ms": float(np.percentile(vals, 95))}
+    return out
+
+
+def one_size(n: int, work: Path, dataset: Path) -> dict:
+    kb_path = work / f"scale-{n}"
+    info = {"children_requested": n}
+    if not (kb_path / "manifest.json").exists():
+        info.update(build(kb_path, n, dataset / "corpus.jsonl"))
+    queries = []
+    with open(dataset / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            queries.append(json.loads(line)["text"])
+            if len(queries) == QUERIES:
+                break
+    info["latency"] = measure(kb_path, queries)
+    info["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return info
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="10000,100000")
+    p.add_argument("--dataset", default="../shared/datasets/scifact")
+    p.add_argument("--work-dir", default="/tmp/ragsift-scale")
+    p.add_argument("--out", required=True)
+    p.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: run one size in this process
+    args = p.parse_args()
+    work, dataset = Path(args.work_dir), Path(args.dataset)
+    if args.one:
+        print(json.dumps(one_size(args.one, work, dataset)))
+        return 0
+    results = {}
+    for n in (int(s) for s in args.sizes.split(",")):
+        proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--work-dir", str(work),
+                               "--dataset", str(dataset), "--out", args.out],
+                              capture_output=True, text=True, check=True)
+        results[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+        lat = results[n]["latency"]
+        print(f"{n:>9} children: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, p95 {lat['hybrid']['p95_ms']:.1f} ms; "
+              f"bm25 p50 {lat['bm25']['p50_ms']:.1f}; dense p50 {lat['dense']['p50_ms']:.1f}; "
+              f"max RSS {results[n]['max_rss_mb']:.0f} MB", flush=True)
+    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
