@@ -137,7 +137,8 @@ def main() -> int:
         print(f"{n:>9} children: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, p95 {lat['hybrid']['p95_ms']:.1f} ms; "
               f"bm25 p50 {lat['bm25']['p50_ms']:.1f}; dense p50 {lat['dense']['p50_ms']:.1f}; "
               f"max RSS {results[n]['max_rss_mb']:.0f} MB", flush=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1))
+        # written after every size, so a long last size never loses the earlier ones
+        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1))
     return 0
 
 
