@@ -56,9 +56,10 @@ def anchors_section() -> tuple[list[str], dict | None, dict | None]:
               f"{q['n_queries']} queries); the same embedding model (`{q['embedder']}`) for every system; "
               "k=10 documents per query; latency includes the query embedding.",
               "- Command: `.venv-anchors/bin/python benchmarks/anchors.py --dataset ../shared/datasets/scifact "
-              "--out benchmarks/results/anchors-scifact.json --systems ragsift-hybrid,ragsift-weighted,"
-              "langchain-ensemble,llamaindex-fusion` (anchors in their own virtual environment, "
-              "`benchmarks/requirements-anchors.txt`).", "",
+              f"--out benchmarks/results/anchors-scifact.json --systems {','.join(q['systems'])}` (anchors in "
+              "their own virtual environment, `benchmarks/requirements-anchors.txt`).",
+              "- LangChain's ParentDocumentRetriever is dense only (FAISS over 400-character children); the "
+              "other three fuse BM25 and vectors.", "",
               "| system | nDCG@10 | Recall@10 | MRR@10 | p50 ms | p95 ms | p50 vs ragsift-hybrid |",
               "|---|---|---|---|---|---|---|"]
     base = q["systems"].get("ragsift-hybrid", {}).get("p50_ms")

@@ -23,7 +23,7 @@ done
     --work-dir "$WORK/scale" --out "$OUT/scale.json"
 if [ -x .venv-anchors/bin/python ]; then
   .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scifact.json" --cache-dir "$WORK/anchors" \
-      --systems ragsift-hybrid,ragsift-weighted,langchain-ensemble,llamaindex-fusion
+      --systems ragsift-hybrid,ragsift-weighted,langchain-ensemble,langchain-parent,llamaindex-fusion
   .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scale.json" --cache-dir "$WORK/anchors" \
       --scale 100000 --systems ragsift-hybrid,langchain-ensemble,llamaindex-fusion
 fi
