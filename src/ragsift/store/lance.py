@@ -401,18 +401,10 @@ class LanceTransaction:
             self.manifest = dict(store.manifest)
             self.generation = int(self.manifest["generation"]) + 1
             self.fields = dict(self.manifest.get("fields", {}))
-            self.tables = {}
-            for name in TABLES:
-                t = store._db.open_table(name)
-                committed = int(self.manifest["versions"][name])
-                if t.version != committed:
-                    # leftovers of a crashed or aborted writer: roll back to the committed state
-                    log.warning("rolling back table %s from version %s to committed %s",
-                                name, t.version, committed)
-                    t.checkout(committed)
-                    t.restore()
-                self.tables[name] = t
+            self.tables = {name: store._db.open_table(name) for name in TABLES}
+            self._rollback("leftovers of a crashed or aborted writer")
             self._pending: dict[str, list] = {n: [] for n in TABLES}
+            self._pending_docs: set[str] = set()  # doc ids with rows in _pending
             self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
             self._to_delete: set[str] = set()
             self._pending_children = 0
@@ -443,6 +435,7 @@ class LanceTransaction:
         self._check_open()
         self.delete_document(doc.doc_id)
         meta_values = self._ensure_fields(doc.metadata)
+        self._pending_docs.add(doc.doc_id)
         gen = self.generation
         meta_json = json.dumps(doc.metadata, ensure_ascii=False)
         self._pending["documents"].append({
@@ -471,11 +464,12 @@ class LanceTransaction:
     def delete_document(self, doc_id: str) -> bool:
         self._check_open()
         existed = False
-        for name in TABLES:
-            before = len(self._pending[name])
-            self._pending[name] = [r for r in self._pending[name] if r["doc_id"] != doc_id]
-            existed |= name == "documents" and len(self._pending[name]) != before
-        self._pending_children = len(self._pending["children"])
+        if doc_id in self._pending_docs:  # only then scan the pending rows
+            self._pending_docs.discard(doc_id)
+            for name in TABLES:
+                self._pending[name] = [r for r in self._pending[name] if r["doc_id"] != doc_id]
+            self._pending_children = len(self._pending["children"])
+            existed = True
         if doc_id in self._stored:
             self._stored.discard(doc_id)
             self._to_delete.add(doc_id)
@@ -512,6 +506,7 @@ class LanceTransaction:
                 tbl = pa.Table.from_pylist(rows, schema=schema)
             self.tables[name].add(tbl)
             self._pending[name] = []
+        self._pending_docs.clear()
         self._pending_children = 0
 
     def commit(self) -> int:
@@ -520,7 +515,8 @@ class LanceTransaction:
             self._flush()
             children = self.tables["children"]
             fts = bool(self.manifest.get("fts"))
-            if children.count_rows() > 0:
+            n_children = children.count_rows()
+            if n_children > 0:
                 if not fts:
                     # our analyzer already segmented, stemmed and stop-worded: index its terms as-is
                     children.create_index("terms", replace=True, config=FTS(
@@ -529,13 +525,12 @@ class LanceTransaction:
                     fts = True
                 else:
                     children.optimize()
-            n_children = children.count_rows()
             if not self.manifest.get("vector_index") and n_children >= ANN_MIN_CHILDREN:
                 children.create_index("vector", replace=True, config=HnswSq(distance_type="cosine"))
                 self.manifest["vector_index"] = True
             for name in ("documents", "parents"):
                 self.tables[name].optimize()
-            if not self.manifest.get("scalar_indexes") and children.count_rows() > 0:
+            if not self.manifest.get("scalar_indexes") and n_children > 0:
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
                                       ("parents", "doc_id"), ("children", "doc_id")):
@@ -557,14 +552,19 @@ class LanceTransaction:
             return
         self._done = True
         try:
-            for name in TABLES:
-                t = self.tables[name]
-                committed = int(self.manifest["versions"][name])
-                if t.version != committed:
-                    t.checkout(committed)
-                    t.restore()
+            self._rollback("aborted write")
         finally:
             self.lock.release()
+
+    def _rollback(self, why: str) -> None:
+        """Restore every table to the version the committed manifest names."""
+        for name, t in self.tables.items():
+            committed = int(self.manifest["versions"][name])
+            if t.version != committed:
+                log.warning("rolling back table %s from version %s to committed %s (%s)",
+                            name, t.version, committed, why)
+                t.checkout(committed)
+                t.restore()
 
     def _check_open(self) -> None:
         if self._done:
