@@ -1,0 +1,56 @@
+"""Deadlines and cancellation shared by channels and the model calls they make.
+
+A ``Deadline`` is handed to every channel; model calls bound their network timeouts by it and
+check it between tokens, so a channel's work really ends when its time is up (Python threads
+cannot be killed, so each blocking call must end by itself).
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from ragsift.errors import RagsiftError
+
+
+class Cancelled(RagsiftError):
+    """The work was cancelled or ran out of time."""
+
+
+class Deadline:
+    def __init__(self, seconds: float | None = None, parent: "Deadline | None" = None) -> None:
+        self._at = None if seconds is None else time.monotonic() + seconds
+        self._event = threading.Event()
+        self._parent = parent
+
+    def child(self, seconds: float) -> "Deadline":
+        """A deadline ``seconds`` from now that also ends when this one does."""
+        return Deadline(seconds, parent=self)
+
+    @classmethod
+    def never(cls) -> "Deadline":
+        return cls(None)
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a deadline; 0 once cancelled)."""
+        if self._event.is_set():
+            return 0.0
+        own = float("inf") if self._at is None else max(0.0, self._at - time.monotonic())
+        return own if self._parent is None else min(own, self._parent.remaining())
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def check(self, what: str = "work") -> None:
+        if self.expired:
+            raise Cancelled(f"{what} cancelled: out of time")
+
+    def bound(self, seconds: float) -> float:
+        """``seconds`` capped by the time left; raises when nothing is left."""
+        left = self.remaining()
+        if left <= 0:
+            raise Cancelled("out of time")
+        return min(seconds, left)
