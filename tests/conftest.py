@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# model answers are cached per test session, never in the user's cache; assembled model files
+# are kept where they were (assembling the 1.1 GB model takes a few seconds)
+_user_cache = Path(os.environ.get("RAGSIFT_CACHE_DIR") or Path.home() / ".cache" / "ragsift")
+os.environ.setdefault("RAGSIFT_MODELS_DIR", str(_user_cache / "models"))
+os.environ["RAGSIFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragsift-test-cache-")
 
 from ragsift.demo import sample_dir, sample_questions  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402

@@ -76,3 +76,24 @@ def test_user_errors_are_one_line(cli_kb, args, message):
 def test_missing_knowledge_base(tmp_path):
     p = ragsift("--kb", str(tmp_path / "none"), "query", "hello", check=False)
     assert p.returncode == 2 and "no knowledge base" in p.stderr
+
+
+def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_path):
+    from fault_llm_server import FaultInjectingLLMServer
+
+    kb, docs = cli_kb
+    ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
+    with FaultInjectingLLMServer("ok", answer="Backups run nightly at 02:00 UTC and are kept 30 days.",
+                                 yes_if="02:00") as srv:
+        env_args = ("--llm", "openai:stub", "--llm-base-url", srv.url)
+        out = ragsift("--kb", str(kb), "query", "When do backups run?", "--hyde", "--rewrite",
+                      "--rerank", "llm-judge", *env_args).stdout
+        assert "HyDE hypothesis 1 (hypothesis): Backups run nightly" in out
+        assert "rewrite: 'Backups run nightly" in out and "rerank llm-judge:openai:stub" in out
+        res = json.loads(ragsift("--kb", str(kb), "query", "备份什么时候运行？", "--hyde", "--json",
+                                 "--hyde-mode", "mean", "--hyde-samples", "2", *env_args).stdout)
+        assert [c["name"] for c in res["trace"]["channels"]] == ["dense", "bm25", "hyde", "hyde_bm25"]
+        assert res["trace"]["transforms"]["hyde"]["mode"] == "mean"
+        assert len(res["trace"]["transforms"]["hyde"]["hypotheses"]) == 2
+    p = ragsift("--kb", str(kb), "query", "When do backups run?", "--hyde", check=False)
+    assert p.returncode == 2 and "needs a language model" in p.stderr

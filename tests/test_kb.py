@@ -287,6 +287,8 @@ def test_opening_a_missing_knowledge_base_without_create(tmp_path):
 def test_a_failing_or_slow_channel_leaves_an_error_not_a_failed_query(small_kb, monkeypatch):
     import time as _time
 
+    from ragsift.retrieve import runner
+
     kb, _ = small_kb
 
     def broken_bm25(*a, **k):  # fault injector: the BM25 channel crashes
@@ -299,16 +301,19 @@ def test_a_failing_or_slow_channel_leaves_an_error_not_a_failed_query(small_kb, 
     assert chans["dense"].error is None and res.passages
     assert res.trace.fusion["channels"] == ["dense"]
 
-    def slow_bm25(*a, **k):  # fault injector: the BM25 channel hangs
+    def slow_bm25(*a, **k):  # fault injector: the BM25 channel hangs and ignores its deadline
         _time.sleep(3)
         return []
 
     monkeypatch.setattr(kb.store, "search_bm25", slow_bm25)
     t = _time.perf_counter()
     res = kb.query("How long does a full charge take?", channel_timeout_s=0.5)
-    assert _time.perf_counter() - t < 2.5
+    # the timeout, then the grace period for cancelled work, then the answer
+    assert _time.perf_counter() - t < 0.5 + runner.CANCEL_GRACE_S + 0.8
     chans = {c.name: c for c in res.trace.channels}
-    assert chans["bm25"].error == "timed out after 0.5s" and res.passages
+    assert chans["bm25"].error.startswith("timed out after 0.5s; still running") and res.passages
+    _time.sleep(3)
+    assert runner.active_channels() == 0
 
 
 def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, monkeypatch):

@@ -78,11 +78,18 @@ def _parse_weights(text: str | None) -> dict[str, float] | None:
     return out
 
 
-def _query_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {"channels": args.channels.split(",") if args.channels else None, "fusion": args.fusion,
+def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> dict[str, Any]:
+    channels = args.channels.split(",") if args.channels else None
+    extra = (["hyde", "hyde_bm25"] if args.hyde else []) + (["multi_query"] if args.multi_query else [])
+    if extra:
+        channels = list(dict.fromkeys([*(channels or kb_channels), *extra]))
+    return {"channels": channels, "fusion": args.fusion,
             "rrf_k": args.rrf_k, "weights": _parse_weights(args.weights),
             "normalization": args.normalization, "max_parents": args.max_parents, "unit": args.unit,
-            "token_budget": args.budget}
+            "token_budget": args.budget, "llm": args.llm, "llm_base_url": args.llm_base_url,
+            "hyde_mode": args.hyde_mode, "hyde_samples": args.hyde_samples,
+            "rewrite": True if args.rewrite else None, "multi_query_n": args.multi_query,
+            "rerank": args.rerank, "rerank_top_n": args.rerank_top_n, "channel_timeout_s": args.timeout}
 
 
 def format_result(result, show_trace: bool = False, width: int = 100) -> str:
@@ -108,6 +115,23 @@ def format_result(result, show_trace: bool = False, width: int = 100) -> str:
         if show_trace:
             for h in c.hits[:5]:
                 out.append(f"    #{h.rank} {h.parent_id} raw score {h.score:.4f}")
+    rw = t.transforms.get("rewrite")
+    if rw:
+        out.append(f"  rewrite: {rw['rewritten']!r}" if rw["rewritten"] else
+                   f"  rewrite failed ({rw['error']}); searched the question as asked")
+    hyde = t.transforms.get("hyde")
+    if hyde:
+        for i, h in enumerate(hyde["hypotheses"]):
+            out.append(f"  HyDE hypothesis {i + 1} ({hyde['mode']}): " + textwrap.shorten(h, width if show_trace else 200))
+        for e in hyde["errors"]:
+            out.append(f"  HyDE error: {e}")
+    mq = t.transforms.get("multi_query")
+    if mq:
+        out.append(f"  multi-query: {mq['queries']}" + (f" (error: {mq['error']})" if mq["error"] else ""))
+    if t.rerank:
+        r = t.rerank
+        out.append(f"  rerank {r['model']}: judged {r['judged']} of the top {r['top_n']}"
+                   + (f" (error: {r['error']})" if r["error"] else ""))
     return "\n".join(out)
 
 
@@ -119,7 +143,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             flt = json.loads(args.filter)
         except json.JSONDecodeError as e:
             raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
-    result = kb.query(args.question, filter=flt, **_query_overrides(args))
+    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.channels))
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -210,6 +234,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what comes back: the parent section (default), the child chunk, the whole document")
     s.add_argument("--max-parents", type=int, help="most passages returned")
     s.add_argument("--budget", type=int, help="token budget for the returned passages")
+    s.add_argument("--timeout", type=float, help="seconds each channel may take (channel_timeout_s)")
+    g = s.add_argument_group("language model (HyDE, rewriting, multi-query, LLM-judge reranking)")
+    g.add_argument("--llm", help="local:qwen2.5-coder-1.5b (offline), local:FILE.gguf or openai:MODEL")
+    g.add_argument("--llm-base-url", help="for openai:MODEL (else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL); "
+                   "the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY")
+    g.add_argument("--hyde", action="store_true", help="add the HyDE channels (dense and BM25 over a hypothesis)")
+    g.add_argument("--hyde-mode", choices=["hypothesis", "query+hypothesis", "mean"])
+    g.add_argument("--hyde-samples", type=int, help="hypotheses averaged in mean mode")
+    g.add_argument("--rewrite", action="store_true", help="search an LLM rewrite of the question")
+    g.add_argument("--multi-query", type=int, metavar="N", help="add a channel that fuses N LLM-written queries")
+    g.add_argument("--rerank", help="llm-judge or cross-encoder:MODEL")
+    g.add_argument("--rerank-top-n", type=int)
     s.set_defaults(func=cmd_query)
 
     s = sub.add_parser("stats", help="show counts, generation and settings")

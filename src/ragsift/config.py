@@ -4,6 +4,7 @@ its ``ragsift.toml``; query settings are defaults that any single query may over
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 from dataclasses import dataclass, field, fields
 from enum import Enum
@@ -45,7 +46,16 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
               "index_headings", "analyzer")
 
-KNOWN_CHANNELS = ("dense", "bm25")
+KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query")
+LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
+# steps besides channels that take a timeout of their own in ``channel_timeouts``
+TIMED_STEPS = ("rewrite", "rerank")
+
+
+class HydeMode(str, Enum):
+    HYPOTHESIS = "hypothesis"
+    QUERY_HYPOTHESIS = "query+hypothesis"
+    MEAN = "mean"
 
 
 @dataclass(frozen=True)
@@ -68,14 +78,33 @@ class Settings:
     max_parents: int = 4
     token_budget: int = 3000
     channel_timeout_s: float = 30.0
+    channel_timeouts: dict[str, float] = field(default_factory=dict)  # per channel / step
     max_query_chars: int = 4000
+    # --- language model (HyDE, rewriting, multi-query, LLM-judge reranking) ---
+    llm: str = ""  # "" (none), "local:<packaged name | file.gguf>" or "openai:<model>"
+    llm_base_url: str = ""  # for openai:*; else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL
+    llm_cache: bool | str = True  # True: $RAGSIFT_CACHE_DIR/llm-cache.sqlite; a path; False: off
+    llm_max_retries: int = 2
+    llm_max_concurrency: int = 4
+    prompts: dict[str, Any] = field(default_factory=dict)  # e.g. {"hyde.en": {system=..., user=...}}
+    hyde_mode: str = "hypothesis"
+    hyde_samples: int = 4  # hypotheses in "mean" mode
+    hyde_temperature: float = 0.7
+    hyde_max_tokens: int = 256
+    rewrite: bool = False  # plain channels search an LLM rewrite of the question
+    multi_query_n: int = 3  # queries the multi_query channel asks for
+    rerank: str = ""  # "" (none), "llm-judge" or "cross-encoder:<model>"
+    rerank_top_n: int = 10
+    rerank_max_tokens: int = 256  # a passage is cut to this before it is judged
 
     def __post_init__(self) -> None:
         parse_enum(FusionMode, self.fusion, "fusion mode")
         parse_enum(Normalization, self.normalization, "normalization")
         parse_enum(Unit, self.unit, "unit")
+        parse_enum(HydeMode, self.hyde_mode, "hyde_mode")
         for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
-                     "token_budget", "max_query_chars"):
+                     "token_budget", "max_query_chars", "hyde_samples", "hyde_max_tokens",
+                     "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
@@ -97,6 +126,37 @@ class Settings:
                 raise ConfigError(f"weight for unknown channel {ch!r}")
             if not isinstance(w, (int, float)) or w < 0:
                 raise ConfigError(f"weight for {ch!r} must be a number >= 0")
+        if self.fusion == FusionMode.WEIGHTED.value:
+            missing = [c for c in self.channels if c not in self.weights]
+            if missing:
+                raise ConfigError(f"weighted fusion needs a weight for every channel; missing: {', '.join(missing)}")
+        for name, t in self.channel_timeouts.items():
+            if name not in KNOWN_CHANNELS + TIMED_STEPS:
+                raise ConfigError(f"timeout for unknown channel or step {name!r}; valid: "
+                                  f"{', '.join(KNOWN_CHANNELS + TIMED_STEPS)}")
+            if not isinstance(t, (int, float)) or isinstance(t, bool) or t <= 0:
+                raise ConfigError(f"timeout for {name!r} must be a positive number of seconds")
+        if not isinstance(self.llm_max_retries, int) or self.llm_max_retries < 0:
+            raise ConfigError("llm_max_retries must be an integer >= 0")
+        if not 0 <= self.hyde_temperature <= 2:
+            raise ConfigError("hyde_temperature must be between 0 and 2")
+        needs_llm = [c for c in self.channels if c in LLM_CHANNELS]
+        needs_llm += ["rewrite"] if self.rewrite else []
+        needs_llm += ["rerank = 'llm-judge'"] if self.rerank == "llm-judge" else []
+        if needs_llm and not self.llm:
+            raise ConfigError(f"{', '.join(needs_llm)} needs a language model: set llm to "
+                              "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
+        if self.rerank and self.rerank != "llm-judge" and not self.rerank.startswith("cross-encoder:"):
+            raise ConfigError(f"unknown reranker {self.rerank!r}; use 'llm-judge' or 'cross-encoder:<model>'")
+        from ragsift.models.prompts import validate_prompts
+        validate_prompts(self.prompts)
+
+    def timeout(self, name: str) -> float:
+        """The timeout of a channel or step: its own in ``channel_timeouts``, else
+        ``channel_timeout_s`` (half of it for the rewrite, so that the channels waiting for it
+        still have time to search the original question when it fails)."""
+        default = self.channel_timeout_s / 2 if name == "rewrite" else self.channel_timeout_s
+        return float(self.channel_timeouts.get(name, default))
 
     def replace(self, **changes: Any) -> "Settings":
         unknown = set(changes) - {f.name for f in fields(self)}
@@ -153,7 +213,8 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        # a JSON string is a valid TOML basic string (control characters escaped), but for DEL
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, dict):

@@ -146,8 +146,10 @@ class Trace:
     filter: dict[str, Any] | None
     generation: int
     timings_ms: dict[str, float]
-    fused: tuple[tuple[str, float], ...] = ()  # (parent_id, fused score), best first
+    fused: tuple[tuple[str, float], ...] = ()  # (unit id, fused score), best first, before reranking
     packing: dict[str, Any] = field(default_factory=dict)
+    transforms: dict[str, Any] = field(default_factory=dict)  # rewrite, HyDE hypotheses, multi-query
+    rerank: dict[str, Any] | None = None  # reranker, judged units and their scores
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -159,6 +161,8 @@ class Trace:
             "channels": [c.to_dict() for c in self.channels],
             "fused": [{"parent_id": p, "score": s} for p, s in self.fused],
             "packing": self.packing,
+            "transforms": self.transforms,
+            "rerank": self.rerank,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

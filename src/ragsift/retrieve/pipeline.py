@@ -4,24 +4,29 @@ to parents -> pack into a token budget -> Result with a trace.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Callable
 
+from ragsift.cancel import Deadline
 from ragsift.config import Settings
-from ragsift.errors import QueryError
+from ragsift.errors import QueryError, RagsiftError
 from ragsift.models.embedders import Embedder
-from ragsift.retrieve.fusion import fuse
+from ragsift.models.llm import LLM, load_llm
+from ragsift.models.rerankers import load_reranker
+from ragsift.retrieve.fusion import fuse, rrf
 from ragsift.retrieve.packing import child_candidates, document_candidates, pack, parent_candidates
+from ragsift.retrieve.runner import Shared, run_channels
+from ragsift.retrieve.transforms import (generate_hypotheses, hyde_text, hyde_vector, multi_queries,
+                                         rewrite_query)
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
+from ragsift.text.tokens import token_spans
 from ragsift.types import ChannelTrace, Hit, Passage, Result, Span, Trace
 
-ChannelFn = Callable[[], list[StoredHit]]
+ChannelFn = Callable[[Deadline], list[StoredHit]]
 
 FUSED_IN_TRACE = 100
-_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ragsift-channel")
 
 
 _UNIT_KEYS: dict[str, Callable[[StoredHit], str]] = {
@@ -46,31 +51,55 @@ def dedupe_by_parent(hits: list[StoredHit]) -> list[tuple[StoredHit, int]]:
     return dedupe(hits, _UNIT_KEYS["parent"])
 
 
-def run_channels(channels: dict[str, ChannelFn], timeout_s: float) -> dict[str, tuple[list[StoredHit], float, str | None]]:
-    """Run channels concurrently, each bounded by ``timeout_s``. A failing or slow channel
-    yields no hits and an error; it never fails the query."""
-    t0 = time.perf_counter()
-    futures = {}
-    for name, fn in channels.items():
-        futures[name] = _pool.submit(_timed, fn)
-    wait(list(futures.values()), timeout=timeout_s)
-    out = {}
-    for name, fut in futures.items():
-        if not fut.done():
-            fut.cancel()
-            out[name] = ([], (time.perf_counter() - t0) * 1000, f"timed out after {timeout_s:g}s")
-            continue
-        hits, ms, err = fut.result()
-        out[name] = (hits, ms, err)
-    return out
+def cut_to_tokens(text: str, max_tokens: int) -> str:
+    spans = token_spans(text)
+    return text if len(spans) <= max_tokens else text[: spans[max_tokens - 1][1]]
 
 
-def _timed(fn: ChannelFn) -> tuple[list[StoredHit], float, str | None]:
-    t = time.perf_counter()
-    try:
-        return fn(), (time.perf_counter() - t) * 1000, None
-    except Exception as e:  # a channel's failure is recorded, never raised
-        return [], (time.perf_counter() - t) * 1000, f"{type(e).__name__}: {e}"
+class _Steps:
+    """The LLM steps of one query, each run once and shared by the channels that need it."""
+
+    def __init__(self, retriever: "Retriever", query: str, language: str, s: Settings) -> None:
+        self.query, self.language, self.s = query, language, s
+        llm = retriever.llm
+        self.rewrite = Shared(lambda d: rewrite_query(
+            llm(s), query, language, prompts=s.prompts, deadline=d.child(s.timeout("rewrite")))) \
+            if s.rewrite else None
+        self.rewrite_error: str | None = None
+        n = s.hyde_samples if s.hyde_mode == "mean" else 1
+        self.hyde = Shared(lambda d: generate_hypotheses(
+            llm(s), query, language, n, temperature=s.hyde_temperature, max_tokens=s.hyde_max_tokens,
+            prompts=s.prompts, deadline=d))
+        self.multi = Shared(lambda d: multi_queries(
+            llm(s), query, language, s.multi_query_n, prompts=s.prompts, deadline=d))
+
+    def plain_query(self, deadline: Deadline) -> str:
+        """The query the plain channels search: the rewrite, or the question when rewriting is
+        off or fails (the rewrite has its own timeout, so the channels still have time)."""
+        if self.rewrite is None:
+            return self.query
+        try:
+            return self.rewrite.get(deadline)
+        except RagsiftError as e:
+            self.rewrite_error = f"{type(e).__name__}: {e}"
+            return self.query
+
+    def trace(self, channels: set[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.rewrite is not None and self.rewrite.done:
+            value, err = self.rewrite.outcome()
+            out["rewrite"] = {"original": self.query, "rewritten": value,
+                              "error": self.rewrite_error or (f"{type(err).__name__}: {err}" if err else None)}
+        if channels & {"hyde", "hyde_bm25"}:
+            value, err = self.hyde.outcome()
+            h = {"mode": self.s.hyde_mode, "hypotheses": value.texts if value else [],
+                 "errors": (value.errors if value else []) + ([f"{type(err).__name__}: {err}"] if err else []),
+                 "elapsed_ms": round(value.elapsed_ms, 3) if value else None}
+            out["hyde"] = h
+        if "multi_query" in channels:
+            value, err = self.multi.outcome()
+            out["multi_query"] = {"queries": value or [], "error": f"{type(err).__name__}: {err}" if err else None}
+        return out
 
 
 class Retriever:
@@ -79,22 +108,84 @@ class Retriever:
         self._embedder_loader = embedder_loader
         self.analyzer = analyzer
 
-    def _channels(self, query: str, s: Settings, where: Node | None) -> dict[str, ChannelFn]:
-        depth = s.channel_depth
+    def llm(self, s: Settings) -> LLM:
+        return load_llm(s.llm, base_url=s.llm_base_url or None, cache=s.llm_cache,
+                        max_retries=s.llm_max_retries, max_concurrency=s.llm_max_concurrency)
+
+    def _channels(self, steps: _Steps, s: Settings, where: Node | None) -> dict[str, ChannelFn]:
+        depth, question = s.channel_depth, steps.query
+        embedder = self._embedder_loader
         fns: dict[str, ChannelFn] = {}
-        if "dense" in s.channels:
-            def dense() -> list[StoredHit]:
-                vec = self._embedder_loader().embed_queries([query])[0]
-                return self.store.search_dense(vec, depth, where)
-            fns["dense"] = dense
-        if "bm25" in s.channels:
-            def bm25() -> list[StoredHit]:
-                return self.store.search_bm25(self.analyzer.analyze(query), depth, where)
-            fns["bm25"] = bm25
+
+        def dense(d: Deadline) -> list[StoredHit]:
+            vec = embedder().embed_queries([steps.plain_query(d)])[0]
+            return self.store.search_dense(vec, depth, where)
+
+        def bm25(d: Deadline) -> list[StoredHit]:
+            return self.store.search_bm25(self.analyzer.analyze(steps.plain_query(d)), depth, where)
+
+        def hyde(d: Deadline) -> list[StoredHit]:
+            vec = hyde_vector(embedder(), question, steps.hyde.get(d), s.hyde_mode)
+            return self.store.search_dense(vec, depth, where)
+
+        def hyde_bm25(d: Deadline) -> list[StoredHit]:
+            text = hyde_text(question, steps.hyde.get(d), s.hyde_mode)
+            return self.store.search_bm25(self.analyzer.analyze(text), depth, where)
+
+        def multi_query(d: Deadline) -> list[StoredHit]:
+            queries = steps.multi.get(d)
+            vecs = embedder().embed_queries(queries)
+            lists: dict[str, list[tuple[str, float]]] = {}
+            by_id: dict[str, StoredHit] = {}
+            for i, q in enumerate(queries):
+                for name, hits in ((f"dense{i}", self.store.search_dense(vecs[i], depth, where)),
+                                   (f"bm25{i}", self.store.search_bm25(self.analyzer.analyze(q), depth, where))):
+                    lists[name] = [(h.child_id, h.score) for h in hits]
+                    by_id.update((h.child_id, h) for h in hits if h.child_id not in by_id)
+            return [StoredHit(cid, by_id[cid].parent_id, by_id[cid].doc_id, score, by_id[cid].start, by_id[cid].end)
+                    for cid, score in rrf(lists, k=s.rrf_k)[:depth]]
+
+        table = {"dense": dense, "bm25": bm25, "hyde": hyde, "hyde_bm25": hyde_bm25, "multi_query": multi_query}
+        for name in s.channels:
+            fns[name] = table[name]
         return fns
 
-    def retrieve(self, query: str, s: Settings, where: Node | None,
-                 filter_spec: dict[str, Any] | None = None, expand: bool = True) -> Result:
+    def _rerank(self, query: str, fused: list[tuple[str, float]], s: Settings,
+                best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]], key: Callable[[StoredHit], str]
+                ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+        """Rerank the top ``rerank_top_n`` units; the rest keep their fused order. On failure
+        (or when time runs out part way) the units not judged keep their fused order."""
+        t = time.perf_counter()
+        top = fused[: s.rerank_top_n]
+        info: dict[str, Any] = {"model": s.rerank, "top_n": s.rerank_top_n, "judged": 0, "scores": [], "error": None}
+        try:
+            reranker = load_reranker(s.rerank, lambda: self.llm(s), s.prompts)
+            info["model"] = reranker.name
+            hit_of: dict[str, StoredHit] = {}
+            for h, _ in best_hit.values():
+                hit_of.setdefault(key(h), h)
+            parents = self.store.get_parents(hit_of[u].parent_id for u, _ in top)
+            texts = []
+            for u, _ in top:
+                h = hit_of[u]
+                p = parents[h.parent_id].parent
+                text = p.text[h.start:h.end] if s.unit == "child" else p.text
+                head = " > ".join(p.heading_path)
+                texts.append(cut_to_tokens((head + "\n" if head else "") + text, s.rerank_max_tokens))
+            scores = reranker.score(query, texts, Deadline(s.timeout("rerank")))
+        except RagsiftError as e:
+            info["error"] = f"{type(e).__name__}: {e}"
+            scores = []
+        if len(scores) < len(top) and info["error"] is None:
+            info["error"] = f"out of time: judged {len(scores)} of {len(top)}"
+        judged = top[: len(scores)]
+        order = sorted(range(len(judged)), key=lambda i: (-scores[i], i))
+        info["judged"] = len(scores)
+        info["scores"] = [{"id": judged[i][0], "score": round(scores[i], 4), "fused_rank": i + 1} for i in order]
+        info["elapsed_ms"] = round((time.perf_counter() - t) * 1000, 3)
+        return [judged[i] for i in order] + fused[len(judged):], info
+
+    def _search(self, query: str, s: Settings, where: Node | None) -> dict[str, Any]:
         t0 = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise QueryError("the query is empty")
@@ -102,7 +193,9 @@ class Retriever:
             raise QueryError(f"the query is {len(query)} characters; the limit is {s.max_query_chars} "
                              "(setting max_query_chars)")
         query = query.strip()
-        results = run_channels(self._channels(query, s, where), s.channel_timeout_s)
+        language = detect_language(query)
+        steps = _Steps(self, query, language, s)
+        results = run_channels(self._channels(steps, s, where), {c: s.timeout(c) for c in s.channels})
         t_channels = time.perf_counter()
 
         key = _UNIT_KEYS[s.unit]
@@ -110,11 +203,12 @@ class Retriever:
         rankings: dict[str, list[tuple[str, float]]] = {}
         spans: dict[str, dict[str, Span]] = {}
         best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]] = {}
-        for name, (hits, ms, err) in results.items():
+        for name, outcome in results.items():
+            hits = outcome.value or []
             deduped = dedupe(hits, key)
             traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r, h.start, h.end)
-                                                   for h, r in deduped), ms, err, len(hits)))
-            if err is None:
+                                                   for h, r in deduped), outcome.elapsed_ms, outcome.error, len(hits)))
+            if outcome.error is None:
                 rankings[name] = [(key(h), h.score) for h, _ in deduped]
             for h, _ in deduped:
                 cur = spans.setdefault(h.parent_id, {}).get(h.child_id)
@@ -124,11 +218,23 @@ class Retriever:
         fused = fuse(rankings, s.fusion, k=s.rrf_k, weights=s.weights, normalization=s.normalization) \
             if rankings else []
         t_fuse = time.perf_counter()
+        ranked, rerank_info = fused, None
+        if s.rerank and fused:
+            ranked, rerank_info = self._rerank(query, fused, s, best_hit, key)
+        t_rerank = time.perf_counter()
+        return {"query": query, "language": language, "steps": steps, "traces": traces, "rankings": rankings,
+                "spans": spans, "best_hit": best_hit, "fused": fused, "ranked": ranked, "rerank": rerank_info,
+                "times": (t0, t_channels, t_fuse, t_rerank)}
 
+    def retrieve(self, query: str, s: Settings, where: Node | None,
+                 filter_spec: dict[str, Any] | None = None, expand: bool = True) -> Result:
+        f = self._search(query, s, where)
+        t0, t_channels, t_fuse, t_rerank = f["times"]
+        ranked, spans, best_hit, rankings = f["ranked"], f["spans"], f["best_hit"], f["rankings"]
         passages: list[Passage] = []
         packing: dict[str, Any] = {}
         if expand:
-            top = fused[: max(s.max_parents * 3, 10)]
+            top = ranked[: max(s.max_parents * 3, 10)]
             span_lists = {p: list(v.values()) for p, v in spans.items()}
             if s.unit == "parent":
                 cands = parent_candidates(top, self.store.get_parents(pid for pid, _ in top), span_lists)
@@ -148,24 +254,27 @@ class Retriever:
             fusion_info["normalization"] = s.normalization
         if len(rankings) == 1:
             fusion_info["note"] = "single channel: its own order and raw scores"
+        timings = {"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000}
+        if f["rerank"] is not None:
+            timings["rerank"] = (t_rerank - t_fuse) * 1000
+        timings.update({"expand_and_pack": (t_end - t_rerank) * 1000, "total": (t_end - t0) * 1000})
         trace = Trace(
-            query=query, language=detect_language(query), channels=tuple(traces), fusion=fusion_info,
-            filter=filter_spec, generation=self.store.generation,
-            timings_ms={"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000,
-                        "expand_and_pack": (t_end - t_fuse) * 1000, "total": (t_end - t0) * 1000},
-            fused=tuple(fused[:FUSED_IN_TRACE]), packing=packing)
-        return Result(query, tuple(passages), trace)
+            query=f["query"], language=f["language"], channels=tuple(f["traces"]), fusion=fusion_info,
+            filter=filter_spec, generation=self.store.generation, timings_ms=timings,
+            fused=tuple(f["fused"][:FUSED_IN_TRACE]), packing=packing,
+            transforms=f["steps"].trace(set(s.channels)), rerank=f["rerank"])
+        return Result(f["query"], tuple(passages), trace)
 
     def rank_documents(self, query: str, s: Settings, k: int = 100,
                        where: Node | None = None) -> list[tuple[str, float]]:
-        """Document ids by fused score (a document scores as its best parent), for evaluation."""
-        res = self.retrieve(query, s, where, expand=False)
+        """Document ids in final order (a document ranks as its best unit), for evaluation."""
+        f = self._search(query, s, where)
         key = _UNIT_KEYS[s.unit]
-        doc_of = {key(h): h.doc_id for c in res.trace.channels for h in c.hits}
+        doc_of = {key(h): h.doc_id for c in f["traces"] for h in c.hits}
         seen: set[str] = set()
         out: list[tuple[str, float]] = []
-        for pid, score in res.trace.fused:
-            d = doc_of[pid]
+        for unit, score in f["ranked"]:
+            d = doc_of[unit]
             if d not in seen:
                 seen.add(d)
                 out.append((d, score))
