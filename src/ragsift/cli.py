@@ -274,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embedder", default="minilm")
     s.add_argument("--split", default="test")
     s.add_argument("--max-queries", type=int)
+    s.add_argument("--skip-queries", type=int, default=0,
+                   help="leave out the first N judged queries (e.g. to tune on one part and test on another)")
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
     s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
     s.add_argument("--report-dir", help="write <dataset>.md, <dataset>.png and per-query JSONL here")

@@ -49,7 +49,13 @@ INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_to
 KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query")
 LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
-TIMED_STEPS = ("rewrite", "rerank")
+TIMED_STEPS = ("rewrite", "rerank", "follow_up")
+
+
+class MultiHop(str, Enum):
+    OFF = "off"
+    KEYWORDS = "keywords"  # follow-up queries from entities and key terms of what was found
+    LLM = "llm"  # follow-up queries written by the language model
 
 
 class HydeMode(str, Enum):
@@ -96,15 +102,27 @@ class Settings:
     rerank: str = ""  # "" (none), "llm-judge" or "cross-encoder:<model>"
     rerank_top_n: int = 10
     rerank_max_tokens: int = 256  # a passage is cut to this before it is judged
+    # --- multi-hop retrieval (retrieve, read, ask the next question, stop when nothing new) ---
+    multihop: str = "off"  # off | keywords | llm
+    hops_max: int = 3  # retrieval rounds, the question's own included
+    hop_queries: int = 2  # follow-up queries per hop in keywords mode (one per new term)
+    hop_top: int = 5  # units per query that count as found, and over which gain is measured
+    hop_min_gain: float = 0.2  # a hop bringing fewer new units than this share is dropped; the loop stops
+    hop_protect: int = 2  # the question's own top units stay first
+    hop_weight: float = 1.0  # a follow-up ranking's weight when hops are merged (the question's is 1)
+    hop_llm_calls: int = 4  # budget of follow-up LLM calls per question
+    hop_time_s: float = 120.0  # no new hop starts after this many seconds
 
     def __post_init__(self) -> None:
         parse_enum(FusionMode, self.fusion, "fusion mode")
         parse_enum(Normalization, self.normalization, "normalization")
         parse_enum(Unit, self.unit, "unit")
         parse_enum(HydeMode, self.hyde_mode, "hyde_mode")
+        parse_enum(MultiHop, self.multihop, "multihop mode")
         for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
                      "token_budget", "max_query_chars", "hyde_samples", "hyde_max_tokens",
-                     "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency"):
+                     "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency",
+                     "hops_max", "hop_queries", "hop_top", "hop_llm_calls"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
@@ -143,6 +161,11 @@ class Settings:
         needs_llm = [c for c in self.channels if c in LLM_CHANNELS]
         needs_llm += ["rewrite"] if self.rewrite else []
         needs_llm += ["rerank = 'llm-judge'"] if self.rerank == "llm-judge" else []
+        needs_llm += ["multihop = 'llm'"] if self.multihop == "llm" else []
+        if not 0 <= self.hop_min_gain <= 1:
+            raise ConfigError("hop_min_gain must be between 0 and 1")
+        if not isinstance(self.hop_protect, int) or self.hop_protect < 0 or self.hop_weight < 0 or self.hop_time_s <= 0:
+            raise ConfigError("hop_protect and hop_weight must be >= 0 and hop_time_s positive")
         if needs_llm and not self.llm:
             raise ConfigError(f"{', '.join(needs_llm)} needs a language model: set llm to "
                               "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")

@@ -183,9 +183,10 @@ class KnowledgeBase:
         where = parse_filter(filter, self.store.fields())
         return self.retriever.retrieve(question, settings, where, filter)
 
-    def rank_documents(self, question: str, k: int = 100, **overrides: Any) -> list[tuple[str, float]]:
+    def rank_documents(self, question: str, k: int = 100, *, details: dict[str, Any] | None = None,
+                       **overrides: Any) -> list[tuple[str, float]]:
         settings = self.settings.replace(**overrides) if overrides else self.settings
-        return self.retriever.rank_documents(question, settings, k)
+        return self.retriever.rank_documents(question, settings, k, details=details)
 
     # ------------------------------------------------------------------ manage
     def delete(self, ids: Iterable[str] = (), *, source: str | None = None) -> list[str]:

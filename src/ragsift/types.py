@@ -113,6 +113,7 @@ class Passage:
     matched: tuple[Span, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
+    provenance: tuple[dict[str, Any], ...] = ()  # multi-hop: {hop, query, rank} for each hop that found it
 
     @property
     def heading(self) -> str:
@@ -131,6 +132,7 @@ class Passage:
             "truncated": self.truncated,
             "matched": [s.to_dict() for s in self.matched],
             "metadata": self.metadata,
+            "provenance": list(self.provenance),
             "text": self.text,
         }
 
@@ -150,6 +152,7 @@ class Trace:
     packing: dict[str, Any] = field(default_factory=dict)
     transforms: dict[str, Any] = field(default_factory=dict)  # rewrite, HyDE hypotheses, multi-query
     rerank: dict[str, Any] | None = None  # reranker, judged units and their scores
+    multihop: dict[str, Any] | None = None  # every hop's queries, new units and gain; why it stopped
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -163,6 +166,7 @@ class Trace:
             "packing": self.packing,
             "transforms": self.transforms,
             "rerank": self.rerank,
+            "multihop": self.multihop,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

@@ -40,6 +40,7 @@ class ConfigResult:
     per_query: dict[str, dict[str, float]]
     run: dict[str, list[str]]
     latencies_ms: list[float] = field(default_factory=list)
+    multihop: dict[str, Any] | None = None  # hops, LLM calls and stop reasons, when multi-hop ran
 
     @property
     def p50(self) -> float:
@@ -79,8 +80,9 @@ def build_kb(ds: Dataset, work_dir: Path, embedder: str, progress: bool):
     return kb, report
 
 
-def judged_queries(ds: Dataset, max_queries: int | None) -> list[str]:
-    return [q for q in ds.qrels if q in ds.queries][:max_queries]
+def judged_queries(ds: Dataset, max_queries: int | None, skip: int = 0) -> list[str]:
+    qids = [q for q in ds.qrels if q in ds.queries][skip:]
+    return qids[:max_queries]
 
 
 def run_config(kb, ds: Dataset, name: str, overrides: dict[str, Any], qids: Sequence[str],
@@ -93,18 +95,29 @@ def run_config(kb, ds: Dataset, name: str, overrides: dict[str, Any], qids: Sequ
         bar = tqdm(total=len(qids), desc=name, unit="query", file=sys.stderr, dynamic_ncols=True)
     if qids:
         kb.rank_documents(ds.queries[qids[0]], k=k, **overrides)  # warm-up (model load, caches)
+    hops: list[int] = []
+    llm_calls: list[int] = []
+    stops: dict[str, int] = {}
     for qid in qids:
         t = time.perf_counter()
-        ranked = kb.rank_documents(ds.queries[qid], k=k, **overrides)
+        details: dict[str, Any] = {}
+        ranked = kb.rank_documents(ds.queries[qid], k=k, details=details, **overrides)
         latencies.append((time.perf_counter() - t) * 1000)
         run[qid] = [d for d, _ in ranked]
+        mh = details.get("multihop")
+        if mh:
+            hops.append(len(mh["hops"]))  # retrieval rounds run, a dropped last one included
+            llm_calls.append(mh["llm_calls"])
+            stops[mh["stop"]] = stops.get(mh["stop"], 0) + 1
         if bar:
             bar.update(1)
     if bar:
         bar.close()
     qrels = {q: ds.qrels[q] for q in qids}
+    mh_stats = {"hops_mean": statistics.fmean(hops), "llm_calls_mean": statistics.fmean(llm_calls),
+                "stops": stops} if hops else None
     return ConfigResult(name, overrides, evaluate(run, qrels, metrics), per_query(run, qrels, metrics),
-                        run, latencies)
+                        run, latencies, mh_stats)
 
 
 def markdown_table(results: Sequence[ConfigResult], baseline: str | None,
@@ -113,11 +126,17 @@ def markdown_table(results: Sequence[ConfigResult], baseline: str | None,
     against ``baseline``."""
     base = next((r for r in results if r.name == baseline), None)
     head = ["config", *metrics, "p50 ms", "p95 ms"]
+    with_hops = any(r.multihop for r in results)
+    if with_hops:
+        head += ["rounds", "LLM calls"]
     if base:
         head += [f"Δ ndcg@10 vs {base.name}", "p"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         cells = [r.name, *(f"{r.metrics[m]:.4f}" for m in metrics), f"{r.p50:.1f}", f"{r.p95:.1f}"]
+        if with_hops:
+            cells += [f"{r.multihop['hops_mean']:.2f}", f"{r.multihop['llm_calls_mean']:.2f}"] if r.multihop \
+                else ["1.00", "0.00"]
         if base:
             if r is base:
                 cells += ["—", "—"]
@@ -162,7 +181,7 @@ def run_eval_cli(args) -> int:
         raise RagsiftError(f"baseline {baseline!r} is not among the configs run")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     kb, report = build_kb(ds, Path(args.work_dir), args.embedder, progress)
-    qids = judged_queries(ds, args.max_queries)
+    qids = judged_queries(ds, args.max_queries, args.skip_queries)
     print(f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
           f"({report.children} children embedded now, {len(report.unchanged)} documents unchanged)")
     results = [run_config(kb, ds, n, configs[n], qids, progress=progress) for n in names]
@@ -173,7 +192,8 @@ def run_eval_cli(args) -> int:
                "date": time.strftime("%Y-%m-%d"), "command": command, "queries": len(qids),
                "baseline": baseline,
                "results": {r.name: {"settings": r.settings, "metrics": r.metrics, "p50_ms": r.p50,
-                                    "p95_ms": r.p95, "per_query": r.per_query, "run": r.run}
+                                    "p95_ms": r.p95, "per_query": r.per_query, "run": r.run,
+                                    "latencies_ms": r.latencies_ms, "multihop": r.multihop}
                            for r in results}}
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ to parents -> pack into a token budget -> Result with a trace.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from ragsift.cancel import Deadline
@@ -108,6 +109,19 @@ class Retriever:
         self._embedder_loader = embedder_loader
         self.analyzer = analyzer
 
+    @staticmethod
+    def unit_key(unit: str) -> Callable[[StoredHit], str]:
+        return _UNIT_KEYS[unit]
+
+    def _find(self, query: str, s: Settings, where: Node | None) -> dict[str, Any]:
+        if s.multihop != "off":
+            from ragsift.retrieve.multihop import MultiHopSearch
+
+            if not isinstance(query, str) or not query.strip():
+                raise QueryError("the query is empty")
+            return MultiHopSearch(self, query.strip(), s, where).run()
+        return self.search(query, s, where)
+
     def llm(self, s: Settings) -> LLM:
         return load_llm(s.llm, base_url=s.llm_base_url or None, cache=s.llm_cache,
                         max_retries=s.llm_max_retries, max_concurrency=s.llm_max_concurrency)
@@ -150,7 +164,7 @@ class Retriever:
             fns[name] = table[name]
         return fns
 
-    def _rerank(self, query: str, fused: list[tuple[str, float]], s: Settings,
+    def rerank(self, query: str, fused: list[tuple[str, float]], s: Settings,
                 best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]], key: Callable[[StoredHit], str]
                 ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
         """Rerank the top ``rerank_top_n`` units; the rest keep their fused order. On failure
@@ -185,7 +199,8 @@ class Retriever:
         info["elapsed_ms"] = round((time.perf_counter() - t) * 1000, 3)
         return [judged[i] for i in order] + fused[len(judged):], info
 
-    def _search(self, query: str, s: Settings, where: Node | None) -> dict[str, Any]:
+    def search(self, query: str, s: Settings, where: Node | None) -> dict[str, Any]:
+        """One retrieval round: channels, fusion, optional reranking (no expansion)."""
         t0 = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise QueryError("the query is empty")
@@ -220,7 +235,7 @@ class Retriever:
         t_fuse = time.perf_counter()
         ranked, rerank_info = fused, None
         if s.rerank and fused:
-            ranked, rerank_info = self._rerank(query, fused, s, best_hit, key)
+            ranked, rerank_info = self.rerank(query, fused, s, best_hit, key)
         t_rerank = time.perf_counter()
         return {"query": query, "language": language, "steps": steps, "traces": traces, "rankings": rankings,
                 "spans": spans, "best_hit": best_hit, "fused": fused, "ranked": ranked, "rerank": rerank_info,
@@ -228,7 +243,7 @@ class Retriever:
 
     def retrieve(self, query: str, s: Settings, where: Node | None,
                  filter_spec: dict[str, Any] | None = None, expand: bool = True) -> Result:
-        f = self._search(query, s, where)
+        f = self._find(query, s, where)
         t0, t_channels, t_fuse, t_rerank = f["times"]
         ranked, spans, best_hit, rankings = f["ranked"], f["spans"], f["best_hit"], f["rankings"]
         passages: list[Passage] = []
@@ -245,6 +260,11 @@ class Retriever:
                 cands = document_candidates(top, self.store.get_document_parents(d for d, _ in top), span_lists)
             passages, packing = pack(cands, s.token_budget, s.max_parents)
             packing["unit"] = s.unit
+            if f.get("provenance") is not None:
+                prov = f["provenance"]
+                unit_of = {"parent": lambda p: p.parent_id, "document": lambda p: p.doc_id,
+                           "child": lambda p: p.matched[0].child_id if p.matched else ""}[s.unit]
+                passages = [replace(p, provenance=tuple(prov.get(unit_of(p), ()))) for p in passages]
         t_end = time.perf_counter()
         fusion_info: dict[str, Any] = {"mode": s.fusion, "channels": list(rankings)}
         if s.fusion == "rrf":
@@ -262,15 +282,18 @@ class Retriever:
             query=f["query"], language=f["language"], channels=tuple(f["traces"]), fusion=fusion_info,
             filter=filter_spec, generation=self.store.generation, timings_ms=timings,
             fused=tuple(f["fused"][:FUSED_IN_TRACE]), packing=packing,
-            transforms=f["steps"].trace(set(s.channels)), rerank=f["rerank"])
+            transforms=f["steps"].trace(set(s.channels)), rerank=f["rerank"], multihop=f.get("multihop"))
         return Result(f["query"], tuple(passages), trace)
 
-    def rank_documents(self, query: str, s: Settings, k: int = 100,
-                       where: Node | None = None) -> list[tuple[str, float]]:
-        """Document ids in final order (a document ranks as its best unit), for evaluation."""
-        f = self._search(query, s, where)
+    def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
+                       details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+        """Document ids in final order (a document ranks as its best unit), for evaluation.
+        ``details``, if given, receives the multi-hop trace."""
+        f = self._find(query, s, where)
+        if details is not None:
+            details["multihop"] = f.get("multihop")
         key = _UNIT_KEYS[s.unit]
-        doc_of = {key(h): h.doc_id for c in f["traces"] for h in c.hits}
+        doc_of = {key(h): h.doc_id for h, _ in f["best_hit"].values()}
         seen: set[str] = set()
         out: list[tuple[str, float]] = []
         for unit, score in f["ranked"]:

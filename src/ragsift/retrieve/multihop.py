@@ -1,0 +1,233 @@
+"""Multi-hop (recursive) retrieval: retrieve, read what was found, ask the next question,
+retrieve again; stop when new searches stop bringing new information.
+
+Each hop's follow-up queries come from the language model (``multihop = "llm"``: the question
+and the passages found last; the model may answer DONE) or, without one (``"keywords"``),
+from the entities and key terms of the passages found last that the question does not already
+contain: one query per term, ``"<term> <question>"``.
+
+The loop stops, with the reason in the trace, when
+- ``depth``: ``hops_max`` rounds have run;
+- ``repeated_query``: every follow-up query was asked before;
+- ``nothing_new``: a hop found no unit that earlier hops had not;
+- ``low_gain``: a hop's gain (new units in its top ``hop_top`` / units looked at) was under
+  ``hop_min_gain``; that hop is dropped;
+- ``no_follow_up``: no new term to ask about (keywords mode);
+- ``llm_done``: the model said the passages answer the question;
+- ``llm_error``: the model failed (the results found so far are returned);
+- ``llm_budget`` / ``time_budget``: ``hop_llm_calls`` or ``hop_time_s`` is spent.
+
+Hops are merged by weighted reciprocal rank fusion over every hop's ranking (the question's
+weight 1, follow-ups ``hop_weight``), and the question's own top ``hop_protect`` units stay first,
+so a passage the question found is not pushed out by what a follow-up found.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragsift.cancel import Deadline
+from ragsift.config import Settings
+from ragsift.errors import RagsiftError
+from ragsift.models.llm import LLMError
+from ragsift.models.prompts import get_prompt
+from ragsift.retrieve.fusion import rrf
+from ragsift.retrieve.transforms import clean_answer
+from ragsift.store.filters import Node
+from ragsift.text.keyterms import new_terms, residual_words
+from ragsift.text.tokens import token_spans
+
+if TYPE_CHECKING:
+    from ragsift.retrieve.pipeline import Retriever
+
+FOUND_IN_PROMPT = 3  # passages shown to the model when it writes the next query
+TOKENS_PER_PASSAGE = 120
+
+
+@dataclass
+class Hop:
+    hop: int
+    queries: list[str]
+    source: str  # question | keywords | llm
+    new_units: list[str] = field(default_factory=list)
+    gain: float | None = None
+    merged: bool = True
+    elapsed_ms: float = 0.0
+    top: list[list[str]] = field(default_factory=list)  # each query's top units
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
+                "gain": None if self.gain is None else round(self.gain, 4), "merged": self.merged,
+                "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top}
+
+
+def _norm(q: str) -> str:
+    return " ".join(q.lower().split())
+
+
+def _cut(text: str, n: int) -> str:
+    spans = token_spans(text)
+    return text if len(spans) <= n else text[: spans[n - 1][1]] + " …"
+
+
+class MultiHopSearch:
+    def __init__(self, retriever: "Retriever", question: str, s: Settings, where: Node | None) -> None:
+        self.r, self.question, self.s, self.where = retriever, question, s, where
+        # each hop is a plain search; reranking, if any, runs once on the merged result
+        self.hop_settings = s.replace(multihop="off", rerank="")
+
+    def _texts(self, f: dict[str, Any], units: list[str]) -> list[str]:
+        """Title and text of units (best first), for reading them."""
+        hit_of: dict[str, Any] = {}
+        key = self.r.unit_key(self.s.unit)
+        for h, _ in f["best_hit"].values():
+            hit_of.setdefault(key(h), h)
+        hits = [hit_of[u] for u in units if u in hit_of]
+        parents = self.r.store.get_parents(h.parent_id for h in hits)
+        out = []
+        for h in hits:
+            sp = parents.get(h.parent_id)
+            if sp is not None:
+                text = sp.parent.text[h.start:h.end] if self.s.unit == "child" else sp.parent.text
+                out.append(f"{sp.title}: {text}" if sp.title and sp.title not in text[:200] else text)
+        return out
+
+    def _follow_up(self, found: list[str], deadline: Deadline) -> str:
+        shown = "\n".join(f"- {_cut(t, TOKENS_PER_PASSAGE)}" for t in found[:FOUND_IN_PROMPT])
+        msgs = get_prompt("follow_up", self.language, self.s.prompts).messages(question=self.question, found=shown)
+        text = self.r.llm(self.s).generate(msgs, temperature=0.0, max_tokens=64, deadline=deadline)
+        lines = [clean_answer(ln) for ln in text.splitlines() if clean_answer(ln)]
+        if not lines:
+            raise LLMError("empty follow-up query")
+        return lines[0]
+
+    def run(self) -> dict[str, Any]:
+        s, t0 = self.s, time.perf_counter()
+        first = self.r.search(self.question, self.hop_settings, self.where)
+        self.language = first["language"]
+        key = self.r.unit_key(s.unit)
+        hops = [Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
+                    top=[[u for u, _ in first["ranked"][: s.hop_top]]])]
+        hops[0].new_units = hops[0].top[0]
+        rankings: dict[str, list[tuple[str, float]]] = {}  # the follow-ups' rankings
+        weights: dict[str, float] = {}
+        found: set[str] = set(hops[0].new_units)
+        hop0_top = set(hops[0].new_units)
+        last_found = self._texts(first, hops[0].new_units)
+        all_found = list(last_found)
+        asked = {_norm(self.question)}
+        spans, best_hit = first["spans"], dict(first["best_hit"])
+        provenance: dict[str, list[dict[str, Any]]] = {}
+        self._provenance(provenance, first["ranked"], 0, self.question)
+        llm_calls, stop, error = 0, "depth", None
+        for h in range(1, s.hops_max):
+            t_hop = time.perf_counter()
+            if t_hop - t0 > s.hop_time_s:
+                stop = "time_budget"
+                break
+            if s.multihop == "llm":
+                if llm_calls >= s.hop_llm_calls:
+                    stop = "llm_budget"
+                    break
+                llm_calls += 1
+                try:
+                    q = self._follow_up(last_found, Deadline(min(s.timeout("follow_up"),
+                                                                  max(0.1, s.hop_time_s - (t_hop - t0)))))
+                except RagsiftError as e:
+                    stop, error = "llm_error", f"{type(e).__name__}: {e}"
+                    break
+                if q.strip().upper().startswith("DONE"):
+                    stop = "llm_done"
+                    break
+                queries, source = [q], "llm"
+            else:
+                terms = new_terms(self.question, last_found, limit=s.hop_queries)
+                if not terms:
+                    stop = "no_follow_up"
+                    break
+                rest = residual_words(self.question, all_found)
+                queries, source = [" ".join([t, *rest]) for t in terms], "keywords"
+            queries = [q for q in queries if _norm(q) not in asked]
+            if not queries:
+                stop = "repeated_query"
+                break
+            asked.update(_norm(q) for q in queries)
+            hop = Hop(h, queries, source)
+            results = [self.r.search(q, self.hop_settings, self.where) for q in queries]
+            new: list[str] = []
+            for f in results:
+                top = [u for u, _ in f["ranked"][: s.hop_top]]
+                hop.top.append(top)
+                new += [u for u in top if u not in found and u not in new]
+            hop.new_units = new
+            hop.gain = len(new) / (s.hop_top * len(queries))
+            hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
+            hops.append(hop)
+            if not new:
+                hop.merged, stop = False, "nothing_new"
+                break
+            if hop.gain < s.hop_min_gain:
+                hop.merged, stop = False, "low_gain"
+                break
+            for i, (q, f) in enumerate(zip(queries, results)):
+                name = f"hop{h}.{i}"
+                # a follow-up adds what is new: units the question's own search already ranked in
+                # its top hop_top keep that credit only, so a follow-up that repeats them cannot
+                # push out the new ones; and only its top hop_top count (deeper, its noise adds up)
+                rankings[name] = [(u, v) for u, v in f["ranked"][: s.hop_top] if u not in hop0_top]
+                weights[name] = 1.0 / h  # earlier hops first
+                self._provenance(provenance, f["ranked"], h, q)
+                for pid, sp in f["spans"].items():
+                    spans.setdefault(pid, {}).update({c: v for c, v in sp.items() if c not in spans.get(pid, {})})
+                for cid, v in f["best_hit"].items():
+                    best_hit.setdefault(cid, v)
+            found.update(new)
+            # read what this hop found: its new units, best first across its queries
+            last_found = []
+            for f in results:
+                last_found += self._texts(f, [u for u in new if u in dict(f["ranked"][: s.hop_top])])
+            all_found += last_found
+        merged = merge_hops(first["ranked"], rankings, weights, s.hop_protect, s.rrf_k)
+        info = {"mode": s.multihop, "hops": [hp.to_dict() for hp in hops], "stop": stop, "error": error,
+                "llm_calls": llm_calls, "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
+        out = dict(first)
+        out.update(spans=spans, best_hit=best_hit, fused=merged, ranked=merged, multihop=info,
+                   provenance=provenance, rerank=None)
+        if s.rerank and merged:
+            out["ranked"], out["rerank"] = self.r.rerank(self.question, merged, s, best_hit, key)
+        t_end = time.perf_counter()
+        out["times"] = (t0, t_end, t_end, t_end)
+        return out
+
+    @staticmethod
+    def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: list[tuple[str, float]], hop: int,
+                    query: str, depth: int = 20) -> None:
+        for rank, (u, _) in enumerate(ranked[:depth], 1):
+            prov.setdefault(u, []).append({"hop": hop, "query": query, "rank": rank})
+
+
+def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, list[tuple[str, float]]],
+               weights: dict[str, float], protect: int, k: int) -> list[tuple[str, float]]:
+    """The question's own top ``protect`` units first, then its ranking and the follow-ups'
+    (fused by weighted RRF) taken in turn, one each, without repeats. Scores are 1/(k + rank)."""
+    ours = [u for u, _ in question_ranking]
+    theirs = [u for u, _ in rrf(follow_ups, k=k, weights=weights)] if follow_ups else []
+    out: list[str] = ours[:protect]
+    seen = set(out)
+    a, b = ours[protect:], theirs
+    i = j = 0
+    while i < len(a) or j < len(b):
+        while j < len(b) and b[j] in seen:
+            j += 1
+        if j < len(b):
+            out.append(b[j])
+            seen.add(b[j])
+            j += 1
+        while i < len(a) and a[i] in seen:
+            i += 1
+        if i < len(a):
+            out.append(a[i])
+            seen.add(a[i])
+            i += 1
+    return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]
