@@ -208,6 +208,85 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
     return ["## Targets", "", "| target | measured | status | reason found |", "|---|---|---|---|", *rows, ""]
 
 
+LLM_NOTES = {
+    "hybrid": "dense + BM25, RRF k=60 (no model)",
+    "dense": "dense alone (no model)",
+    "hyde-dense": "the HyDE dense channel alone (hypothesis embedded alone)",
+    "hybrid+hyde": "hybrid + HyDE dense + HyDE BM25, mode `hypothesis`",
+    "hybrid+hyde-concat": "the same, mode `query+hypothesis`",
+    "hybrid+hyde-mean3": "the same, mode `mean` of 3 hypotheses and the question",
+    "hybrid+rewrite": "hybrid over the LLM's rewrite of the question",
+    "hybrid+judge5": "hybrid, top 5 reranked by the LLM judge (passages cut to 128 tokens)",
+}
+
+
+def _compare_cells(base: dict, row: dict, metric: str = "ndcg@10") -> list[str]:
+    sys.path.insert(0, str(ROOT / "src"))
+    from ragsift.eval.stats import compare
+
+    c = compare(base["per_query"], row["per_query"], metric)
+    return [f"{c.diff:+.4f}", f"{c.p_value:.3f}"]
+
+
+def llm_section() -> list[str]:
+    lines = ["## Language models: HyDE, rewriting, LLM-judge reranking", ""]
+    found = False
+    for ds, title in (("scifact", "SciFact"), ("hotpotqa-ircot-dev500", "HotpotQA (IRCoT dev 500)")):
+        for part in ("A", "B"):
+            cold, warm = load(f"llm/{ds}-{part}-cold.json"), load(f"llm/{ds}-{part}-warm.json")
+            if cold is None:
+                continue
+            found = True
+            res, wres = cold["results"], (warm or {}).get("results", {})
+            base = res["hybrid"]
+            lines += [f"**{title}, the first {cold['queries']} queries** ({cold['date']}; embedder "
+                      f"`{cold['embedder']}`; `benchmarks/llm.sh`, configs in `benchmarks/configs/llm.json`)", "",
+                      "| config | what | nDCG@10 | Recall@10 | all-relevant@5 | Δ nDCG@10 vs hybrid | p | "
+                      "p50 ms, cold cache | p50 ms, warm cache |", "|---|---|---|---|---|---|---|---|---|"]
+            for name, r in res.items():
+                m = r["metrics"]
+                delta = ["—", "—"] if name == "hybrid" else _compare_cells(base, r)
+                w = f"{wres[name]['p50_ms']:.1f}" if name in wres else "—"
+                lines.append(f"| {name} | {LLM_NOTES.get(name, '')} | {m['ndcg@10']:.4f} | {m['recall@10']:.4f} | "
+                             f"{m['all_relevant@5']:.4f} | {delta[0]} | {delta[1]} | {r['p50_ms']:.1f} | {w} |")
+            lines.append("")
+    if not found:
+        return lines + ["_Not run yet: `benchmarks/llm.sh`._", ""]
+    lines += ["- Model: the packaged Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) in process through llama.cpp on the "
+              "same 2 cores; greedy decoding for the first hypothesis, rewrites and judgements; the other "
+              "`mean` samples at temperature 0.7 with seeds 1 and 2.",
+              "- Cold cache: every model call made in that run (a config reuses what an earlier config in the "
+              "same run generated: `hybrid+hyde` and `hybrid+hyde-concat` reuse the hypotheses of `hyde-dense`, "
+              "and `hybrid+hyde-mean3` generates only its two extra samples). Warm cache: the same configs "
+              "again, every model answer cached; what is left is embedding the hypothesis and the searches.",
+              "- Query subsets, because a hypothesis costs about 4 s and a judged passage about 1.5 s here: "
+              "the confidence is limited (see p).", ""]
+    return lines
+
+
+def multihop_section() -> list[str]:
+    r = load("multihop.json")
+    lines = ["## Multi-hop retrieval (HotpotQA, IRCoT dev 500)", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/multihop.py`._", ""]
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
+              f"- The gain threshold (`hop_min_gain`) was chosen on the last {r['calibration_queries']} "
+              f"judged queries (best all-relevant@5, then Recall@10, then fewest rounds) and is tested on the "
+              f"first {r['test_queries']}: chosen {', '.join(f'{k} {v}' for k, v in r['chosen'].items())}.",
+              "- rounds: retrieval rounds run per question, the question's own included (a last round "
+              "that was dropped for low gain counts); LLM calls: follow-up queries written by the model.", "",
+              f"**Test, {r['test_queries']} queries, keywords mode (no model)**", "", r["test_table"], "",
+              f"**The first {r['llm_queries']} test queries, with the model** (Qwen2.5-Coder-1.5B, local)", "",
+              r["llm_table"], "", "**Calibration grid** (keywords mode)", "",
+              "| stack | hop_min_gain | all-relevant@5 | Recall@10 | nDCG@10 | rounds | stops |", "|---|---|---|---|---|---|---|"]
+    for stack, rows in r["grid"].items():
+        for g in rows:
+            stops = ", ".join(f"{k} {v}" for k, v in sorted(g["stops"].items()))
+            lines.append(f"| {stack} | {g['hop_min_gain']} | {g['all_relevant@5']:.4f} | {g['recall@10']:.4f} | "
+                         f"{g['ndcg@10']:.4f} | {g['rounds']:.2f} | {stops} |")
+    return lines + [""]
+
+
 def main() -> int:
     sci_lines, sci = ablation_section(
         "scifact", "Ablation: BEIR SciFact",
@@ -228,7 +307,7 @@ def main() -> int:
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
-           *longdoc_section()]
+           *longdoc_section(), *llm_section(), *multihop_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

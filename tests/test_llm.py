@@ -291,3 +291,11 @@ def test_a_channel_that_honours_its_deadline_ends_when_cancelled():
     out = runner.run_channels({"slow": cooperative, "fast": lambda d: ["x"]}, {"slow": 0.3, "fast": 1})
     assert out["slow"].error == "timed out after 0.3s" and out["fast"].value == ["x"]
     assert ended and ended[0] - t < 0.5 and runner.active_channels() == 0
+
+
+def test_a_cross_encoder_that_cannot_load_leaves_the_fused_order_and_says_why(sample_kb):
+    # no sentence-transformers here, or no hub to fetch the model from: a clear error, no failure
+    plain = sample_kb.query("How do I start over with the hub?")
+    res = sample_kb.query("How do I start over with the hub?", rerank="cross-encoder:BAAI/bge-reranker-v2-m3")
+    assert "cross-encoder" in res.trace.rerank["error"] and res.trace.rerank["judged"] == 0
+    assert [p.parent_id for p in res.passages] == [p.parent_id for p in plain.passages]
