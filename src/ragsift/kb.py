@@ -172,8 +172,10 @@ class KnowledgeBase:
     def query(self, question: str, *, filter: dict[str, Any] | None = None, **overrides: Any) -> Result:
         """Answer a question with ranked parent passages and a trace.
 
-        ``overrides`` are query settings (channels, fusion, rrf_k, weights, normalization,
-        max_parents, token_budget, channel_depth, channel_timeout_s).
+        ``overrides`` are query settings (``ragsift.config.Settings``): channels, fusion, rrf_k,
+        weights, normalization, unit, max_parents, token_budget, channel_depth,
+        channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
+        the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
         """
         bad = set(overrides) & set(INDEX_KEYS)
         if bad:

@@ -25,7 +25,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Protocol, Sequence
 
 from ragsift.cancel import Cancelled, Deadline
 from ragsift.errors import ConfigError, ModelError, RagsiftError
@@ -307,25 +308,33 @@ class LocalLLM:
     def _abort_on(self, on: bool) -> None:
         self._llama_cpp.llama_set_abort_callback(self._llm._ctx.ctx, self._abort_cb if on else self._no_abort_cb, None)
 
-    def _acquire(self, deadline: Deadline) -> None:
+    @contextmanager
+    def _call(self, deadline: Deadline) -> Iterator[None]:
+        """One model call at a time, under ``deadline``; llama.cpp errors become LLMError and an
+        aborted call resets the context (its cached prompt state is unknown)."""
         if not self._lock.acquire(timeout=min(deadline.remaining(), 3600.0)):
             raise LLMError(f"{self.name}: busy until the deadline")
         self._deadline = deadline
         self._abort_on(True)
-
-    def _release(self, failed: bool) -> None:
-        self._deadline = None
-        if failed:
-            self._llm.reset()  # an aborted decode leaves the cached prompt state unknown
-        self._lock.release()
+        failed = True
+        try:
+            yield
+            failed = False
+        except (ValueError, RuntimeError) as e:
+            if deadline.expired:
+                raise LLMError(f"{self.name}: out of time (aborted)") from None
+            raise LLMError(f"{self.name}: {e}") from None
+        finally:
+            self._deadline = None
+            if failed:
+                self._llm.reset()
+            self._lock.release()
 
     def generate(self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256,
                  seed: int = 0, deadline: Deadline | None = None) -> str:
         deadline = deadline or Deadline(self.timeout_s)
-        self._acquire(deadline)
         parts: list[str] = []
-        failed = True
-        try:
+        with self._call(deadline):
             stream = self._llm.create_chat_completion(
                 list(messages), temperature=temperature, max_tokens=max_tokens, seed=seed, stream=True)
             for i, chunk in enumerate(stream):  # one token at a time: stop when the deadline passes
@@ -335,13 +344,6 @@ class LocalLLM:
                     stream.close()
                     raise LLMError(f"{self.name}: out of time (generation stopped)")
                 parts.append(chunk["choices"][0]["delta"].get("content") or "")
-            failed = False
-        except (ValueError, RuntimeError) as e:
-            if deadline.expired:
-                raise LLMError(f"{self.name}: out of time (aborted)") from None
-            raise LLMError(f"{self.name}: {e}") from None
-        finally:
-            self._release(failed)
         text = "".join(parts).strip()
         if not text:
             raise LLMError(f"{self.name}: empty answer")
@@ -371,19 +373,10 @@ class LocalLLM:
                 captured.append(np.array(logits, dtype=np.float64))
             return logits
 
-        self._acquire(deadline)
-        failed = True
-        try:
+        with self._call(deadline):
             yes, no = self._token_sets()
             self._llm.create_chat_completion(list(messages), temperature=0.0, max_tokens=1,
                                              logits_processor=[capture])
-            failed = False
-        except (ValueError, RuntimeError) as e:
-            if deadline.expired:
-                raise LLMError(f"{self.name}: out of time (aborted)") from None
-            raise LLMError(f"{self.name}: {e}") from None
-        finally:
-            self._release(failed)
         if not captured:
             raise LLMError(f"{self.name}: no logits")
         logits = captured[0]

@@ -213,21 +213,15 @@ def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, 
     (fused by weighted RRF) taken in turn, one each, without repeats. Scores are 1/(k + rank)."""
     ours = [u for u, _ in question_ranking]
     theirs = [u for u, _ in rrf(follow_ups, k=k, weights=weights)] if follow_ups else []
-    out: list[str] = ours[:protect]
+    out: list[str] = list(dict.fromkeys(ours[:protect]))
     seen = set(out)
-    a, b = ours[protect:], theirs
-    i = j = 0
-    while i < len(a) or j < len(b):
-        while j < len(b) and b[j] in seen:
-            j += 1
-        if j < len(b):
-            out.append(b[j])
-            seen.add(b[j])
-            j += 1
-        while i < len(a) and a[i] in seen:
-            i += 1
-        if i < len(a):
-            out.append(a[i])
-            seen.add(a[i])
-            i += 1
+    queues = [iter(theirs), iter(ours[protect:])]  # a follow-up's unit, then one of ours, in turn
+    while queues:
+        for q in list(queues):
+            u = next((x for x in q if x not in seen), None)
+            if u is None:
+                queues.remove(q)
+                continue
+            out.append(u)
+            seen.add(u)
     return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]
