@@ -274,7 +274,7 @@ def test_channels_run_concurrently_and_a_shared_step_runs_once():
     t = time.perf_counter()
     out = runner.run_channels({"a": chan, "b": chan, "c": lambda d: time.sleep(0.3) or ["c"]},
                               {"a": 5, "b": 5, "c": 5})
-    assert time.perf_counter() - t < 0.55  # the slowest channel, not the sum (0.9 s)
+    assert time.perf_counter() - t < 0.75  # the slowest channel (0.3 s), not the sum (0.9 s)
     assert [o.value for o in out.values()] == [["value"], ["value"], ["c"]] and len(calls) == 1
 
 
@@ -290,7 +290,7 @@ def test_a_channel_that_honours_its_deadline_ends_when_cancelled():
     t = time.perf_counter()
     out = runner.run_channels({"slow": cooperative, "fast": lambda d: ["x"]}, {"slow": 0.3, "fast": 1})
     assert out["slow"].error == "timed out after 0.3s" and out["fast"].value == ["x"]
-    assert ended and ended[0] - t < 0.5 and runner.active_channels() == 0
+    assert ended and ended[0] - t < 1.0 and runner.active_channels() == 0  # 0.3 s, plus scheduling on a busy machine
 
 
 def test_a_cross_encoder_that_cannot_load_leaves_the_fused_order_and_says_why(sample_kb):

@@ -63,16 +63,25 @@ class _Steps:
     def __init__(self, retriever: "Retriever", query: str, language: str, s: Settings) -> None:
         self.query, self.language, self.s = query, language, s
         llm = retriever.llm
+
+        def until(*channels: str) -> Deadline:
+            """A step ends when the last channel that needs it must end (channel deadlines run
+            from the same start), so it never outlives its consumers nor starves one of them."""
+            return Deadline(max(s.timeout(c) for c in channels))
+
+        # the rewrite has its own, shorter timeout so the channels waiting for it can fall back
+        rewrite_until = Deadline(min(s.timeout("rewrite"), max(s.timeout("dense"), s.timeout("bm25"))))
         self.rewrite = Shared(lambda d: rewrite_query(
-            llm(s), query, language, prompts=s.prompts, deadline=d.child(s.timeout("rewrite")))) \
-            if s.rewrite else None
+            llm(s), query, language, prompts=s.prompts, deadline=rewrite_until)) if s.rewrite else None
         self.rewrite_error: str | None = None
         n = s.hyde_samples if s.hyde_mode == "mean" else 1
+        hyde_until = until("hyde", "hyde_bm25")
         self.hyde = Shared(lambda d: generate_hypotheses(
             llm(s), query, language, n, temperature=s.hyde_temperature, max_tokens=s.hyde_max_tokens,
-            prompts=s.prompts, deadline=d))
+            prompts=s.prompts, deadline=hyde_until))
+        multi_until = until("multi_query")
         self.multi = Shared(lambda d: multi_queries(
-            llm(s), query, language, s.multi_query_n, prompts=s.prompts, deadline=d))
+            llm(s), query, language, s.multi_query_n, prompts=s.prompts, deadline=multi_until))
 
     def plain_query(self, deadline: Deadline) -> str:
         """The query the plain channels search: the rewrite, or the question when rewriting is

@@ -90,8 +90,9 @@ def run_channels(channels: dict[str, ChannelFn], timeouts: dict[str, float]) -> 
 
 
 class Shared(Generic[T]):
-    """A step several channels need (a HyDE hypothesis, a rewrite): computed once, by the first
-    channel that asks, under that channel's deadline; the others wait within their own."""
+    """A step several channels need (a HyDE hypothesis, a rewrite): computed once, in the thread
+    of the first channel that asks, under the deadline it is given; every channel waits for it
+    within its own deadline."""
 
     def __init__(self, fn: Callable[[Deadline], T]) -> None:
         self._fn = fn
