@@ -299,3 +299,14 @@ def test_a_cross_encoder_that_cannot_load_leaves_the_fused_order_and_says_why(sa
     res = sample_kb.query("How do I start over with the hub?", rerank="cross-encoder:BAAI/bge-reranker-v2-m3")
     assert "cross-encoder" in res.trace.rerank["error"] and res.trace.rerank["judged"] == 0
     assert [p.parent_id for p in res.passages] == [p.parent_id for p in plain.passages]
+
+
+def test_a_shared_step_ends_with_the_channels_that_run_not_with_those_configured(sample_kb):
+    # hyde_bm25 is off: its (default, longer) timeout must not keep the hypothesis running
+    with FaultInjectingLLMServer("hang") as srv:
+        t = time.perf_counter()
+        res = _query(sample_kb, srv, "How do I wipe the hub?", channels=["dense", "hyde"],
+                     channel_timeout_s=30, channel_timeouts={"hyde": 1.0})
+        assert time.perf_counter() - t < 1.0 + 1.5
+        assert runner.active_channels() == 0
+        assert res.trace.channels[1].error and res.passages

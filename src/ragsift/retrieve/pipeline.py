@@ -64,13 +64,16 @@ class _Steps:
         self.query, self.language, self.s = query, language, s
         llm = retriever.llm
 
+        def last(*channels: str) -> float:
+            """When the last of these channels that runs must end (channel deadlines run from
+            the same start): a step they share never outlives them nor starves one of them."""
+            return max((s.timeout(c) for c in channels if c in s.channels), default=s.channel_timeout_s)
+
         def until(*channels: str) -> Deadline:
-            """A step ends when the last channel that needs it must end (channel deadlines run
-            from the same start), so it never outlives its consumers nor starves one of them."""
-            return Deadline(max(s.timeout(c) for c in channels))
+            return Deadline(last(*channels))
 
         # the rewrite has its own, shorter timeout so the channels waiting for it can fall back
-        rewrite_until = Deadline(min(s.timeout("rewrite"), max(s.timeout("dense"), s.timeout("bm25"))))
+        rewrite_until = Deadline(min(s.timeout("rewrite"), last("dense", "bm25")))
         self.rewrite = Shared(lambda d: rewrite_query(
             llm(s), query, language, prompts=s.prompts, deadline=rewrite_until)) if s.rewrite else None
         self.rewrite_error: str | None = None
