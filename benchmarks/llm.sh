@@ -15,7 +15,7 @@ A=hybrid,dense,hyde-dense,hybrid+hyde,hybrid+hyde-concat,hybrid+rewrite
 B=hybrid,hybrid+hyde,hybrid+hyde-mean3,hybrid+judge5
 run() {  # dataset, configs, queries, name
   .venv/bin/ragsift eval "$DATASETS/$1" --configs "$2" --config-file $CFG --embedder minilm --max-queries "$3" \
-      --work-dir "$WORK/eval" --report-dir "$OUT/llm" --out "$OUT/llm/$4.json" --no-progress
+      --work-dir "$WORK/eval" --out "$OUT/llm/$4.json" --no-progress
 }
 mkdir -p "$OUT/llm"
 for pass in cold warm; do

@@ -27,4 +27,8 @@ if [ -x .venv-anchors/bin/python ]; then
   .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scale.json" --cache-dir "$WORK/anchors" \
       --scale 100000 --systems ragsift-hybrid,langchain-ensemble,llamaindex-fusion
 fi
+# language models (HyDE, rewriting, judge) and multi-hop: about 2 hours on two cores, most of it
+# the local 1.5B model generating
+benchmarks/llm.sh
+.venv/bin/python benchmarks/multihop.py --dataset "$DATASETS/hotpotqa-ircot-dev500" --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/report.py
