@@ -36,7 +36,7 @@ from ragsift.retrieve.fusion import rrf
 from ragsift.retrieve.transforms import clean_answer
 from ragsift.store.filters import Node
 from ragsift.text.keyterms import new_terms, residual_words
-from ragsift.text.tokens import token_spans
+from ragsift.text.tokens import cut_to_tokens
 
 if TYPE_CHECKING:
     from ragsift.retrieve.pipeline import Retriever
@@ -66,11 +66,6 @@ def _norm(q: str) -> str:
     return " ".join(q.lower().split())
 
 
-def _cut(text: str, n: int) -> str:
-    spans = token_spans(text)
-    return text if len(spans) <= n else text[: spans[n - 1][1]] + " …"
-
-
 class MultiHopSearch:
     def __init__(self, retriever: "Retriever", question: str, s: Settings, where: Node | None) -> None:
         self.r, self.question, self.s, self.where = retriever, question, s, where
@@ -94,7 +89,7 @@ class MultiHopSearch:
         return out
 
     def _follow_up(self, found: list[str], deadline: Deadline) -> str:
-        shown = "\n".join(f"- {_cut(t, TOKENS_PER_PASSAGE)}" for t in found[:FOUND_IN_PROMPT])
+        shown = "\n".join(f"- {cut_to_tokens(t, TOKENS_PER_PASSAGE, ' …')}" for t in found[:FOUND_IN_PROMPT])
         msgs = get_prompt("follow_up", self.language, self.s.prompts).messages(question=self.question, found=shown)
         text = self.r.llm(self.s).generate(msgs, temperature=0.0, max_tokens=64, deadline=deadline)
         lines = [clean_answer(ln) for ln in text.splitlines() if clean_answer(ln)]

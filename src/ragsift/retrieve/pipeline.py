@@ -22,7 +22,7 @@ from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
-from ragsift.text.tokens import token_spans
+from ragsift.text.tokens import cut_to_tokens
 from ragsift.types import ChannelTrace, Hit, Passage, Result, Span, Trace
 
 ChannelFn = Callable[[Deadline], list[StoredHit]]
@@ -52,9 +52,13 @@ def dedupe_by_parent(hits: list[StoredHit]) -> list[tuple[StoredHit, int]]:
     return dedupe(hits, _UNIT_KEYS["parent"])
 
 
-def cut_to_tokens(text: str, max_tokens: int) -> str:
-    spans = token_spans(text)
-    return text if len(spans) <= max_tokens else text[: spans[max_tokens - 1][1]]
+def checked_query(query: Any, s: Settings) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty")
+    if len(query) > s.max_query_chars:
+        raise QueryError(f"the query is {len(query)} characters; the limit is {s.max_query_chars} "
+                         "(setting max_query_chars)")
+    return query.strip()
 
 
 class _Steps:
@@ -129,9 +133,7 @@ class Retriever:
         if s.multihop != "off":
             from ragsift.retrieve.multihop import MultiHopSearch
 
-            if not isinstance(query, str) or not query.strip():
-                raise QueryError("the query is empty")
-            return MultiHopSearch(self, query.strip(), s, where).run()
+            return MultiHopSearch(self, checked_query(query, s), s, where).run()
         return self.search(query, s, where)
 
     def llm(self, s: Settings) -> LLM:
@@ -214,12 +216,7 @@ class Retriever:
     def search(self, query: str, s: Settings, where: Node | None) -> dict[str, Any]:
         """One retrieval round: channels, fusion, optional reranking (no expansion)."""
         t0 = time.perf_counter()
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("the query is empty")
-        if len(query) > s.max_query_chars:
-            raise QueryError(f"the query is {len(query)} characters; the limit is {s.max_query_chars} "
-                             "(setting max_query_chars)")
-        query = query.strip()
+        query = checked_query(query, s)
         language = detect_language(query)
         steps = _Steps(self, query, language, s)
         results = run_channels(self._channels(steps, s, where), {c: s.timeout(c) for c in s.channels})

@@ -19,3 +19,9 @@ def count_tokens(text: str) -> int:
 def token_spans(text: str) -> list[tuple[int, int]]:
     """Character spans of each counted token, for cutting text at a token boundary."""
     return [m.span() for m in _TOKEN_RE.finditer(text)]
+
+
+def cut_to_tokens(text: str, max_tokens: int, marker: str = "") -> str:
+    """``text`` cut after ``max_tokens`` counted tokens; ``marker`` is appended when it was cut."""
+    spans = token_spans(text)
+    return text if len(spans) <= max_tokens else text[: spans[max_tokens - 1][1]] + marker
