@@ -109,7 +109,6 @@ class Settings:
     hop_top: int = 5  # units per query that count as found, and over which gain is measured
     hop_min_gain: float = 0.3  # measured on HotpotQA (benchmarks/multihop.py); a hop with less is dropped, the loop stops
     hop_protect: int = 2  # the question's own top units stay first
-    hop_weight: float = 1.0  # a follow-up ranking's weight when hops are merged (the question's is 1)
     hop_llm_calls: int = 4  # budget of follow-up LLM calls per question
     hop_time_s: float = 120.0  # no new hop starts after this many seconds
 
@@ -164,8 +163,8 @@ class Settings:
         needs_llm += ["multihop = 'llm'"] if self.multihop == "llm" else []
         if not 0 <= self.hop_min_gain <= 1:
             raise ConfigError("hop_min_gain must be between 0 and 1")
-        if not isinstance(self.hop_protect, int) or self.hop_protect < 0 or self.hop_weight < 0 or self.hop_time_s <= 0:
-            raise ConfigError("hop_protect and hop_weight must be >= 0 and hop_time_s positive")
+        if not isinstance(self.hop_protect, int) or self.hop_protect < 0 or self.hop_time_s <= 0:
+            raise ConfigError("hop_protect must be >= 0 and hop_time_s positive")
         if needs_llm and not self.llm:
             raise ConfigError(f"{', '.join(needs_llm)} needs a language model: set llm to "
                               "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")

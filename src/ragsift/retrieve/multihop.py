@@ -4,7 +4,8 @@ retrieve again; stop when new searches stop bringing new information.
 Each hop's follow-up queries come from the language model (``multihop = "llm"``: the question
 and the passages found last; the model may answer DONE) or, without one (``"keywords"``),
 from the entities and key terms of the passages found last that the question does not already
-contain: one query per term, ``"<term> <question>"``.
+contain: one query per term, the term followed by the question's words that nothing found so
+far contains (``"Shirley Temple government position held"``).
 
 The loop stops, with the reason in the trace, when
 - ``depth``: ``hops_max`` rounds have run;
@@ -17,9 +18,10 @@ The loop stops, with the reason in the trace, when
 - ``llm_error``: the model failed (the results found so far are returned);
 - ``llm_budget`` / ``time_budget``: ``hop_llm_calls`` or ``hop_time_s`` is spent.
 
-Hops are merged by weighted reciprocal rank fusion over every hop's ranking (the question's
-weight 1, follow-ups ``hop_weight``), and the question's own top ``hop_protect`` units stay first,
-so a passage the question found is not pushed out by what a follow-up found.
+Hops are merged by ``merge_hops``: the question's own top ``hop_protect`` units stay first, then
+the question's ranking and the follow-ups' new units (RRF over the follow-ups, earlier hops
+weighing more) are taken in turn, so a passage the question found is not pushed out by what a
+follow-up found.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLMError
 from ragsift.models.prompts import get_prompt
 from ragsift.retrieve.fusion import rrf
+from ragsift.retrieve.packing import hits_by_unit
 from ragsift.retrieve.transforms import clean_answer
 from ragsift.store.filters import Node
 from ragsift.text.keyterms import new_terms, residual_words
@@ -74,10 +77,7 @@ class MultiHopSearch:
 
     def _texts(self, f: dict[str, Any], units: list[str]) -> list[str]:
         """Title and text of units (best first), for reading them."""
-        hit_of: dict[str, Any] = {}
-        key = self.r.unit_key(self.s.unit)
-        for h, _ in f["best_hit"].values():
-            hit_of.setdefault(key(h), h)
+        hit_of = hits_by_unit(f["best_hit"], self.r.unit_key(self.s.unit))
         hits = [hit_of[u] for u in units if u in hit_of]
         parents = self.r.store.get_parents(h.parent_id for h in hits)
         out = []

@@ -10,7 +10,7 @@ it is cut to the budget around its best-matching child, and marked ``truncated``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ragsift.store.base import StoredHit, StoredParent
 from ragsift.text.tokens import count_tokens, token_spans
@@ -30,6 +30,15 @@ class Candidate:
     tokens: int
     spans: tuple[Span, ...]  # best first
     metadata: dict[str, Any]
+
+
+def hits_by_unit(best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]],
+                 key: Callable[[StoredHit], str]) -> dict[str, StoredHit]:
+    """The first-found hit of each unit (parent, child or document), from the per-child hits."""
+    out: dict[str, StoredHit] = {}
+    for h, _ in best_hit.values():
+        out.setdefault(key(h), h)
+    return out
 
 
 def parent_candidates(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],

@@ -14,7 +14,8 @@ from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, load_llm
 from ragsift.models.rerankers import load_reranker
 from ragsift.retrieve.fusion import fuse, rrf
-from ragsift.retrieve.packing import child_candidates, document_candidates, pack, parent_candidates
+from ragsift.retrieve.packing import (child_candidates, document_candidates, hits_by_unit, pack,
+                                      parent_candidates)
 from ragsift.retrieve.runner import Shared, run_channels
 from ragsift.retrieve.transforms import (generate_hypotheses, hyde_text, hyde_vector, multi_queries,
                                          rewrite_query)
@@ -189,9 +190,7 @@ class Retriever:
         try:
             reranker = load_reranker(s.rerank, lambda: self.llm(s), s.prompts)
             info["model"] = reranker.name
-            hit_of: dict[str, StoredHit] = {}
-            for h, _ in best_hit.values():
-                hit_of.setdefault(key(h), h)
+            hit_of = hits_by_unit(best_hit, key)
             parents = self.store.get_parents(hit_of[u].parent_id for u, _ in top)
             texts = []
             for u, _ in top:
