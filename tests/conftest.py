@@ -1,4 +1,5 @@
-"""Shared fixtures. Everything here uses the real models and the real LanceDB store."""
+"""Shared fixtures. Everything here uses the real models and real stores: LanceDB, and Milvus
+through a milvus-lite server the session starts on 127.0.0.1."""
 from __future__ import annotations
 
 import os
@@ -28,6 +29,26 @@ def sample_kb(tmp_path_factory) -> KnowledgeBase:
     report = kb.ingest(sample_dir() / "kb")
     assert not report.skipped, report.skipped
     return kb
+
+
+@pytest.fixture(scope="session")
+def milvus_uri(tmp_path_factory):
+    from ragsift.store.milvus_lite import LiteServer
+
+    server = LiteServer(tmp_path_factory.mktemp("milvus"))
+    yield server.start()
+    server.stop()
+
+
+BACKENDS = ("lancedb", "milvus")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> dict:
+    """Settings that put a new knowledge base on each store in turn."""
+    if request.param == "milvus":
+        return {"store": "milvus", "store_uri": request.getfixturevalue("milvus_uri")}
+    return {}
 
 
 @pytest.fixture(scope="session")

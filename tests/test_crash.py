@@ -16,15 +16,27 @@ from ragsift.kb import KnowledgeBase
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import ragsift.store.lance as lance
+    import ragsift.store.milvus as milvus
     lance.BATCH_CHILDREN = 40          # write to the tables often, so a kill lands between writes
+    milvus.BATCH_CHILDREN = 40
     mode = sys.argv[3]
-    if mode == "before-rename":        # die after the new manifest is written, before the rename
-        real = lance._write_atomic
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "before-commit":
+        # LanceDB: die after the new manifest is written, before the rename
         def dying(path, data):
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_text(data)
-            os.kill(os.getpid(), signal.SIGKILL)
+            die()
         lance._write_atomic = dying
+        # Milvus: die just before the manifest upsert
+        milvus.MilvusTransaction._write_manifest = die
+    if mode == "before-cleanup":       # Milvus: die after the commit, before old versions are removed
+        real = milvus.MilvusTransaction._write_manifest
+        def commit_then_die(self, manifest):
+            real(self, manifest)
+            die()
+        milvus.MilvusTransaction._write_manifest = commit_then_die
     from ragsift.kb import KnowledgeBase
     kb = KnowledgeBase.open(sys.argv[1])
     class Progress:
@@ -52,9 +64,9 @@ def _corpus(n: int, seed: int) -> dict[str, str]:
 
 
 @pytest.fixture()
-def committed_kb(tmp_path):
+def committed_kb(tmp_path, backend):
     first = write_files(tmp_path / "first", _corpus(4, 1))
-    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", **backend)
     report = kb.ingest(first)
     assert report.generation == 1
     second = write_files(tmp_path / "second", {f"b_{k}": v for k, v in _corpus(40, 2).items()})
@@ -103,16 +115,22 @@ def _assert_last_committed(kb_path, generation, documents):
     assert sources and not any(s.startswith("b_") for s in sources)
 
 
+def _children_written(kb) -> int:
+    """Child rows physically written, committed or not (a LanceDB table version counts as one)."""
+    if kb.settings.store == "lancedb":
+        import lancedb
+        return lancedb.connect(str(kb.path / "lance")).open_table("children").version
+    res = kb.store.client.query(kb.store.coll["children"], filter="gen >= 0", output_fields=["count(*)"])
+    return int(res[0]["count(*)"])
+
+
 @pytest.mark.parametrize("kill_after", [1, 3])
 def test_kill_during_ingest_keeps_last_generation(committed_kb, kill_after):
     kb, second = committed_kb
-    manifest = json.loads((kb.path / "manifest.json").read_text())
+    before = _children_written(kb)
     rc, seen = _run_and_kill(kb.path, second, "pause", kill_after)
     assert rc == -signal.SIGKILL and seen >= kill_after
-    # the killed writer had really written uncommitted table versions
-    import lancedb
-    db = lancedb.connect(str(kb.path / "lance"))
-    assert db.open_table("children").version > manifest["versions"]["children"]
+    assert _children_written(kb) > before  # the killed writer had really written uncommitted rows
     _assert_last_committed(kb.path, 1, 4)
     # the next writer rolls the leftovers back and commits cleanly
     kb2 = KnowledgeBase.open(kb.path, create=False)
@@ -138,11 +156,12 @@ def test_kill_at_random_moments_leaves_one_whole_generation(committed_kb):
             assert st["generation"] == before["generation"] + 1 and st["documents"] == 44
 
 
-def test_kill_just_before_the_commit_rename(committed_kb):
+def test_kill_just_before_the_commit(committed_kb):
     kb, second = committed_kb
-    rc, _ = _run_and_kill(kb.path, second, "before-rename", None)
+    rc, _ = _run_and_kill(kb.path, second, "before-commit", None)
     assert rc == -signal.SIGKILL
-    assert (kb.path / "manifest.json.tmp").exists()  # the new manifest was written, not renamed
+    if kb.settings.store == "lancedb":
+        assert (kb.path / "manifest.json.tmp").exists()  # the new manifest was written, not renamed
     _assert_last_committed(kb.path, 1, 4)
     kb2 = KnowledgeBase.open(kb.path, create=False)
     assert kb2.ingest(second).generation == 2 and kb2.store.check_integrity() == []
@@ -155,3 +174,25 @@ def test_uninterrupted_child_process_commits(committed_kb):
     kb.store.refresh()
     assert kb.store.generation == 2 and kb.stats()["documents"] == 44
     assert kb.store.check_integrity() == []
+
+
+@pytest.mark.parametrize("backend", ["milvus"], indirect=True)
+def test_kill_between_the_commit_and_removing_old_versions(committed_kb, tmp_path):
+    """Milvus removes replaced rows after the commit; killed in between, readers still see one
+    version of each document, and the next writer finishes the removal."""
+    kb, _ = committed_kb
+    changed = write_files(tmp_path / "first", {k: v + "\n\nRevised." for k, v in _corpus(4, 1).items()})
+    rc, _ = _run_and_kill(kb.path, changed, "before-cleanup", None)
+    assert rc == -signal.SIGKILL
+    reader = KnowledgeBase.open(kb.path, create=False)
+    assert reader.store.manifest["retired"]  # the removal is pending
+    st = reader.stats()
+    assert st["generation"] == 2 and st["documents"] == 4 and reader.store.check_integrity() == []
+    assert all(p.text.endswith("Revised.") for p in reader.query("device manual care", max_parents=10).passages
+               if p.heading.endswith("Care"))
+    assert _children_written(kb) > st["children"]  # old versions still on the server, filtered out
+    writer = KnowledgeBase.open(kb.path, create=False)
+    more = write_files(tmp_path / "more", {"x.md": "# X\n\nOne more document."})
+    assert writer.ingest(more).generation == 3
+    assert not writer.store.manifest["retired"] and _children_written(kb) == writer.stats()["children"]
+    assert writer.store.check_integrity() == []

@@ -161,16 +161,16 @@ ZH_DOC = "# 茶叶指南\n\n## 绿茶\n\n绿茶应在零至五摄氏度冷藏保
 
 
 @pytest.fixture()
-def small_kb(tmp_path):
+def small_kb(tmp_path, backend):
     docs = write_files(tmp_path / "docs", {"manual.md": MANUAL_V1, "tea.md": ZH_DOC})
-    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb = KnowledgeBase.open(tmp_path / "kb", **backend)
     report = kb.ingest(docs)
     assert sorted(report.added) and report.generation == 1
     return kb, docs
 
 
 def _all_parent_texts(kb):
-    return [r["text"] for r in kb.store._tables["parents"].to_arrow().to_pylist()]
+    return [p.text for _, parents, _ in kb.store.export() for p in parents]
 
 
 def test_reingesting_unchanged_files_does_nothing(small_kb):
@@ -208,8 +208,8 @@ def test_delete_removes_parents_and_children(small_kb):
     assert kb.delete([doc.doc_id]) == [doc.doc_id]
     st = kb.stats()
     assert st["documents"] == 1 and kb.store.check_integrity() == []
-    kids = kb.store._tables["children"].to_arrow().column("doc_id").to_pylist()
-    assert doc.doc_id not in kids
+    kids = [ic.child.doc_id for _, _, children in kb.store.export() for ic in children]
+    assert kids and doc.doc_id not in kids
     assert all(p.source != "tea.md" for p in kb.query("绿茶怎么保存？").passages)
     with pytest.raises(Exception, match="unknown document id"):
         kb.delete([doc.doc_id])
@@ -250,13 +250,13 @@ def test_pdfs_are_searchable(tmp_path, question, word):
     assert word in top.text
 
 
-def test_jsonl_metadata_types_and_filters(tmp_path):
+def test_jsonl_metadata_types_and_filters(tmp_path, backend):
     rows = [{"_id": f"r{i}", "text": t, "metadata": {"year": y, "lang": lang}}
             for i, (t, y, lang) in enumerate([("Solar panels need cleaning twice a year.", 2019, "en"),
                                               ("太阳能板每年需要清洗两次。", 2023, "zh"),
                                               ("Inverters convert DC to AC.", 2024, "en")])]
     write_files(tmp_path, {"c.jsonl": "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)})
-    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb = KnowledgeBase.open(tmp_path / "kb", **backend)
     kb.ingest(tmp_path / "c.jsonl")
     assert kb.store.fields()["year"] == "int"
     res = kb.query("solar panel cleaning", filter={"year": {"gte": 2020}}, max_parents=10)

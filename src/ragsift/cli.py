@@ -52,8 +52,16 @@ def _report_lines(report) -> list[str]:
 
 
 # ---------------------------------------------------------------- commands
+def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out = {"store": args.store, "store_uri": args.store_uri, "store_name": args.store_name,
+           "store_index": args.store_index}
+    if args.store_uri and not args.store:
+        out["store"] = "milvus"
+    return {k: v for k, v in out.items() if v}
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
-    kb = _open(args, create=True, embedder=args.embedder)
+    kb = _open(args, create=True, embedder=args.embedder, **_store_overrides(args))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress_factory(progress))
     if args.json:
@@ -156,8 +164,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(st)
     else:
-        for k in ("path", "backend", "generation", "documents", "parents", "children", "dim", "disk_bytes"):
-            print(f"{k:12} {st[k]}")
+        for k in ("path", "backend", "uri", "collections", "generation", "documents", "parents", "children",
+                  "dim", "disk_bytes"):
+            if k in st:
+                print(f"{k:12} {st[k]}")
         print(f"{'embedder':12} {st['settings']['embedder']}")
         print(f"{'fields':12} {', '.join(st['fields'])}")
     return 0
@@ -178,6 +188,26 @@ def cmd_delete(args: argparse.Namespace) -> int:
     deleted = _open(args).delete(args.doc_ids, source=args.source)
     print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
     return 0
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    kb = _open(args)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    dest = kb.copy_to(args.dest, progress=_progress_factory(progress), **_store_overrides(args))
+    st = dest.stats()
+    where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
+    print(f"copied {st['documents']} documents, {st['parents']} parents, {st['children']} children "
+          f"to {args.dest} on {where}; no re-embedding")
+    return 0
+
+
+def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    g = parser.add_argument_group(f"store ({what})")
+    g.add_argument("--store", choices=["lancedb", "milvus"], help="lancedb (embedded, default) or milvus")
+    g.add_argument("--store-uri", help="Milvus URI, e.g. http://127.0.0.1:19530 (implies --store milvus); "
+                                       "credentials from $RAGSIFT_MILVUS_TOKEN or $MILVUS_TOKEN")
+    g.add_argument("--store-name", help="Milvus collection prefix (default: from the directory name)")
+    g.add_argument("--store-index", help="Milvus vector index type: FLAT (exact, default), HNSW, AUTOINDEX ...")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -217,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "minilm (English, faster), st:<model>")
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_store_flags(s, "for a NEW knowledge base")
     _add_progress_flags(s)
     s.set_defaults(func=cmd_ingest)
 
@@ -260,6 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("doc_ids", nargs="*")
     s.add_argument("--source", help="delete the document(s) ingested from this source path")
     s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("migrate", help="copy the knowledge base to another store (LanceDB <-> Milvus) "
+                                       "without re-embedding")
+    s.add_argument("dest", help="directory for the copy's settings (and its data, on LanceDB)")
+    _add_store_flags(s, "of the copy")
+    _add_progress_flags(s)
+    s.set_defaults(func=cmd_copy)
 
     s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
     s.set_defaults(func=cmd_demo)

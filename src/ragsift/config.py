@@ -44,7 +44,8 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 
 # Settings that shape the index: changing them needs a new knowledge base (or a re-ingest).
 INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
-              "index_headings", "analyzer")
+              "index_headings", "analyzer", "store", "store_name", "store_index")
+STORES = ("lancedb", "milvus")
 
 KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query")
 LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
@@ -73,6 +74,11 @@ class Settings:
     child_overlap_tokens: int = 40
     index_headings: bool = True
     analyzer: str = "ragsift-zh-en-v1"
+    # --- where the index lives: the embedded store in the directory, or a Milvus server ---
+    store: str = "lancedb"  # lancedb | milvus
+    store_uri: str = ""  # milvus: http(s)://host:19530; may change when the cluster moves
+    store_name: str = ""  # milvus: collection prefix (default: from the directory name)
+    store_index: str = "FLAT"  # milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)
     # --- query settings (defaults; each query may override) ---
     channels: tuple[str, ...] = ("dense", "bm25")
     fusion: str = "rrf"
@@ -118,6 +124,8 @@ class Settings:
         parse_enum(Unit, self.unit, "unit")
         parse_enum(HydeMode, self.hyde_mode, "hyde_mode")
         parse_enum(MultiHop, self.multihop, "multihop mode")
+        if self.store not in STORES:
+            raise ConfigError(f"unknown store {self.store!r}; valid stores: {', '.join(STORES)}")
         for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
                      "token_budget", "max_query_chars", "hyde_samples", "hyde_max_tokens",
                      "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency",

@@ -13,7 +13,7 @@ from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.store.base import IndexedChild, Store
 from ragsift.store.filters import parse_filter
-from ragsift.store.lance import LanceStore
+from ragsift.store import default_store_name, open_store
 from ragsift.text.analyzer import Analyzer
 from ragsift.types import Document, IngestReport, Result, Skipped
 
@@ -24,7 +24,8 @@ ProgressFactory = Callable[[int, str], Any]  # (total, description) -> object wi
 
 
 class KnowledgeBase:
-    """A knowledge base in one directory (the embedded LanceDB store).
+    """A knowledge base in one directory: its settings, and the embedded LanceDB store or the
+    name of its collections on a Milvus server (``store="milvus", store_uri=...``).
 
     ``KnowledgeBase.open(path)`` creates it on first use with the given settings; later
     opens read the settings saved with it. Index settings (embedder, chunk sizes) cannot
@@ -52,16 +53,18 @@ class KnowledgeBase:
                     raise ConfigError(f"this knowledge base was built with {k}={saved[k]!r}; "
                                       f"it cannot change to {v!r} (create a new knowledge base)")
             settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
-            store = LanceStore(path)
+            store = open_store(path, settings)
         else:
             if not create:
                 raise StoreError(f"no knowledge base at {path}")
             if path.exists() and path.is_file():
                 raise StoreError(f"{path} is a file, not a knowledge-base directory")
             settings = Settings().replace(**overrides)
+            if settings.store == "milvus" and not settings.store_name:
+                settings = settings.replace(store_name=default_store_name(path))
             dim = load_embedder(settings.embedder).dim
             path.mkdir(parents=True, exist_ok=True)
-            store = LanceStore(path, dim=dim)
+            store = open_store(path, settings, dim=dim)
             settings.save(sfile)
         kb = cls(path, settings, store)
         return kb
@@ -211,6 +214,44 @@ class KnowledgeBase:
             for i in dict.fromkeys(ids):
                 txn.delete_document(i)
         return list(dict.fromkeys(ids))
+
+    def copy_to(self, path: str | Path, *, progress: ProgressFactory | None = None,
+                **store: Any) -> "KnowledgeBase":
+        """Copy this knowledge base to a new one at ``path`` on another store (``store="milvus",
+        store_uri=...`` or ``store="lancedb"``) without re-embedding: documents, parents,
+        children, their terms and vectors go over as stored, in one commit. The copy keeps every
+        other setting. Returns the new knowledge base."""
+        bad = set(store) - {"store", "store_uri", "store_name", "store_index"}
+        if bad:
+            raise ConfigError(f"only store settings can change in a copy, not {', '.join(sorted(bad))}")
+        path = Path(path)
+        if (path / SETTINGS_FILE).exists():
+            raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
+        self.store.refresh()
+        settings = self.settings.replace(store_name="", **store)
+        if settings.store == "lancedb":
+            settings = settings.replace(store_uri="", store_name="")
+        elif not settings.store_name:
+            settings = settings.replace(store_name=default_store_name(path))
+        path.mkdir(parents=True, exist_ok=True)
+        dest = open_store(path, settings, dim=self.store.dim)
+        if dest.generation != 0:
+            raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
+        total = self.store.stats()["documents"]
+        bar = progress(total, "copying") if progress else None
+        try:
+            with dest.begin() as txn:
+                for doc, parents, children in self.store.export():
+                    txn.put_document(doc, parents, children)
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        settings.save(path / SETTINGS_FILE)
+        kb = KnowledgeBase(path, settings, dest)
+        kb._embedder = self._embedder
+        return kb
 
     def documents(self):
         self.store.refresh()

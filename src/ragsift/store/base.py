@@ -1,4 +1,4 @@
-"""The store interface. The embedded LanceDB store implements it; a scale-out backend will too.
+"""The store interface. The embedded LanceDB store and the scale-out Milvus store implement it.
 
 Guarantees every implementation gives:
 
@@ -13,8 +13,9 @@ Guarantees every implementation gives:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -111,4 +112,88 @@ class Store(Protocol):
     def check_integrity(self) -> list[str]:
         """Problems found (children without parents, counts that disagree); empty when sound."""
 
+    def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+        """Every committed document with its parents and indexed children (terms and vectors
+        as stored), for copying a knowledge base to another store without re-embedding.
+        ``Document.text`` is empty: the parents hold the text."""
+
     def close(self) -> None: ...
+
+
+def exported_document(d: StoredDocument) -> Document:
+    """A stored document as a Document to write elsewhere (its text lives in its parents)."""
+    return Document(d.doc_id, d.source, d.title, "", d.content_hash, d.format, dict(d.metadata))
+
+
+def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent]) -> list[IndexedChild]:
+    """Stored child rows (ids, position, span, tokens, terms, vector) of one document as
+    IndexedChild objects in document order; a child's text is its parent's text[start:end]."""
+    texts = {p.parent_id: p.text for p in parents}
+    out = [IndexedChild(Child(r["child_id"], r["parent_id"], r["doc_id"], r["position"], r["start"], r["end"],
+                              texts[r["parent_id"]][r["start"]:r["end"]], r["tokens"]),
+                        r["terms"], np.asarray(r["vector"], np.float32)) for r in rows]
+    order = {p.parent_id: p.position for p in parents}
+    return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))
+
+
+FIELD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def metadata_field_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The metadata values a store indexes for filters, and the fields seen for the first time.
+
+    A field's type is fixed by its first value; later values of another type stay in the
+    document metadata but are not filterable (an int is accepted in a float field)."""
+    values: dict[str, Any] = {}
+    new: dict[str, str] = {}
+    for key, value in metadata.items():
+        ftype = metadata_field_type(value)
+        if ftype is None or not FIELD_NAME_RE.match(key) or key in BUILTIN_FIELDS:
+            continue
+        known = fields.get(key) or new.get(key)
+        if known is None:
+            new[key] = known = ftype
+        if known == ftype or (known == "float" and ftype == "int"):
+            values[key] = float(value) if known == "float" else value
+    return values, new
+
+
+def integrity_problems(parents: list[dict[str, Any]], children: list[dict[str, Any]],
+                       docs: dict[str, StoredDocument]) -> list[str]:
+    """Check rows (``parent_id, doc_id, gen`` / ``child_id, parent_id, doc_id, gen``) against
+    the documents: every child has its parent of the same generation, every parent its
+    document, and the counts agree."""
+    problems = []
+    pmap = {p["parent_id"]: p for p in parents}
+    for c in children:
+        p = pmap.get(c["parent_id"])
+        if p is None:
+            problems.append(f"child {c['child_id']} has no parent {c['parent_id']}")
+        elif p["gen"] != c["gen"]:
+            problems.append(f"child {c['child_id']} (gen {c['gen']}) and parent (gen {p['gen']}) differ")
+    for p in parents:
+        if p["doc_id"] not in docs:
+            problems.append(f"parent {p['parent_id']} has no document {p['doc_id']}")
+    counts: dict[str, list[int]] = {}
+    for p in parents:
+        counts.setdefault(p["doc_id"], [0, 0])[0] += 1
+    for c in children:
+        counts.setdefault(c["doc_id"], [0, 0])[1] += 1
+    for d in docs.values():
+        got = counts.get(d.doc_id, [0, 0])
+        if got != [d.parents, d.children]:
+            problems.append(f"document {d.doc_id}: expected {d.parents}/{d.children} "
+                            f"parents/children, found {got[0]}/{got[1]}")
+    return problems

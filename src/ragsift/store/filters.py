@@ -178,3 +178,58 @@ def render_sql(node: Node, column: dict[str, str]) -> str:
         return f"(NOT COALESCE({render_sql(node.item, column)}, FALSE))"
     joiner = " AND " if isinstance(node, And) else " OR "
     return "(" + joiner.join(render_sql(n, column) for n in node.items) + ")"
+
+
+# ------------------------------------------------------------------ Milvus boolean expressions
+def milvus_literal(v: Any) -> str:
+    """A value as a Milvus expression literal. Strings are double-quoted; a quote or a
+    backslash is escaped, so nothing of the value can become syntax (checked against a real
+    server with quotes, backslashes, operators and control characters in the value)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        return repr(float(v))
+    if isinstance(v, str):
+        out = ['"']
+        for ch in v:
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ch == "\n":
+                out.append("\\n")
+            elif ch == "\t":
+                out.append("\\t")
+            elif ch == "\r":
+                out.append("\\r")
+            else:
+                out.append(ch)
+        out.append('"')
+        return "".join(out)
+    raise FilterError(f"unsupported filter value {v!r}")
+
+
+def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str] = frozenset()) -> str:
+    """Render for Milvus (2.5+ and milvus-lite). ``column`` maps field names to scalar columns;
+    fields in ``json_fields`` live as keys of a JSON column (``column[f]`` is then the full
+    path, e.g. ``meta["year"]``). Every comparison is made total (a missing key matches only
+    ne / nin), so ``not`` means the same as on LanceDB."""
+    if isinstance(node, Cmp):
+        col = column[node.field]
+        is_json = node.field in json_fields
+        if node.op in ("in", "nin"):
+            if is_json:  # JSON paths take no 'in' list: expand to comparisons
+                eqs = " or ".join(f"{col} == {milvus_literal(v)}" for v in node.value)
+                expr = f"(exists {col} and ({eqs}))"
+            else:
+                expr = f"({col} in [{', '.join(milvus_literal(v) for v in node.value)}])"
+            return expr if node.op == "in" else f"(not {expr})"
+        if node.op == "ne":
+            expr = f"{col} != {milvus_literal(node.value)}"
+            return f"(not exists {col} or {expr})" if is_json else f"({expr})"
+        expr = f"{col} {_SQL_OPS[node.op] if node.op != 'eq' else '=='} {milvus_literal(node.value)}"
+        return f"(exists {col} and {expr})" if is_json else f"({expr})"
+    if isinstance(node, Not):
+        return f"(not {render_milvus(node.item, column, json_fields)})"
+    joiner = " and " if isinstance(node, And) else " or "
+    return "(" + joiner.join(render_milvus(n, column, json_fields) for n in node.items) + ")"

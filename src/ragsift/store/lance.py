@@ -32,7 +32,7 @@ from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit,
-                                StoredParent)
+                                StoredParent, export_children, exported_document, filterable_values, integrity_problems)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
 
@@ -41,7 +41,6 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 FORMAT = 1
 TABLES = ("documents", "parents", "children")
-_FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 _SQL_TYPES = {"string": "string", "int": "bigint", "float": "double", "bool": "boolean"}
 BATCH_CHILDREN = 4096
@@ -50,18 +49,6 @@ BATCH_CHILDREN = 4096
 # (scalar-quantised, re-ranked with the full vectors) keeps query time and memory in check.
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_REFINE_FACTOR = 2
-
-
-def metadata_field_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    return None
 
 
 def _col(field: str) -> str:
@@ -296,31 +283,24 @@ class LanceStore:
                 "committed_at": self.manifest.get("committed_at")}
 
     def check_integrity(self) -> list[str]:
-        problems = []
         parents = self._tables["parents"].to_arrow().select(["parent_id", "doc_id", "gen"]).to_pylist()
         children = self._tables["children"].to_arrow().select(["child_id", "parent_id", "doc_id", "gen"]).to_pylist()
-        docs = self.get_documents()
-        pmap = {p["parent_id"]: p for p in parents}
-        for c in children:
-            p = pmap.get(c["parent_id"])
-            if p is None:
-                problems.append(f"child {c['child_id']} has no parent {c['parent_id']}")
-            elif p["gen"] != c["gen"]:
-                problems.append(f"child {c['child_id']} (gen {c['gen']}) and parent (gen {p['gen']}) differ")
-        for p in parents:
-            if p["doc_id"] not in docs:
-                problems.append(f"parent {p['parent_id']} has no document {p['doc_id']}")
-        counts: dict[str, list[int]] = {}
-        for p in parents:
-            counts.setdefault(p["doc_id"], [0, 0])[0] += 1
-        for c in children:
-            counts.setdefault(c["doc_id"], [0, 0])[1] += 1
-        for d in docs.values():
-            got = counts.get(d.doc_id, [0, 0])
-            if got != [d.parents, d.children]:
-                problems.append(f"document {d.doc_id}: expected {d.parents}/{d.children} "
-                                f"parents/children, found {got[0]}/{got[1]}")
-        return problems
+        return integrity_problems(parents, children, self.get_documents())
+
+    def export(self, batch: int = 100):
+        docs = list(self.get_documents().values())
+        for i in range(0, len(docs), batch):
+            part = docs[i:i + batch]
+            ids = [d.doc_id for d in part]
+            parents = self.get_document_parents(ids)
+            rows = self._rows("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position", "start",
+                                                         "end", "tokens", "terms", "vector"], per_key=None)
+            by_doc: dict[str, list[dict[str, Any]]] = {}
+            for r in rows.to_pylist():
+                by_doc.setdefault(r["doc_id"], []).append(r)
+            for d in part:
+                ps = [sp.parent for sp in parents.get(d.doc_id, [])]
+                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps)
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> "LanceTransaction":
@@ -415,19 +395,12 @@ class LanceTransaction:
 
     def _ensure_fields(self, metadata: dict[str, Any]) -> dict[str, Any]:
         """Register new metadata fields (adding columns); return the values to store."""
-        values = {}
-        for key, value in metadata.items():
-            ftype = metadata_field_type(value)
-            if ftype is None or not _FIELD_RE.match(key) or key in BUILTIN_FIELDS:
-                continue
-            known = self.fields.get(key)
-            if known is None:
-                self._flush()
+        values, new = filterable_values(self.fields, metadata)
+        if new:
+            self._flush()
+            for key, ftype in new.items():
                 self.tables["children"].add_columns({f"m_{key}": f"CAST(NULL AS {_SQL_TYPES[ftype]})"})
-                self.fields[key] = known = ftype
-            if known == ftype or (known == "float" and ftype == "int"):
-                values[key] = float(value) if known == "float" else value
-            # a value of another type than the field's is kept in the document metadata only
+                self.fields[key] = ftype
         return values
 
     def put_document(self, doc: Document, parents: Sequence[Parent],

@@ -1,0 +1,117 @@
+"""The same knowledge base on LanceDB and on Milvus: are the answers the same, and what does
+each cost? SciFact (MiniLM), copied to a milvus-lite server with ``copy_to`` (no re-embedding).
+
+    .venv/bin/python benchmarks/milvus.py --dataset ../shared/datasets/scifact
+
+For each configuration (BM25, dense, hybrid RRF) and each judged query, the top 10 documents
+from both stores are compared and both are timed, alternating, in this one process. Writes
+benchmarks/results/milvus.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from ragsift.eval.datasets import load_beir  # noqa: E402
+from ragsift.eval.metrics import evaluate  # noqa: E402
+from ragsift.eval.runner import build_kb, judged_queries  # noqa: E402
+from ragsift.store.milvus_lite import LiteServer  # noqa: E402
+
+CONFIGS = {"bm25": {"channels": ["bm25"]}, "dense": {"channels": ["dense"]},
+           "hybrid": {"channels": ["dense", "bm25"], "fusion": "rrf", "rrf_k": 60}}
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def explain(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> dict:
+    """How two top-10 lists differ, and how close the LanceDB scores of the moved documents are."""
+    ids_a, ids_b = [d for d, _ in a], [d for d, _ in b]
+    if ids_a == ids_b:
+        return {"kind": "identical"}
+    kind = "same set, other order" if set(ids_a) == set(ids_b) else "different set"
+    first = next((i for i, (x, y) in enumerate(zip(ids_a, ids_b)) if x != y), min(len(ids_a), len(ids_b)))
+    score = dict(a)
+    # the LanceDB scores around the first position where the lists part
+    near = [round(s, 5) for _, s in a[max(0, first - 1): first + 2]]
+    gap = min((abs(near[i] - near[i + 1]) / max(abs(near[i]), 1e-9) for i in range(len(near) - 1)), default=0.0)
+    return {"kind": kind, "first_difference": first + 1, "overlap": len(set(ids_a) & set(ids_b)),
+            "relative_score_gap_there": gap, "only_lancedb": [d for d in ids_a if d not in ids_b],
+            "only_milvus": [d for d in ids_b if d not in ids_a],
+            "lancedb_scores": {d: round(score[d], 5) for d in ids_a}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--work-dir", default="/tmp/ragsift-bench/eval")
+    ap.add_argument("--max-queries", type=int, default=300)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "milvus.json"))
+    args = ap.parse_args()
+
+    ds = load_beir(args.dataset)
+    kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
+    qids = judged_queries(ds, args.max_queries)
+    work = Path(args.work_dir) / f"milvus-{int(time.time())}"
+    out: dict = {"dataset": str(ds.path), "embedder": args.embedder, "date": time.strftime("%Y-%m-%d"),
+                 "command": "python " + " ".join(sys.argv), "queries": len(qids), "configs": {}}
+    with LiteServer(work / "server") as uri:
+        t = time.perf_counter()
+        mkb = kb.copy_to(work / "kb", store="milvus", store_uri=uri)
+        out["copy_seconds"] = round(time.perf_counter() - t, 1)
+        out["stats"] = {"lancedb": {k: kb.stats()[k] for k in ("documents", "parents", "children")},
+                        "milvus": {k: mkb.stats()[k] for k in ("documents", "parents", "children")}}
+        print("copied", out["stats"], "in", out["copy_seconds"], "s", flush=True)
+        for name, cfg in CONFIGS.items():
+            runs = {"lancedb": {}, "milvus": {}}
+            lat = {"lancedb": [], "milvus": [], "lancedb_query": [], "milvus_query": []}
+            kb.rank_documents(ds.queries[qids[0]], k=10, **cfg)  # warm-up both
+            mkb.rank_documents(ds.queries[qids[0]], k=10, **cfg)
+            diffs = {}
+            for i, qid in enumerate(qids):
+                q = ds.queries[qid]
+                pair = [("lancedb", kb), ("milvus", mkb)]
+                if i % 2:
+                    pair.reverse()  # alternate who goes first
+                got = {}
+                for label, k in pair:
+                    t = time.perf_counter()
+                    got[label] = k.rank_documents(q, k=10, **cfg)
+                    lat[label].append((time.perf_counter() - t) * 1000)
+                    t = time.perf_counter()
+                    k.query(q, **cfg)  # the full query: channels, fusion, parent look-up, packing
+                    lat[label + "_query"].append((time.perf_counter() - t) * 1000)
+                    runs[label][qid] = [d for d, _ in got[label]]
+                e = explain(got["lancedb"], got["milvus"])
+                if e["kind"] != "identical":
+                    diffs[qid] = e
+            metrics = {label: evaluate(run, {q: ds.qrels[q] for q in qids}, ["ndcg@10", "recall@10"])
+                       for label, run in runs.items()}
+            kinds: dict[str, int] = {}
+            for qid in qids:
+                kind = diffs[qid]["kind"] if qid in diffs else "identical"
+                kinds[kind] = kinds.get(kind, 0) + 1
+            out["configs"][name] = {
+                "settings": cfg, "top10": kinds, "metrics": metrics,
+                "mean_overlap@10": statistics.fmean([diffs[q]["overlap"] if q in diffs else 10 for q in qids]),
+                "latency_ms": {label: {"p50": round(pct(v, 0.5), 2), "p95": round(pct(v, 0.95), 2)}
+                               for label, v in lat.items()},
+                "differences": diffs}
+            print(name, kinds, metrics, out["configs"][name]["latency_ms"], flush=True)
+        mkb.store.drop()
+    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Stores: the embedded LanceDB default and Milvus for scale-out, behind one interface
+(``ragsift.store.base.Store``)."""
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+from ragsift.errors import ConfigError
+from ragsift.store.base import Store
+
+
+def default_store_name(path: Path) -> str:
+    """A Milvus collection prefix from a knowledge-base directory name, made unique."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", path.resolve().name).strip("_")[:40] or "kb"
+    return f"rs_{stem}_{uuid.uuid4().hex[:8]}"
+
+
+def open_store(path: Path, settings, dim: int | None = None) -> Store:
+    """The store a knowledge base's settings name; ``dim`` given: create it if missing."""
+    if settings.store == "lancedb":
+        from ragsift.store.lance import LanceStore
+
+        return LanceStore(path, dim=dim)
+    if settings.store == "milvus":
+        from ragsift.store.milvus import MilvusStore
+
+        if not settings.store_uri:
+            raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
+        return MilvusStore(settings.store_uri, settings.store_name, dim=dim, index=settings.store_index)
+    raise ConfigError(f"unknown store {settings.store!r}")

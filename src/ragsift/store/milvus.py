@@ -1,0 +1,607 @@
+"""The scale-out store: Milvus 2.5+ (standalone or cluster), or milvus-lite as a server.
+
+Four collections per knowledge base, named ``<name>_documents``, ``_parents``, ``_children``
+and ``_meta``. Every row carries the generation that wrote it (``gen``); its primary key is
+``<id>@<gen>``, so a new version of a document sits beside the old one until it is committed.
+
+How one commit makes a generation visible, without transactions in the engine:
+
+- A reader sees generation G: rows with ``gen <= G``, minus the older versions of documents
+  that G replaced or deleted while their physical removal is pending (see below). Every
+  search and look-up carries that filter, so rows a writer is still adding (``gen = G+1``)
+  are invisible.
+- ``commit()`` writes the list of documents it replaces or deletes, then upserts the
+  manifest row in ``_meta`` with the new generation: that single-row upsert is the commit.
+  It then removes the old versions (children first, then parents, then documents, so no
+  reader ever sees a child without its parent) and clears the list.
+- A writer that dies before the manifest upsert leaves rows with ``gen > G``; the next
+  writer deletes them. One that dies after it leaves the list; the next writer finishes the
+  removal. Readers filter by the list meanwhile, so they never see both versions.
+- One writer at a time: a lease row in ``_meta`` (owner, host, pid, expiry), renewed as the
+  writer goes. A lease whose process is gone (same host) or whose time ran out is taken over.
+
+BM25 runs in the engine (a BM25 function over a text field), on our analyzer's terms: each
+term is written as a 16-hex-digit token, so the engine's tokenizer cannot re-split Chinese
+words or punctuation and BM25 means the same terms as on the embedded store. Filters are
+rendered by ``render_milvus`` with every value a quoted literal.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ragsift.errors import StoreError
+from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
+                                export_children, exported_document, filterable_values, integrity_problems)
+from ragsift.store.filters import Node, milvus_literal, render_milvus
+from ragsift.types import Document, Parent
+
+log = logging.getLogger(__name__)
+
+
+class _DropMvccNotice(logging.Filter):
+    # milvus-lite has no MVCC timestamps; pymilvus warns about it on every query iterator
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "mvccTs" not in record.getMessage()
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_DropMvccNotice())
+
+FORMAT = 1
+KINDS = ("documents", "parents", "children")
+BATCH_CHILDREN = 2048
+MAX_VARCHAR = 65535  # bytes, the engine's limit for one VARCHAR value
+TEXT_PIECE_CHARS = 16000  # a parent's text is stored in pieces (<= 64 KB even at 4 bytes a char)
+MAX_K = 16384  # the engine's largest top-k
+QUERY_PAGE = 16384  # rows one query call returns; more go through a query iterator
+IN_CHUNK = 500
+LEASE_S = 60.0
+_DUMMY_DIM = 2  # every collection needs a vector field; _meta, documents and parents get a dummy one
+_HIT_FIELDS = ["child_id", "parent_id", "doc_id", "start", "end"]
+# BM25 as on the embedded store (tantivy) and Milvus 2.5's defaults; milvus-lite's own default k1 is 1.5
+BM25_PARAMS = {"bm25_k1": 1.2, "bm25_b": 0.75}
+
+
+def term_token(term: str) -> str:
+    """One analyzer term as one engine token (hex digits survive any tokenizer intact)."""
+    return "t" + hashlib.blake2b(term.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def bm25_text(terms: str) -> str:
+    return " ".join(term_token(t) for t in terms.split())
+
+
+def connect(uri: str, token: str | None = None, db_name: str | None = None):
+    """A MilvusClient for ``uri`` (``http://host:19530``, ``https://...``); the token comes
+    from the argument or $RAGSIFT_MILVUS_TOKEN / $MILVUS_TOKEN ("user:password" or an API key)."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise StoreError("the Milvus store needs pymilvus: pip install 'ragsift[milvus]'") from None
+    token = token or os.environ.get("RAGSIFT_MILVUS_TOKEN") or os.environ.get("MILVUS_TOKEN") or ""
+    try:
+        return MilvusClient(uri=uri, token=token, db_name=db_name or os.environ.get("RAGSIFT_MILVUS_DB", ""),
+                            timeout=30)
+    except Exception as e:
+        raise StoreError(f"cannot connect to Milvus at {uri}: {e}") from None
+
+
+def _bm25_score(distance: float) -> float:
+    # Milvus 2.5 reports a BM25 score; milvus-lite reports it negated as a distance
+    return -distance if distance < 0 else distance
+
+
+class MilvusStore:
+    """Store on a Milvus server. ``name`` prefixes the collections of this knowledge base."""
+
+    def __init__(self, uri: str, name: str, dim: int | None = None, *, token: str | None = None,
+                 index: str = "FLAT", client: Any = None) -> None:
+        if not name.replace("_", "").isalnum() or not name[0].isalpha() or len(name) > 200:
+            raise StoreError(f"invalid Milvus collection name {name!r}: letters, digits and _, starting with a letter")
+        self.uri, self.name, self.index = uri, name, index
+        self.client = client or connect(uri, token)
+        self.coll = {k: f"{name}_{k}" for k in (*KINDS, "meta")}
+        try:
+            exists = self.client.has_collection(self.coll["meta"])
+        except Exception as e:
+            raise StoreError(f"cannot reach Milvus at {uri}: {e}") from None
+        if not exists or self._get_meta("manifest") is None:
+            if dim is None:
+                raise StoreError(f"no knowledge base {name!r} on Milvus at {uri}")
+            self._create(dim)
+        self._load_manifest()
+
+    # ------------------------------------------------------------------ set-up
+    def _create(self, dim: int) -> None:
+        from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+        def schema():
+            s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+            s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=4096)
+            return s
+
+        def text(s, name, n=MAX_VARCHAR, **kw):
+            s.add_field(name, DataType.VARCHAR, max_length=n, **kw)
+
+        def ints(s, *names):
+            for n in names:
+                s.add_field(n, DataType.INT64)
+
+        def dummy(s):
+            s.add_field("dummy", DataType.FLOAT_VECTOR, dim=_DUMMY_DIM)
+            ip = self.client.prepare_index_params()
+            ip.add_index("dummy", index_type="FLAT", metric_type="L2")
+            return ip
+
+        specs = {}
+        s = schema()
+        text(s, "value")
+        specs["meta"] = (s, dummy(s))
+        s = schema()
+        for f in ("doc_id", "source", "title", "format", "content_hash"):
+            text(s, f, 4096 if f != "title" else MAX_VARCHAR)
+        text(s, "metadata")
+        ints(s, "gen", "parents", "children")
+        specs["documents"] = (s, dummy(s))
+        s = schema()
+        text(s, "parent_id", 4096)
+        text(s, "doc_id", 4096)
+        ints(s, "position", "piece", "pieces", "tokens", "gen")
+        text(s, "heading")
+        text(s, "text")
+        specs["parents"] = (s, dummy(s))
+        s = schema()
+        for f in ("child_id", "parent_id", "doc_id", "source", "format"):
+            text(s, f, 4096)
+        text(s, "title")
+        ints(s, "position", "start", "end", "tokens", "gen")
+        text(s, "terms")  # the analyzer's terms as written (kept for copying the knowledge base)
+        text(s, "bm25_text", enable_analyzer=True, analyzer_params={"tokenizer": "standard"})
+        s.add_field("bm25", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+        s.add_field("meta", DataType.JSON)  # filterable metadata values
+        s.add_function(Function(name="bm25_fn", function_type=FunctionType.BM25,
+                                input_field_names=["bm25_text"], output_field_names=["bm25"]))
+        ip = self.client.prepare_index_params()
+        ip.add_index("vector", index_type=self.index, metric_type="COSINE")
+        ip.add_index("bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                     params={"params": BM25_PARAMS})  # the JSON "params" form both Milvus and milvus-lite read
+        specs["children"] = (s, ip)
+        for kind in ("documents", "parents", "children", "meta"):
+            if not self.client.has_collection(self.coll[kind]):
+                s, ip = specs[kind]
+                self.client.create_collection(self.coll[kind], schema=s, index_params=ip,
+                                              consistency_level="Strong")
+        if self._get_meta("manifest") is None:
+            self._put_meta("manifest", {"format": FORMAT, "generation": 0, "dim": dim, "fields": {},
+                                        "committed_at": time.time(), "index": self.index, "retired": {}})
+
+    def _get_meta(self, key: str) -> dict[str, Any] | None:
+        rows = self.client.get(self.coll["meta"], ids=[key], output_fields=["value"])
+        return json.loads(rows[0]["value"]) if rows else None
+
+    def _put_meta(self, key: str, value: dict[str, Any]) -> None:
+        data = json.dumps(value, ensure_ascii=False)
+        if len(data.encode("utf-8")) > MAX_VARCHAR:
+            raise StoreError(f"Milvus meta row {key!r} too large ({len(data)} characters)")
+        self.client.upsert(self.coll["meta"], [{"pk": key, "value": data, "dummy": [0.0] * _DUMMY_DIM}])
+
+    def _load_manifest(self) -> None:
+        m = self._get_meta("manifest")
+        if m is None:
+            raise StoreError(f"knowledge base {self.name!r} vanished from Milvus at {self.uri}")
+        if m.get("format") != FORMAT:
+            raise StoreError(f"Milvus knowledge base {self.name!r}: unsupported format {m.get('format')!r}")
+        self.manifest = m
+        self.generation = int(m["generation"])
+        self.dim = int(m["dim"])
+        self._visible = self._visibility(m)
+
+    def _visibility(self, m: dict[str, Any]) -> str:
+        """The filter that shows exactly generation ``m['generation']``."""
+        parts = [f"gen <= {int(m['generation'])}"]
+        for gen, key in sorted((int(g), k) for g, k in m.get("retired", {}).items()):
+            ids = self._get_meta(key) or {"doc_ids": []}
+            for i in range(0, len(ids["doc_ids"]), IN_CHUNK):
+                chunk = ", ".join(milvus_literal(d) for d in ids["doc_ids"][i:i + IN_CHUNK])
+                parts.append(f"not (doc_id in [{chunk}] and gen < {gen})")
+        return " and ".join(parts)
+
+    def refresh(self) -> bool:
+        m = self._get_meta("manifest")
+        if m is None:
+            raise StoreError(f"knowledge base {self.name!r} vanished from Milvus at {self.uri}")
+        if m == self.manifest:
+            return False
+        old = self.generation
+        self._load_manifest()
+        return self.generation != old
+
+    def fields(self) -> dict[str, str]:
+        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
+
+    # ------------------------------------------------------------------ reads
+    def _filter(self, where: Node | None, extra: str = "") -> str:
+        parts = [self._visible]
+        if extra:
+            parts.append(extra)
+        if where is not None:
+            meta_fields = frozenset(self.manifest.get("fields", {}))
+            cols = {f: (f"meta[{milvus_literal(f)}]" if f in meta_fields else f) for f in self.fields()}
+            parts.append(render_milvus(where, cols, meta_fields))
+        return " and ".join(f"({p})" for p in parts)
+
+    @staticmethod
+    def _hits(result: Any, score) -> list[StoredHit]:
+        out = []
+        for r in result[0] if result else []:
+            e = r["entity"]
+            out.append(StoredHit(e["child_id"], e["parent_id"], e["doc_id"], float(score(r["distance"])),
+                                 int(e["start"]), int(e["end"])))
+        return out
+
+    def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+        if self.generation == 0:
+            return []
+        res = self.client.search(self.coll["children"], data=[np.asarray(vector, np.float32).tolist()],
+                                 anns_field="vector", limit=min(k, MAX_K), filter=self._filter(where),
+                                 output_fields=_HIT_FIELDS, search_params={"metric_type": "COSINE"})
+        return self._hits(res, float)
+
+    def search_bm25(self, terms: str, k: int, where: Node | None) -> list[StoredHit]:
+        text = bm25_text(terms)
+        if self.generation == 0 or not text:
+            return []
+        res = self.client.search(self.coll["children"], data=[text], anns_field="bm25", limit=min(k, MAX_K),
+                                 filter=self._filter(where), output_fields=_HIT_FIELDS,
+                                 search_params={"metric_type": "BM25"})
+        return self._hits(res, _bm25_score)
+
+    def search_hybrid(self, vector: np.ndarray, terms: str, k: int, where: Node | None, *,
+                      fusion: str = "rrf", rrf_k: int = 60, weights: Sequence[float] = (0.5, 0.5),
+                      depth: int = 100) -> list[StoredHit]:
+        """Dense and BM25 fused in the engine (RRFRanker or WeightedRanker over raw scores):
+        the top ``depth`` children of each, fused by child. ragsift's own pipeline fuses after
+        deduplicating by parent instead; on flat chunks (unit=child) the two are the same."""
+        from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+
+        text = bm25_text(terms)
+        expr = self._filter(where)
+        reqs = [AnnSearchRequest([np.asarray(vector, np.float32).tolist()], "vector", {"metric_type": "COSINE"},
+                                 limit=min(depth, MAX_K), expr=expr)]
+        if text:
+            reqs.append(AnnSearchRequest([text], "bm25", {"metric_type": "BM25"}, limit=min(depth, MAX_K),
+                                         expr=expr))
+        ranker = RRFRanker(rrf_k) if fusion == "rrf" else WeightedRanker(*weights[:len(reqs)], norm_score=False)
+        res = self.client.hybrid_search(self.coll["children"], reqs, ranker, limit=min(k, MAX_K),
+                                        output_fields=_HIT_FIELDS)
+        return self._hits(res, float)
+
+    def _query(self, kind: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
+        """Every visible row matching ``expr``: one call when they fit in one page, else an iterator."""
+        f = f"({self._visible}) and ({expr})" if expr else self._visible
+        rows = self.client.query(self.coll[kind], filter=f, output_fields=fields, limit=QUERY_PAGE)
+        if len(rows) < QUERY_PAGE:
+            return list(rows)
+        it = self.client.query_iterator(self.coll[kind], batch_size=2000, filter=f, output_fields=fields)
+        out: list[dict[str, Any]] = []
+        try:
+            while True:
+                batch = it.next()
+                if not batch:
+                    break
+                out.extend(batch)
+        finally:
+            it.close()
+        return out
+
+    def _by_ids(self, kind: str, key: str, ids: Iterable[str], fields: list[str]) -> list[dict[str, Any]]:
+        ids = list(dict.fromkeys(ids))
+        out: list[dict[str, Any]] = []
+        for i in range(0, len(ids), IN_CHUNK):
+            chunk = ", ".join(milvus_literal(x) for x in ids[i:i + IN_CHUNK])
+            out.extend(self._query(kind, f"{key} in [{chunk}]", fields))
+        return out
+
+    _PARENT_FIELDS = ["parent_id", "doc_id", "position", "piece", "pieces", "heading", "text", "tokens", "gen"]
+
+    def _parents_from(self, rows: list[dict[str, Any]]) -> list[StoredParent]:
+        pieces: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            pieces.setdefault(r["parent_id"], []).append(r)
+        docs = self.get_documents({r["doc_id"] for r in rows})
+        out = []
+        for pid, parts in pieces.items():
+            parts.sort(key=lambda r: r["piece"])
+            r = parts[0]
+            if len(parts) != r["pieces"]:
+                raise StoreError(f"parent {pid}: {len(parts)} of {r['pieces']} text pieces found")
+            d = docs.get(r["doc_id"])
+            if d is None:
+                raise StoreError(f"parent {pid} has no document {r['doc_id']}")
+            p = Parent(pid, r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
+                       "".join(x["text"] for x in parts), r["tokens"])
+            out.append(StoredParent(p, d.source, d.title, d.metadata))
+        return out
+
+    def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+        rows = self._by_ids("parents", "parent_id", parent_ids, self._PARENT_FIELDS)
+        return {sp.parent.parent_id: sp for sp in self._parents_from(rows)}
+
+    def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
+        out: dict[str, list[StoredParent]] = {}
+        for sp in self._parents_from(self._by_ids("parents", "doc_id", doc_ids, self._PARENT_FIELDS)):
+            out.setdefault(sp.parent.doc_id, []).append(sp)
+        for parts in out.values():
+            parts.sort(key=lambda sp: sp.parent.position)
+        return out
+
+    _DOC_FIELDS = ["doc_id", "source", "title", "format", "content_hash", "gen", "parents", "children", "metadata"]
+
+    @staticmethod
+    def _docs_from(rows: list[dict[str, Any]]) -> dict[str, StoredDocument]:
+        return {r["doc_id"]: StoredDocument(r["doc_id"], r["source"], r["title"], r["format"], r["content_hash"],
+                                            int(r["gen"]), int(r["parents"]), int(r["children"]),
+                                            json.loads(r["metadata"] or "{}")) for r in rows}
+
+    def get_documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, StoredDocument]:
+        if doc_ids is None:
+            return self._docs_from(self._query("documents", "", self._DOC_FIELDS))
+        return self._docs_from(self._by_ids("documents", "doc_id", doc_ids, self._DOC_FIELDS))
+
+    def find_documents(self, source: str) -> list[StoredDocument]:
+        rows = self._query("documents", f"source == {milvus_literal(source)}", self._DOC_FIELDS)
+        return list(self._docs_from(rows).values())
+
+    def _count(self, kind: str, expr: str = "") -> int:
+        f = f"({self._visible}) and ({expr})" if expr else self._visible
+        res = self.client.query(self.coll[kind], filter=f, output_fields=["count(*)"])
+        return int(res[0]["count(*)"])
+
+    def stats(self) -> dict[str, Any]:
+        return {"backend": "milvus", "uri": self.uri, "collections": self.name, "generation": self.generation,
+                "documents": self._count("documents"), "parents": self._count("parents", "piece == 0"),
+                "children": self._count("children"), "dim": self.dim, "fields": self.fields(),
+                "index": self.manifest.get("index"), "committed_at": self.manifest.get("committed_at")}
+
+    def check_integrity(self) -> list[str]:
+        parents = self._query("parents", "piece == 0", ["parent_id", "doc_id", "gen"])
+        children = self._query("children", "", ["child_id", "parent_id", "doc_id", "gen"])
+        return integrity_problems(parents, children, self.get_documents())
+
+    def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+        docs = list(self.get_documents().values())
+        for i in range(0, len(docs), batch):
+            part = docs[i:i + batch]
+            ids = [d.doc_id for d in part]
+            parents = self.get_document_parents(ids)
+            by_doc: dict[str, list[dict[str, Any]]] = {}
+            for r in self._by_ids("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position",
+                                                              "start", "end", "tokens", "terms", "vector"]):
+                by_doc.setdefault(r["doc_id"], []).append(r)
+            for d in part:
+                ps = [sp.parent for sp in parents.get(d.doc_id, [])]
+                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps)
+
+    # ------------------------------------------------------------------ writes
+    def begin(self) -> "MilvusTransaction":
+        return MilvusTransaction(self)
+
+    def drop(self) -> None:
+        """Delete this knowledge base's collections (all generations)."""
+        for c in self.coll.values():
+            if self.client.has_collection(c):
+                self.client.drop_collection(c)
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # pragma: no cover - closing a dead connection
+            pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class MilvusTransaction:
+    """Rows are written with the next generation; ``commit()`` makes them visible at once."""
+
+    def __init__(self, store: MilvusStore) -> None:
+        self.store = store
+        self.client = store.client
+        self.owner = uuid.uuid4().hex
+        self._done = False
+        self._acquire()
+        try:
+            store._load_manifest()
+            self.manifest = dict(store.manifest)
+            committed = int(self.manifest["generation"])
+            self._finish_removals()
+            self._rollback(f"gen > {committed}", "leftovers of a crashed or aborted writer")
+            self.generation = committed + 1
+            self.fields = dict(self.manifest.get("fields", {}))
+            self._rows: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+            self._pending_docs: set[str] = set()  # doc ids with rows buffered, not yet written
+            self._written_docs: set[str] = set()  # doc ids with rows of this generation written
+            self._retire: set[str] = set()  # committed doc ids this transaction replaces or deletes
+            self._stored = set(store.get_documents().keys())
+        except BaseException:
+            self._release()
+            raise
+
+    # -------------------------------------------------------------- the lease
+    def _acquire(self) -> None:
+        lease = self.store._get_meta("lock")
+        now = time.time()
+        if lease and lease.get("owner") != self.owner and lease.get("expires", 0) > now:
+            same_host = lease.get("host") == socket.gethostname()
+            if not (same_host and not _pid_alive(int(lease.get("pid", 0)))):
+                raise StoreError(f"another process is writing to Milvus knowledge base {self.store.name!r} "
+                                 f"(host {lease.get('host')}, pid {lease.get('pid')}); try again when it ends")
+            log.warning("taking over the write lease of dead process %s", lease.get("pid"))
+        self._renew()
+        time.sleep(0.05)
+        if (self.store._get_meta("lock") or {}).get("owner") != self.owner:
+            raise StoreError(f"another process took the write lease of {self.store.name!r}; try again")
+
+    def _renew(self) -> None:
+        self.store._put_meta("lock", {"owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(),
+                                      "expires": time.time() + LEASE_S})
+
+    def _release(self) -> None:
+        try:
+            if (self.store._get_meta("lock") or {}).get("owner") == self.owner:
+                self.client.delete(self.store.coll["meta"], ids=["lock"])
+        except Exception as e:  # the lease expires on its own
+            log.warning("could not release the write lease: %s", e)
+
+    # -------------------------------------------------------------- recovery
+    def _rollback(self, expr: str, why: str) -> None:
+        for kind in ("children", "parents", "documents"):
+            res = self.client.delete(self.store.coll[kind], filter=expr)
+            n = res.get("delete_count", 0) if isinstance(res, dict) else 0
+            if n:
+                log.warning("removed %d %s rows (%s)", n, kind, why)
+
+    def _finish_removals(self) -> None:
+        """Remove the old versions a committed generation retired (after a crash, or now)."""
+        retired = self.manifest.get("retired", {})
+        if not retired:
+            return
+        for gen, key in sorted((int(g), k) for g, k in retired.items()):
+            ids = (self.store._get_meta(key) or {"doc_ids": []})["doc_ids"]
+            for kind in ("children", "parents", "documents"):  # children first: never an orphan
+                for i in range(0, len(ids), IN_CHUNK):
+                    chunk = ", ".join(milvus_literal(d) for d in ids[i:i + IN_CHUNK])
+                    self.client.delete(self.store.coll[kind], filter=f"doc_id in [{chunk}] and gen < {gen}")
+        self.manifest["retired"] = {}
+        self.store._put_meta("manifest", self.manifest)
+        self.client.delete(self.store.coll["meta"], ids=list(retired.values()))
+        self.store._load_manifest()
+
+    # -------------------------------------------------------------- writing
+    def put_document(self, doc: Document, parents: Sequence[Parent], children: Sequence[IndexedChild]) -> None:
+        self._check_open()
+        self.delete_document(doc.doc_id)
+        values, new = filterable_values(self.fields, doc.metadata)
+        self.fields.update(new)
+        gen = self.generation
+        meta_json = json.dumps(doc.metadata, ensure_ascii=False)
+        if len(meta_json.encode("utf-8")) > MAX_VARCHAR:
+            raise StoreError(f"{doc.doc_id}: metadata larger than Milvus' 64 KB limit for one value")
+        dummy = [0.0] * _DUMMY_DIM
+        self._pending_docs.add(doc.doc_id)
+        self._rows["documents"].append({
+            "pk": f"{doc.doc_id}@{gen}", "doc_id": doc.doc_id, "source": doc.source, "title": doc.title,
+            "format": doc.format, "content_hash": doc.content_hash, "metadata": meta_json, "gen": gen,
+            "parents": len(parents), "children": len(children), "dummy": dummy})
+        for p in parents:
+            pieces = [p.text[i:i + TEXT_PIECE_CHARS] for i in range(0, len(p.text), TEXT_PIECE_CHARS)] or [""]
+            for i, piece in enumerate(pieces):
+                self._rows["parents"].append({
+                    "pk": f"{p.parent_id}#{i}@{gen}", "parent_id": p.parent_id, "doc_id": p.doc_id,
+                    "position": p.position, "piece": i, "pieces": len(pieces), "tokens": p.tokens, "gen": gen,
+                    "heading": json.dumps(list(p.heading_path), ensure_ascii=False), "text": piece, "dummy": dummy})
+        for ic in children:
+            c = ic.child
+            self._rows["children"].append({
+                "pk": f"{c.child_id}@{gen}", "child_id": c.child_id, "parent_id": c.parent_id, "doc_id": c.doc_id,
+                "source": doc.source, "title": doc.title, "format": doc.format, "position": c.position,
+                "start": c.start, "end": c.end, "tokens": c.tokens, "gen": gen, "terms": ic.terms,
+                "bm25_text": bm25_text(ic.terms), "vector": np.asarray(ic.vector, np.float32).tolist(),
+                "meta": values})
+        if len(self._rows["children"]) >= BATCH_CHILDREN:
+            self._flush()
+
+    def delete_document(self, doc_id: str) -> bool:
+        self._check_open()
+        existed = False
+        if doc_id in self._pending_docs:
+            self._pending_docs.discard(doc_id)
+            for kind in KINDS:
+                self._rows[kind] = [r for r in self._rows[kind] if r["doc_id"] != doc_id]
+            existed = True
+        if doc_id in self._written_docs:
+            self._written_docs.discard(doc_id)
+            self._rollback(f"doc_id == {milvus_literal(doc_id)} and gen == {self.generation}", "replaced in this write")
+            existed = True
+        if doc_id in self._stored:
+            self._stored.discard(doc_id)
+            self._retire.add(doc_id)
+            existed = True
+        return existed
+
+    def _flush(self) -> None:
+        for kind in ("documents", "parents", "children"):
+            rows = self._rows[kind]
+            for i in range(0, len(rows), BATCH_CHILDREN):
+                self.client.insert(self.store.coll[kind], rows[i:i + BATCH_CHILDREN])
+            self._rows[kind] = []
+        self._written_docs |= self._pending_docs
+        self._pending_docs = set()
+        self._renew()
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        """The commit point: one single-row upsert."""
+        self.store._put_meta("manifest", manifest)
+
+    def commit(self) -> int:
+        self._check_open()
+        try:
+            self._flush()
+            for kind in KINDS:
+                self.client.flush(self.store.coll[kind])
+            manifest = dict(self.manifest)
+            retired = dict(manifest.get("retired", {}))
+            if self._retire:
+                key = f"retired@{self.generation}"
+                self.store._put_meta(key, {"doc_ids": sorted(self._retire)})
+                retired[str(self.generation)] = key
+            manifest.update(generation=self.generation, fields=self.fields, committed_at=time.time(),
+                            retired=retired)
+            self._write_manifest(manifest)
+            self.manifest = manifest
+            self.store._load_manifest()
+            self._finish_removals()
+            return self.generation
+        finally:
+            self._done = True
+            self._release()
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self._rollback(f"gen == {self.generation}", "aborted write")
+        finally:
+            self._release()
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise StoreError("this write transaction is already committed or aborted")
+
+    def __enter__(self) -> "MilvusTransaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            if not self._done:
+                self.commit()
+        else:
+            self.abort()

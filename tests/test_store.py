@@ -1,0 +1,288 @@
+"""The store interface, run against every backend (LanceDB, and Milvus through a milvus-lite
+server on 127.0.0.1): commits, visibility, replace and delete, filters, long parents, export,
+in Chinese and English. Vectors here are hashed bags of analyzer terms, so dense search has
+real structure without an embedding model; the knowledge-base tests cover real embedders."""
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import numpy as np
+import pytest
+
+from ragsift.ingest.splitter import SplitSettings, index_text, split_document
+from ragsift.store.base import IndexedChild
+from ragsift.store.filters import And, Cmp, Not, Or, parse_filter
+from ragsift.store.lance import LanceStore
+from ragsift.store.milvus import MilvusStore
+from ragsift.text.analyzer import Analyzer
+from ragsift.types import Document
+
+DIM = 64
+ANALYZER = Analyzer()
+
+
+def vector(text: str) -> np.ndarray:
+    v = np.zeros(DIM, np.float32)
+    for t in ANALYZER.analyze(text).split():
+        v[int(hashlib.md5(t.encode()).hexdigest(), 16) % DIM] += 1.0
+    return v if v.any() else np.ones(DIM, np.float32)
+
+
+def make_doc(doc_id: str, text: str, **metadata) -> tuple[Document, list, list[IndexedChild]]:
+    d = Document(doc_id, f"{doc_id}.md", doc_id.title(), text, hashlib.sha256(text.encode()).hexdigest(), "md",
+                 metadata)
+    parents, children = split_document(d, SplitSettings(400, 60, 10))
+    pmap = {p.parent_id: p for p in parents}
+    indexed = []
+    for c in children:
+        t = index_text(d, pmap[c.parent_id], c, True)
+        indexed.append(IndexedChild(c, ANALYZER.analyze(t), vector(t)))
+    return d, parents, indexed
+
+
+DOCS = {
+    "solar": ("# Solar guide\n\n## Cleaning\n\nClean the solar panels twice a year with soft water.\n\n"
+              "## Inverter\n\nThe inverter converts direct current to alternating current.",
+              {"year": 2019, "lang": "en", "rating": 4.5}),
+    "tea": ("# 茶叶指南\n\n## 绿茶\n\n绿茶应在零至五摄氏度冷藏保存。\n\n## 红茶\n\n红茶常温密封即可，可保存两年。",
+            {"year": 2023, "lang": "zh", "brand": "星云"}),
+    "speaker": ("# 星云智能音箱 S2\n\n## 蓝牙\n\n音箱支持蓝牙 5.2，连接距离十米。\n\n## Reset\n\n"
+                "Hold the power button for ten seconds to reset the speaker.",
+                {"year": 2024, "lang": "zh", "brand": 'say "hi" \\ or doc_id != "x"'}),
+    "garden": ("# Garden notes\n\n## Roses\n\nPrune roses in late winter before new growth starts.", {}),
+}
+
+
+def new_store(backend: dict, tmp_path, dim: int = DIM):
+    if backend.get("store") == "milvus":
+        return MilvusStore(backend["store_uri"], f"t_{uuid.uuid4().hex[:12]}", dim=dim)
+    return LanceStore(tmp_path / f"s_{uuid.uuid4().hex[:6]}", dim=dim)
+
+
+def reopen(store):
+    if isinstance(store, MilvusStore):
+        return MilvusStore(store.uri, store.name)
+    return LanceStore(store.path)
+
+
+def fill(store, names=tuple(DOCS)) -> None:
+    with store.begin() as txn:
+        for n in names:
+            txn.put_document(*make_doc(n, DOCS[n][0], **DOCS[n][1]))
+
+
+def bm25_docs(store, query: str, where=None) -> list[str]:
+    """Documents in the order of their best child."""
+    return list(dict.fromkeys(h.doc_id for h in store.search_bm25(ANALYZER.analyze(query), 10, where)))
+
+
+def dense_docs(store, query: str, where=None) -> list[str]:
+    return list(dict.fromkeys(h.doc_id for h in store.search_dense(vector(query), 10, where)))
+
+
+@pytest.mark.parametrize("query,doc", [("solar panels cleaning", "solar"), ("绿茶冷藏保存", "tea"),
+                                       ("蓝牙连接距离", "speaker"), ("prune roses winter", "garden")])
+def test_writes_are_invisible_until_commit(backend, tmp_path, query, doc):
+    store = new_store(backend, tmp_path)
+    reader = reopen(store)
+    txn = store.begin()
+    for n in DOCS:
+        txn.put_document(*make_doc(n, DOCS[n][0], **DOCS[n][1]))
+    txn._flush()  # rows are in the store now, but not committed
+    assert not reader.refresh() and reader.generation == 0
+    assert bm25_docs(reader, query) == [] and dense_docs(reader, query) == [] and reader.get_documents() == {}
+    assert txn.commit() == 1
+    assert reader.refresh() and reader.generation == 1
+    assert bm25_docs(reader, query)[0] == doc and dense_docs(reader, query)[0] == doc
+    assert reader.check_integrity() == [] and set(reader.get_documents()) == set(DOCS)
+
+
+def test_abort_leaves_the_last_generation(backend, tmp_path):
+    store = new_store(backend, tmp_path)
+    fill(store, ["solar"])
+    txn = store.begin()
+    txn.put_document(*make_doc("tea", *DOCS["tea"][:1]))
+    txn.delete_document("solar")
+    txn._flush()
+    txn.abort()
+    again = reopen(store)
+    assert again.generation == 1 and set(again.get_documents()) == {"solar"}
+    assert bm25_docs(again, "绿茶") == [] and bm25_docs(again, "solar panels") == ["solar"]
+    assert again.stats()["children"] == store.stats()["children"] and again.check_integrity() == []
+
+
+def test_replace_and_delete_commit_together(backend, tmp_path):
+    store = new_store(backend, tmp_path)
+    fill(store)
+    reader = reopen(store)
+    before = reader.get_document_parents(["tea"])["tea"]
+    txn = store.begin()
+    txn.put_document(*make_doc("tea", "# 茶叶指南\n\n## 乌龙茶\n\n乌龙茶宜用九十五度的水冲泡。"))
+    txn.delete_document("garden")
+    txn._flush()
+    # a reader still sees the old generation whole
+    reader.refresh()
+    assert [p.parent.text for p in reader.get_document_parents(["tea"])["tea"]] == [p.parent.text for p in before]
+    assert bm25_docs(reader, "prune roses") == ["garden"] and bm25_docs(reader, "乌龙茶") == []
+    txn.commit()
+    reader.refresh()
+    assert set(reader.get_documents()) == {"solar", "tea", "speaker"}
+    texts = [p.parent.text for p in reader.get_document_parents(["tea"])["tea"]]
+    assert any("乌龙茶" in t for t in texts) and not any("绿茶" in t for t in texts)
+    assert bm25_docs(reader, "绿茶冷藏") == [] and bm25_docs(reader, "乌龙茶")[0] == "tea"
+    assert bm25_docs(reader, "prune roses") == []
+    # parent ids are positions, so the new version reuses them: only its text comes back
+    old_ids = [p.parent.parent_id for p in before]
+    assert all("绿茶" not in sp.parent.text and "红茶" not in sp.parent.text
+               for sp in reader.get_parents(old_ids).values())
+    assert reader.check_integrity() == []
+
+
+def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
+    import ragsift.store.lance as lance
+    import ragsift.store.milvus as milvus
+
+    monkeypatch.setattr(lance, "BATCH_CHILDREN", 1)  # every put is written at once
+    monkeypatch.setattr(milvus, "BATCH_CHILDREN", 1)
+    store = new_store(backend, tmp_path)
+    with store.begin() as txn:
+        txn.put_document(*make_doc("solar", DOCS["solar"][0]))
+        txn.put_document(*make_doc("solar", "# Solar guide\n\n## Cleaning\n\nUse a squeegee on the panels."))
+        txn.put_document(*make_doc("garden", DOCS["garden"][0]))
+        assert txn.delete_document("garden") and not txn.delete_document("nothing")
+    assert set(store.get_documents()) == {"solar"} and store.check_integrity() == []
+    assert bm25_docs(store, "squeegee") == ["solar"] and bm25_docs(store, "soft water twice") == []
+
+
+# a filter, and the documents it must select (evaluated independently below)
+FILTERS = [
+    {"lang": "zh"}, {"year": {"gte": 2020}}, {"year": {"gt": 2019, "lt": 2024}},
+    {"lang": {"ne": "zh"}},  # documents without the field match ne
+    {"brand": {"in": ["星云", "other"]}}, {"brand": {"nin": ["星云"]}},
+    {"not": {"year": {"gte": 2020}}},  # missing year: the comparison is false, so 'not' matches
+    {"or": [{"source": "garden.md"}, {"rating": {"gte": 4.0}}]},
+    {"brand": 'say "hi" \\ or doc_id != "x"'},  # quotes and operators stay a value
+    {"brand": "x\" or gen >= 0 or doc_id == \""}, {"title": "Tea"}, {"doc_id": {"in": ["tea", "solar"]}},
+]
+
+
+def _expected(node, doc_id: str, meta: dict) -> bool:
+    if isinstance(node, And):
+        return all(_expected(n, doc_id, meta) for n in node.items)
+    if isinstance(node, Or):
+        return any(_expected(n, doc_id, meta) for n in node.items)
+    if isinstance(node, Not):
+        return not _expected(node.item, doc_id, meta)
+    builtin = {"doc_id": doc_id, "source": f"{doc_id}.md", "title": doc_id.title(), "format": "md"}
+    v = builtin.get(node.field, meta.get(node.field))
+    if v is None:
+        return node.op in ("ne", "nin")
+    return {"eq": lambda: v == node.value, "ne": lambda: v != node.value, "gt": lambda: v > node.value,
+            "gte": lambda: v >= node.value, "lt": lambda: v < node.value, "lte": lambda: v <= node.value,
+            "in": lambda: v in node.value, "nin": lambda: v not in node.value}[node.op]()
+
+
+def test_filters_select_exactly_the_matching_documents(backend, tmp_path):
+    store = new_store(backend, tmp_path)
+    fill(store)
+    for spec in FILTERS:
+        where = parse_filter(spec, store.fields())
+        want = {d for d, (_, meta) in DOCS.items() if _expected(where, d, meta)}
+        got_dense = {h.doc_id for h in store.search_dense(vector("anything"), 100, where)}
+        got_bm25 = set(bm25_docs(store, "solar 绿茶 蓝牙 roses reset", where))
+        assert got_dense == want, spec
+        assert got_bm25 == want, spec
+
+
+@pytest.mark.parametrize("backend", ["milvus"], indirect=True)
+def test_milvus_reads_past_one_page_of_rows(backend, tmp_path, monkeypatch):
+    import ragsift.store.milvus as milvus
+
+    store = new_store(backend, tmp_path)
+    fill(store)
+    full = _exported(store)
+    monkeypatch.setattr(milvus, "QUERY_PAGE", 2)  # every read now pages through an iterator
+    assert set(store.get_documents()) == set(DOCS) and store.check_integrity() == []
+    paged = _exported(store)
+    assert {k: (d, p, [c.child for c in cs]) for k, (d, p, cs) in paged.items()} == \
+        {k: (d, p, [c.child for c in cs]) for k, (d, p, cs) in full.items()}
+
+
+def test_a_parent_longer_than_one_milvus_value_round_trips(backend, tmp_path):
+    store = new_store(backend, tmp_path)
+    long_zh = "长" * 30000 + "结尾标记"  # 90 KB in UTF-8
+    d, parents, children = make_doc("long", "# 长文\n\n" + long_zh)
+    big = [p for p in parents if "结尾标记" in p.text]
+    with store.begin() as txn:
+        txn.put_document(d, parents, children)
+    got = store.get_parents([big[0].parent_id])[big[0].parent_id].parent
+    assert got == big[0] and store.check_integrity() == []
+
+
+def test_export_copies_everything_to_the_other_backend(backend, tmp_path, milvus_uri):
+    store = new_store(backend, tmp_path)
+    fill(store)
+    other = new_store({} if backend else {"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    with other.begin() as txn:
+        for doc, parents, children in store.export():
+            txn.put_document(doc, parents, children)
+    assert other.get_documents() == {k: v.__class__(**{**v.__dict__, "generation": 1})
+                                     for k, v in store.get_documents().items()}
+    a, b = _exported(other), _exported(store)
+    assert a.keys() == b.keys() == set(DOCS)
+    for k in a:
+        (da, pa, ca), (db, pb, cb) = a[k], b[k]
+        assert (da, pa) == (db, pb) and [(x.child, x.terms) for x in ca] == [(y.child, y.terms) for y in cb]
+        assert all(np.allclose(x.vector, y.vector) for x, y in zip(ca, cb))
+    for q in ("solar panels cleaning", "绿茶冷藏保存", "reset the speaker"):
+        assert bm25_docs(other, q) == bm25_docs(store, q)
+        a = other.search_dense(vector(q), 100, None)
+        b = store.search_dense(vector(q), 100, None)
+        # the same children with the same cosine scores (equal scores may come in either order)
+        assert sorted((round(h.score, 4), h.child_id) for h in a) == sorted((round(h.score, 4), h.child_id) for h in b)
+        assert np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
+
+
+def _exported(store) -> dict:
+    return {doc.doc_id: (doc, parents, children) for doc, parents, children in store.export()}
+
+
+QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "蓝牙连接距离", "reset the speaker",
+           "红茶 保存 两年", "roses"]
+
+
+def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri):
+    """Milvus computes BM25 in the engine, LanceDB in tantivy; on the same analyzer terms (k1
+    1.2, b 0.75 on both) they find the same children in the same order with the same scores."""
+    lance, milvus = new_store({}, tmp_path), new_store({"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    fill(lance)
+    fill(milvus)
+    for q in QUERIES:
+        a = lance.search_bm25(ANALYZER.analyze(q), 20, None)
+        b = milvus.search_bm25(ANALYZER.analyze(q), 20, None)
+        assert a, q
+        assert [h.child_id for h in a] == [h.child_id for h in b], q
+        assert np.allclose([h.score for h in a], [h.score for h in b], rtol=1e-3), q
+
+
+def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
+    from ragsift.retrieve.fusion import fuse
+
+    store = new_store({"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    fill(store)
+    for q in QUERIES:
+        dense = store.search_dense(vector(q), 20, None)
+        bm25 = store.search_bm25(ANALYZER.analyze(q), 20, None)
+        rankings = {"dense": [(h.child_id, h.score) for h in dense], "bm25": [(h.child_id, h.score) for h in bm25]}
+        for mode, kw, server in (("rrf", {"k": 60}, {"fusion": "rrf", "rrf_k": 60}),
+                                 ("weighted", {"weights": {"dense": 0.7, "bm25": 0.3}, "normalization": "none"},
+                                  {"fusion": "weighted", "weights": (0.7, 0.3)})):
+            ours = fuse(rankings, mode, **kw)[:10]
+            theirs = store.search_hybrid(vector(q), ANALYZER.analyze(q), 10, None, depth=20, **server)
+            assert np.allclose([s for _, s in ours], [h.score for h in theirs], atol=1e-5), (q, mode)
+            assert {c for c, _ in ours} == {h.child_id for h in theirs} or _tied_at_cut(ours), (q, mode)
+
+
+def _tied_at_cut(ranking) -> bool:
+    return len(ranking) == 10 and abs(ranking[-1][1] - ranking[-2][1]) < 1e-9
