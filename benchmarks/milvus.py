@@ -34,20 +34,20 @@ def pct(xs, q):
 
 
 def explain(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> dict:
-    """How two top-10 lists differ, and how close the LanceDB scores of the moved documents are."""
+    """How two top-10 lists (LanceDB ``a``, Milvus ``b``) differ, and whether the documents that
+    trade places have the same score (a tie broken another way) or not."""
     ids_a, ids_b = [d for d, _ in a], [d for d, _ in b]
     if ids_a == ids_b:
         return {"kind": "identical"}
     kind = "same set, other order" if set(ids_a) == set(ids_b) else "different set"
     first = next((i for i, (x, y) in enumerate(zip(ids_a, ids_b)) if x != y), min(len(ids_a), len(ids_b)))
-    score = dict(a)
-    # the LanceDB scores around the first position where the lists part
-    near = [round(s, 5) for _, s in a[max(0, first - 1): first + 2]]
-    gap = min((abs(near[i] - near[i + 1]) / max(abs(near[i]), 1e-9) for i in range(len(near) - 1)), default=0.0)
+    sa, sb = dict(a), dict(b)
+    pair = (ids_a[first], ids_b[first]) if first < min(len(ids_a), len(ids_b)) else None
+    tie = pair is not None and abs(sa[pair[0]] - sb[pair[1]]) <= 1e-6 * max(abs(sa[pair[0]]), 1e-9)
     return {"kind": kind, "first_difference": first + 1, "overlap": len(set(ids_a) & set(ids_b)),
-            "relative_score_gap_there": gap, "only_lancedb": [d for d in ids_a if d not in ids_b],
-            "only_milvus": [d for d in ids_b if d not in ids_a],
-            "lancedb_scores": {d: round(score[d], 5) for d in ids_a}}
+            "there": {"lancedb": [pair[0], sa[pair[0]]], "milvus": [pair[1], sb[pair[1]]]} if pair else None,
+            "tie": tie, "only_lancedb": [d for d in ids_a if d not in ids_b],
+            "only_milvus": [d for d in ids_b if d not in ids_a]}
 
 
 def main() -> int:
