@@ -87,3 +87,24 @@ def test_a_slow_local_hyde_channel_times_out_and_the_query_still_answers(sample_
     chans = {c.name: c for c in res.trace.channels}
     assert chans["hyde"].error and chans["dense"].error is None and res.passages
     assert runner.active_channels() == 0
+
+
+def test_summaries_by_the_local_model_index_their_sections(tmp_path, llm):
+    from conftest import write_files
+    from ragsift.kb import KnowledgeBase
+
+    docs = write_files(tmp_path / "docs", {
+        "en.md": "# Hub\n\n## Power\n\nThe hub takes 12 V from the supplied adapter. An amber LED means the "
+                 "adapter delivers too little current; replace it if the LED stays amber.",
+        "zh.md": "# 音箱\n\n## 电源\n\n音箱使用 20V 电源适配器供电。指示灯变为橙色表示电源功率不足，请更换原装适配器。"})
+    kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunks", "summaries"), llm=MODEL,
+                            llm_cache=str(llm.cache.path), channel_timeouts={"summary": 300})
+    report = kb.ingest(docs)
+    assert report.summaries == 2 and report.summary_fallbacks == 0
+    entries = {ic.child.doc_id: ic.child for _, _, cs in kb.store.export() for ic in cs if ic.child.kind == "summary"}
+    texts = [c.text for c in entries.values()]
+    assert len(texts) == 2 and all(len(t) > 10 for t in texts)
+    assert any(CJK.search(t) for t in texts) and any(not CJK.search(t) for t in texts)  # each in its language
+    for q, word in (("What does an amber LED mean?", "amber"), ("指示灯橙色是什么意思", "橙色")):
+        top = kb.query(q, index_kinds=["summary"]).passages[0]
+        assert word in top.text and top.unit == "parent"

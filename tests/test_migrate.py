@@ -30,6 +30,9 @@ def test_copy_to_milvus_and_back_keeps_every_answer(tmp_path, milvus_uri, capsys
     assert main(["--kb", str(tmp_path / "src"), "migrate", str(tmp_path / "on_milvus"), "--store-uri", milvus_uri,
                  "--no-progress"]) == 0
     assert "copied 2 documents" in capsys.readouterr().out
+    assert main(["--kb", str(tmp_path / "on_milvus"), "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "milvus" in out and milvus_uri in out and "documents    2" in out
     on_milvus = KnowledgeBase.open(tmp_path / "on_milvus", create=False)
     assert on_milvus.stats()["backend"] == "milvus" and on_milvus.settings.embedder == src.settings.embedder
     assert on_milvus.store.check_integrity() == []

@@ -21,11 +21,13 @@ class FusionMode(str, Enum):
 
 class Unit(str, Enum):
     """What a query returns: the parent section (small-to-big), the child chunk itself
-    (flat chunks), or the whole document."""
+    (flat chunks), the whole document, a sentence window, or auto-merged units."""
 
     PARENT = "parent"
     CHILD = "child"
     DOCUMENT = "document"
+    WINDOW = "window"  # sentence window: the entry found with window_sentences on each side
+    AUTO = "auto"  # auto-merging: entries, or their section, or their document, by the share hit
 
 
 class Normalization(str, Enum):
@@ -44,13 +46,17 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 
 # Settings that shape the index: changing them needs a new knowledge base (or a re-ingest).
 INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
-              "index_headings", "analyzer", "store", "store_name", "store_index")
+              "index_headings", "analyzer", "small_index", "raptor_levels", "store", "store_name",
+              "store_index")
+SMALL_INDEX = ("chunks", "sentences", "keysentences", "summaries", "raptor")
+ENTRY_KINDS = ("chunk", "sentence", "keys", "summary", "raptor")
 STORES = ("lancedb", "milvus")
 
+TUPLE_KEYS = ("channels", "small_index", "index_kinds")
 KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query")
 LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
-TIMED_STEPS = ("rewrite", "rerank", "follow_up")
+TIMED_STEPS = ("rewrite", "rerank", "follow_up", "summary")
 
 
 class MultiHop(str, Enum):
@@ -74,6 +80,10 @@ class Settings:
     child_overlap_tokens: int = 40
     index_headings: bool = True
     analyzer: str = "ragsift-zh-en-v1"
+    # what the small index holds (ragsift.ingest.small_index): chunks always; sentences,
+    # keysentences (extractive), summaries (needs llm), raptor (summary tree; llm or extractive)
+    small_index: tuple[str, ...] = ("chunks",)
+    raptor_levels: int = 3
     # --- where the index lives: the embedded store in the directory, or a Milvus server ---
     store: str = "lancedb"  # lancedb | milvus
     store_uri: str = ""  # milvus: http(s)://host:19530; may change when the cluster moves
@@ -87,6 +97,9 @@ class Settings:
     normalization: str = "minmax"
     channel_depth: int = 100
     unit: str = "parent"
+    index_kinds: tuple[str, ...] = ("chunk",)  # entry kinds the channels search
+    window_sentences: int = 2  # unit "window": sentences on each side of the entry found
+    merge_threshold: float = 0.5  # unit "auto": share of a section's chunks (or a document's sections) hit
     max_parents: int = 4
     token_budget: int = 3000
     channel_timeout_s: float = 30.0
@@ -124,12 +137,25 @@ class Settings:
         parse_enum(Unit, self.unit, "unit")
         parse_enum(HydeMode, self.hyde_mode, "hyde_mode")
         parse_enum(MultiHop, self.multihop, "multihop mode")
+        if "chunks" not in self.small_index or set(self.small_index) - set(SMALL_INDEX):
+            raise ConfigError(f"small_index must include 'chunks' and may add {', '.join(SMALL_INDEX[1:])}; "
+                              f"got {list(self.small_index)}")
+        if not self.index_kinds or set(self.index_kinds) - set(ENTRY_KINDS):
+            raise ConfigError(f"index_kinds must be a non-empty selection of {', '.join(ENTRY_KINDS)}; "
+                              f"got {list(self.index_kinds)}")
+        if not 0 < self.merge_threshold <= 1:
+            raise ConfigError("merge_threshold must be in (0, 1]")
+        if not isinstance(self.window_sentences, int) or self.window_sentences < 0:
+            raise ConfigError("window_sentences must be an integer >= 0")
+        if "summaries" in self.small_index and not self.llm:
+            raise ConfigError("small_index 'summaries' needs a language model (llm) at ingest; "
+                              "'keysentences' is the extractive index that needs none")
         if self.store not in STORES:
             raise ConfigError(f"unknown store {self.store!r}; valid stores: {', '.join(STORES)}")
         for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
                      "token_budget", "max_query_chars", "hyde_samples", "hyde_max_tokens",
                      "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency",
-                     "hops_max", "hop_queries", "hop_top", "hop_llm_calls"):
+                     "hops_max", "hop_queries", "hop_top", "hop_llm_calls", "raptor_levels"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
@@ -192,8 +218,9 @@ class Settings:
         unknown = set(changes) - {f.name for f in fields(self)}
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        if "channels" in changes and changes["channels"] is not None:
-            changes["channels"] = tuple(changes["channels"])
+        for key in TUPLE_KEYS:
+            if key in changes and changes[key] is not None:
+                changes[key] = (changes[key],) if isinstance(changes[key], str) else tuple(changes[key])
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def index_settings(self) -> dict[str, Any]:
@@ -201,7 +228,8 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        d["channels"] = list(self.channels)
+        for key in TUPLE_KEYS:
+            d[key] = list(getattr(self, key))
         return d
 
     @classmethod
@@ -211,8 +239,9 @@ class Settings:
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         data = dict(data)
-        if "channels" in data:
-            data["channels"] = tuple(data["channels"])
+        for key in TUPLE_KEYS:
+            if key in data:
+                data[key] = tuple(data[key])
         try:
             return cls(**data)
         except TypeError as e:

@@ -8,12 +8,13 @@ from typing import Any, Callable, Iterable, Sequence
 from ragsift.config import INDEX_KEYS, Settings
 from ragsift.errors import ConfigError, RagsiftError, StoreError
 from ragsift.ingest.loaders import iter_files, load_file
+from ragsift.ingest.small_index import SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.retrieve.pipeline import Retriever
+from ragsift.store import default_store_name, open_store
 from ragsift.store.base import IndexedChild, Store
 from ragsift.store.filters import parse_filter
-from ragsift.store import default_store_name, open_store
 from ragsift.text.analyzer import Analyzer
 from ragsift.types import Document, IngestReport, Result, Skipped
 
@@ -129,19 +130,18 @@ class KnowledgeBase:
             total_children += len(children)
         bar = progress(total_children, "embedding") if progress else None
         embedder = self.embedder()
+        entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: self.retriever.llm(self.settings), report))
         txn = self.store.begin()
         try:
             pending: list[tuple[Document, list, list]] = []
-            pending_texts: list[str] = []
+            n_pending = 0
             for d, parents, children in split:
-                pmap = {p.parent_id: p for p in parents}
-                texts = [index_text(d, pmap[c.parent_id], c, self.settings.index_headings) for c in children]
-                pending.append((d, parents, children))
-                pending_texts.extend(texts)
-                if len(pending_texts) >= EMBED_BATCH:
-                    report.embed_seconds += self._write(txn, pending, pending_texts, embedder, bar)
-                    pending, pending_texts = [], []
-            report.embed_seconds += self._write(txn, pending, pending_texts, embedder, bar)
+                pending.append((d, parents, children + entries.extra(parents)))
+                n_pending += len(pending[-1][2])
+                if n_pending >= EMBED_BATCH:
+                    report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
+                    pending, n_pending = [], 0
+            report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
             report.generation = txn.commit()
         except BaseException:
             txn.abort()
@@ -149,14 +149,19 @@ class KnowledgeBase:
         finally:
             if bar is not None:
                 bar.close()
-        report.parents = sum(len(p) for _, p, _ in split)
-        report.children = total_children
+        report.parents = entries.parents + sum(len(p) for _, p, _ in split)
+        report.children = entries.entries + total_children
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _write(self, txn, pending, texts, embedder: Embedder, bar) -> float:
+    def _write(self, txn, pending, embedder: Embedder, entries: "SmallIndex", bar) -> float:
+        """Embed and store a batch of documents with every entry of their small index."""
         if not pending:
             return 0.0
+        texts = []
+        for d, parents, children in pending:
+            pmap = {p.parent_id: p for p in parents}
+            texts += [index_text(d, pmap[c.parent_id], c, self.settings.index_headings) for c in children]
         t = time.perf_counter()
         vectors = embedder.embed_passages(texts) if texts else None
         spent = time.perf_counter() - t
@@ -166,6 +171,13 @@ class KnowledgeBase:
             for c in children:
                 indexed.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[i]))
                 i += 1
+            if entries.raptor:
+                t = time.perf_counter()
+                more_parents, more = entries.tree(d, parents, indexed, embedder)
+                spent += time.perf_counter() - t
+                parents = parents + more_parents
+                indexed += [IndexedChild(ic.child, self.analyzer.analyze(index_text(d, p, ic.child, self.settings.index_headings)),
+                                         ic.vector) for p, ic in zip(more_parents, more)]
             txn.put_document(d, parents, indexed)
         if bar is not None:
             bar.update(len(texts))

@@ -35,7 +35,10 @@ class Parent:
 
 @dataclass(frozen=True)
 class Child:
-    """A small chunk that is searched. ``text == parent.text[start:end]``."""
+    """An entry of the small index, searched to find its parent (``ragsift.ingest.small_index``).
+
+    For ``chunk`` and ``sentence`` entries ``text == parent.text[start:end]``. ``keys``,
+    ``summary`` and ``raptor`` entries have text of their own and span their whole parent."""
 
     child_id: str
     parent_id: str
@@ -45,6 +48,7 @@ class Child:
     end: int
     text: str
     tokens: int
+    kind: str = "chunk"
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class Passage:
     metadata: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
     provenance: tuple[dict[str, Any], ...] = ()  # multi-hop: {hop, query, rank} for each hop that found it
+    unit: str = "parent"  # what this passage is: parent, child, window, document (auto: the level merged to)
 
     @property
     def heading(self) -> str:
@@ -129,6 +134,7 @@ class Passage:
             "heading_path": list(self.heading_path),
             "score": self.score,
             "tokens": self.tokens,
+            "unit": self.unit,
             "truncated": self.truncated,
             "matched": [s.to_dict() for s in self.matched],
             "metadata": self.metadata,
@@ -207,6 +213,8 @@ class IngestReport:
     generation: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    summaries: int = 0  # summaries written (small_index summaries / raptor)
+    summary_fallbacks: int = 0  # of them, extractive because the language model failed
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -30,6 +30,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "multi_query": ("question", "n"),
     "judge": ("question", "passage"),
     "follow_up": ("question", "found"),
+    "summary": ("text",),
 }
 
 DEFAULTS: dict[str, Prompt] = {
@@ -82,6 +83,14 @@ DEFAULTS: dict[str, Prompt] = {
         "你在帮助回答一个需要多次检索的问题。根据问题和已找到的段落，写出下一条检索查询：还缺的那一条"
         "事实，并写明它涉及的、已找到的实体。如果已找到的段落足以回答问题，回答 DONE。只输出查询，一行。",
         "问题：{question}\n\n已找到：\n{found}\n\n下一条检索查询："),
+    "summary.en": Prompt(
+        "Summarise the text for a search index: one paragraph of at most 100 words that states its "
+        "main facts, with the names, numbers and technical terms it uses. No preamble.",
+        "Text:\n{text}\n\nSummary:"),
+    "summary.zh": Prompt(
+        "为检索索引概括这段文字：一段话，不超过150字，写出主要事实，保留其中的名称、数字和术语。"
+        "不要开场白。",
+        "文字：\n{text}\n\n概括："),
 }
 
 

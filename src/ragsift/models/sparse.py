@@ -58,6 +58,7 @@ VALID_NAMES = "'e5-sparse', 'splade-tiny', 'splade:<hub model id or local path>'
 
 class SparseEncoder(Protocol):
     name: str
+    dim: int  # size of the feature space: every key is in range(dim)
 
     def encode_queries(self, texts: Sequence[str]) -> list[SparseVector]: ...
 
@@ -222,6 +223,17 @@ class _NumpyBertMLM:
         self.word = np.ascontiguousarray(w["embeddings.word_embeddings.weight"])
         self.pos = w["embeddings.position_embeddings.weight"]
         self.type0 = w["embeddings.token_type_embeddings.weight"][0]
+        # weights pre-transposed and contiguous (x @ W is ~2x faster than x @ W.T here); q, k, v fused
+        lin = {}
+        for k in list(w):
+            if k.endswith(".weight") and w[k].ndim == 2 and not k.startswith(("embeddings.", "cls.predictions.decoder")):
+                lin[k[:-7]] = (np.ascontiguousarray(w[k].T), w[k[:-7] + ".bias"])
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}.attention.self."
+            parts = [lin.pop(p + n) for n in ("query", "key", "value")]
+            lin[p + "qkv"] = (np.ascontiguousarray(np.concatenate([a for a, _ in parts], axis=1)),
+                              np.concatenate([b for _, b in parts]))
+        self.lin = lin
         self.w = w
         # the decoder is tied to the word embeddings unless the checkpoint has its own
         self.decoder = np.ascontiguousarray(w.get("cls.predictions.decoder.weight", self.word))
@@ -229,7 +241,8 @@ class _NumpyBertMLM:
         self.vocab_size = self.decoder.shape[0]
 
     def _lin(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+        wt, b = self.lin[name]
+        return x @ wt + b
 
     def _ln(self, x: np.ndarray, name: str) -> np.ndarray:
         return _layer_norm(x, self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
@@ -243,13 +256,15 @@ class _NumpyBertMLM:
         dh = x.shape[1] // h
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
-            q = self._lin(x, p + "attention.self.query").reshape(n, h, dh).transpose(1, 0, 2)
-            k = self._lin(x, p + "attention.self.key").reshape(n, h, dh).transpose(1, 2, 0)
-            v = self._lin(x, p + "attention.self.value").reshape(n, h, dh).transpose(1, 0, 2)
-            s = (q @ k) / math.sqrt(dh)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
-            ctx = (s @ v).transpose(1, 0, 2).reshape(n, h * dh)
+            # (3, heads, n, dh), contiguous: 2-D matmuls per head run in BLAS; numpy's batched
+            # matmul over transposed views was ~8x slower
+            qkv = np.ascontiguousarray(self._lin(x, p + "attention.self.qkv").reshape(n, 3, h, dh).transpose(1, 2, 0, 3))
+            ctx = np.empty((n, h * dh), np.float32)
+            for j in range(h):
+                s = (qkv[0, j] @ qkv[1, j].T) * (1.0 / math.sqrt(dh))
+                s = np.exp(s - s.max(-1, keepdims=True))
+                s /= s.sum(-1, keepdims=True)
+                ctx[:, j * dh:(j + 1) * dh] = s @ qkv[2, j]
             x = self._ln(self._lin(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
             f = _gelu(self._lin(x, p + "intermediate.dense"))
             x = self._ln(self._lin(f, p + "output.dense") + x, p + "output.LayerNorm")
@@ -259,7 +274,8 @@ class _NumpyBertMLM:
     def max_logits(self, states: np.ndarray, starts: list[int]) -> np.ndarray:
         """Per segment of ``states`` (rows ``starts[i]:starts[i+1]``): max over rows of the logits."""
         logits = states @ self.decoder.T  # (rows, vocab); the bias is added after the max
-        m = np.maximum.reduceat(logits, starts, axis=0)
+        ends = [*starts[1:], len(states)]
+        m = np.stack([logits[a:b].max(axis=0) for a, b in zip(starts, ends)])  # reduceat: ~3x slower
         return m + self.decoder_bias if self.decoder_bias is not None else m
 
 
@@ -288,7 +304,7 @@ class Splade(_Base):
     """
 
     name = "splade-tiny"
-    rows_per_matmul = 1024  # token rows sent through the vocabulary projection at once
+    rows_per_matmul = 512  # token rows sent through the vocabulary projection at once
 
     def __init__(self, model_dir: str | Path | None = None, max_tokens: int = 512,
                  passage_top_k: int | None = DEFAULT_PASSAGE_TOP_K,

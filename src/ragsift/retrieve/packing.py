@@ -1,8 +1,10 @@
 """Expansion and packing: fused units -> passages that fit a token budget.
 
 The unit returned is a setting (``unit``): ``parent`` (the default: the section a matching
-child belongs to), ``child`` (flat chunks: the matching children themselves) or ``document``
-(whole documents). Candidates are taken in fused order. Each is added whole if it fits the
+child belongs to), ``child`` (flat chunks: the matching children themselves), ``document``
+(whole documents), ``window`` (the entry found and ``window_sentences`` sentences on each side,
+within its section) or ``auto`` (auto-merging: a section replaces its chunks when a share of
+them was found, a document its sections likewise). Candidates are taken in fused order. Each is added whole if it fits the
 remaining budget; one that does not fit is skipped (a smaller one further down may still fit)
 and noted in the trace. The best candidate is always returned: if it alone exceeds the budget
 it is cut to the budget around its best-matching child, and marked ``truncated``.
@@ -12,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ragsift.ingest.small_index import is_synthetic
 from ragsift.store.base import StoredHit, StoredParent
+from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens, token_spans
 from ragsift.types import Passage, Span
 
@@ -30,6 +34,8 @@ class Candidate:
     tokens: int
     spans: tuple[Span, ...]  # best first
     metadata: dict[str, Any]
+    unit: str = "parent"
+    offset: int = 0  # where ``text`` starts in the parent's text (windows)
 
 
 def hits_by_unit(best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]],
@@ -63,7 +69,7 @@ def child_candidates(fused: Sequence[tuple[str, float]], hits: dict[str, tuple[S
             text = sp.parent.text[h.start:h.end]
             out.append(Candidate(cid, score, h.parent_id, h.doc_id, sp.source, sp.title,
                                  sp.parent.heading_path, text, count_tokens(text),
-                                 (Span(cid, 0, len(text), channels),), sp.metadata))
+                                 (Span(cid, 0, len(text), channels),), sp.metadata, "child"))
     return out
 
 
@@ -73,7 +79,7 @@ def document_candidates(fused: Sequence[tuple[str, float]], doc_parents: dict[st
     out = []
     order = {s.child_id: i for i, s in enumerate(s for lst in spans.values() for s in lst)}
     for did, score in fused:
-        parts = doc_parents.get(did)
+        parts = [sp for sp in doc_parents.get(did, ()) if not is_synthetic(sp.parent)]
         if not parts:
             continue
         offsets, pieces, pos = {}, [], 0
@@ -90,8 +96,90 @@ def document_candidates(fused: Sequence[tuple[str, float]], doc_parents: dict[st
         mapped.sort(key=lambda s: order.get(s.child_id, len(order)))
         first = parts[0]
         out.append(Candidate(did, score, first.parent.parent_id, did, first.source, first.title, (),
-                             text, sum(sp.parent.tokens for sp in parts), tuple(mapped), first.metadata))
+                             text, sum(sp.parent.tokens for sp in parts), tuple(mapped), first.metadata,
+                             "document"))
     return out
+
+
+def window_candidates(fused: Sequence[tuple[str, float]], hits: dict[str, tuple[StoredHit, tuple[str, ...]]],
+                      parents: dict[str, StoredParent], window: int) -> list[Candidate]:
+    """Each entry found, widened to whole sentences and ``window`` more on each side, within its
+    section. Windows of one section that overlap a better one are merged into it."""
+    out: list[Candidate] = []
+    taken: dict[str, list[int]] = {}  # parent id -> indexes into out
+    for cid, score in fused:
+        h, channels = hits[cid]
+        sp = parents.get(h.parent_id)
+        if sp is None:
+            continue
+        text = sp.parent.text
+        sents = sentence_spans(text) or [(0, len(text))]
+        inside = [i for i, (s, e) in enumerate(sents) if s < h.end and e > h.start] or [0]
+        lo, hi = max(0, inside[0] - window), min(len(sents) - 1, inside[-1] + window)
+        start, end = sents[lo][0], sents[hi][1]
+        span = Span(cid, h.start - start, h.end - start, channels)
+        merged = False
+        for i in taken.get(h.parent_id, []):
+            c = out[i]
+            c_start = c.offset
+            c_end = c_start + len(c.text)
+            if start < c_end and end > c_start:  # overlaps a better window: grow that one
+                ns, ne = min(start, c_start), max(end, c_end)
+                spans = tuple(Span(x.child_id, x.start + c_start - ns, x.end + c_start - ns, x.channels)
+                              for x in c.spans) + (Span(cid, h.start - ns, h.end - ns, channels),)
+                out[i] = _window(c.key, c.score, sp, ns, ne, spans)
+                merged = True
+                break
+        if not merged:
+            taken.setdefault(h.parent_id, []).append(len(out))
+            out.append(_window(cid, score, sp, start, end, (span,)))
+    return out
+
+
+def _window(key: str, score: float, sp: StoredParent, start: int, end: int, spans: tuple[Span, ...]) -> Candidate:
+    text = sp.parent.text[start:end]
+    return Candidate(key, score, sp.parent.parent_id, sp.parent.doc_id, sp.source, sp.title, sp.parent.heading_path,
+                     text, count_tokens(text), spans, sp.metadata, "window", start)
+
+
+def auto_merge(fused: Sequence[tuple[str, float]], hits: dict[str, tuple[StoredHit, tuple[str, ...]]],
+               chunks_per_parent: dict[str, int], sections_per_doc: dict[str, int],
+               threshold: float) -> tuple[list[tuple[str, str, float]], dict[str, Any]]:
+    """Auto-merging up a three-level tree (chunk, section, document), as hierarchical merging
+    retrievers do it: a section whose share of chunks among those found reaches ``threshold``
+    replaces them, at the rank of its best one; then a document whose share of *merged*
+    sections reaches ``threshold`` replaces them. Returns (level, key, score) in rank order and
+    what was merged, for the trace."""
+    found: dict[str, set[str]] = {}
+    for cid, _ in fused:
+        h = hits[cid][0]
+        found.setdefault(h.parent_id, set()).add(cid)
+    merged_parents = {p for p, cids in found.items()
+                      if chunks_per_parent.get(p, 0) and len(cids) / chunks_per_parent[p] >= threshold}
+    merged_by_doc: dict[str, set[str]] = {}
+    for cid, _ in fused:
+        h = hits[cid][0]
+        if h.parent_id in merged_parents:
+            merged_by_doc.setdefault(h.doc_id, set()).add(h.parent_id)
+    merged_docs = {d for d, ps in merged_by_doc.items()
+                   if sections_per_doc.get(d, 0) and len(ps) / sections_per_doc[d] >= threshold}
+    out: list[tuple[str, str, float]] = []
+    seen: set[str] = set()
+    for cid, score in fused:
+        h = hits[cid][0]
+        if h.doc_id in merged_docs:
+            level, key = "document", h.doc_id
+        elif h.parent_id in merged_parents:
+            level, key = "parent", h.parent_id
+        else:
+            level, key = "child", cid
+        if key not in seen:
+            seen.add(key)
+            out.append((level, key, score))
+    trace = {"threshold": threshold, "merged_sections": sorted(merged_parents),
+             "merged_documents": sorted(merged_docs),
+             "share": {p: f"{len(c)}/{chunks_per_parent.get(p, 0)}" for p, c in sorted(found.items())}}
+    return out, trace
 
 
 def pack(candidates: Sequence[Candidate], budget: int, max_passages: int) -> tuple[list[Passage], dict[str, Any]]:
@@ -114,7 +202,8 @@ def pack(candidates: Sequence[Candidate], budget: int, max_passages: int) -> tup
         used += tokens
         out.append(Passage(rank=len(out) + 1, parent_id=c.parent_id, doc_id=c.doc_id, source=c.source,
                            title=c.title, heading_path=c.heading_path, text=text, tokens=tokens,
-                           score=c.score, matched=matched, metadata=c.metadata, truncated=truncated))
+                           score=c.score, matched=matched, metadata=c.metadata, truncated=truncated,
+                           unit=c.unit))
     return out, {"budget": budget, "max_passages": max_passages, "used_tokens": used,
                  "skipped_for_budget": skipped}
 

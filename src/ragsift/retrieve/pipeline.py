@@ -10,12 +10,13 @@ from typing import Any, Callable
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import QueryError, RagsiftError
+from ragsift.ingest.small_index import is_synthetic
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, load_llm
 from ragsift.models.rerankers import load_reranker
 from ragsift.retrieve.fusion import fuse, rrf
-from ragsift.retrieve.packing import (child_candidates, document_candidates, hits_by_unit, pack,
-                                      parent_candidates)
+from ragsift.retrieve.packing import (auto_merge, child_candidates, document_candidates, hits_by_unit, pack,
+                                      parent_candidates, window_candidates)
 from ragsift.retrieve.runner import Shared, run_channels
 from ragsift.retrieve.transforms import (generate_hypotheses, hyde_text, hyde_vector, multi_queries,
                                          rewrite_query)
@@ -32,7 +33,9 @@ FUSED_IN_TRACE = 100
 
 
 _UNIT_KEYS: dict[str, Callable[[StoredHit], str]] = {
-    "parent": lambda h: h.parent_id, "child": lambda h: h.child_id, "document": lambda h: h.doc_id}
+    "parent": lambda h: h.parent_id, "child": lambda h: h.child_id, "document": lambda h: h.doc_id,
+    # windows and auto-merging start from the entries found; they are widened after fusion
+    "window": lambda h: h.child_id, "auto": lambda h: h.child_id}
 
 
 def dedupe(hits: list[StoredHit], key: Callable[[StoredHit], str]) -> list[tuple[StoredHit, int]]:
@@ -142,24 +145,23 @@ class Retriever:
                         max_retries=s.llm_max_retries, max_concurrency=s.llm_max_concurrency)
 
     def _channels(self, steps: _Steps, s: Settings, where: Node | None) -> dict[str, ChannelFn]:
-        depth, question = s.channel_depth, steps.query
+        depth, question, kinds = s.channel_depth, steps.query, s.index_kinds
         embedder = self._embedder_loader
         fns: dict[str, ChannelFn] = {}
+        dense_search = lambda vec: self.store.search_dense(vec, depth, where, kinds)  # noqa: E731
+        bm25_search = lambda text: self.store.search_bm25(self.analyzer.analyze(text), depth, where, kinds)  # noqa: E731
 
         def dense(d: Deadline) -> list[StoredHit]:
-            vec = embedder().embed_queries([steps.plain_query(d)])[0]
-            return self.store.search_dense(vec, depth, where)
+            return dense_search(embedder().embed_queries([steps.plain_query(d)])[0])
 
         def bm25(d: Deadline) -> list[StoredHit]:
-            return self.store.search_bm25(self.analyzer.analyze(steps.plain_query(d)), depth, where)
+            return bm25_search(steps.plain_query(d))
 
         def hyde(d: Deadline) -> list[StoredHit]:
-            vec = hyde_vector(embedder(), question, steps.hyde.get(d), s.hyde_mode)
-            return self.store.search_dense(vec, depth, where)
+            return dense_search(hyde_vector(embedder(), question, steps.hyde.get(d), s.hyde_mode))
 
         def hyde_bm25(d: Deadline) -> list[StoredHit]:
-            text = hyde_text(question, steps.hyde.get(d), s.hyde_mode)
-            return self.store.search_bm25(self.analyzer.analyze(text), depth, where)
+            return bm25_search(hyde_text(question, steps.hyde.get(d), s.hyde_mode))
 
         def multi_query(d: Deadline) -> list[StoredHit]:
             queries = steps.multi.get(d)
@@ -167,8 +169,7 @@ class Retriever:
             lists: dict[str, list[tuple[str, float]]] = {}
             by_id: dict[str, StoredHit] = {}
             for i, q in enumerate(queries):
-                for name, hits in ((f"dense{i}", self.store.search_dense(vecs[i], depth, where)),
-                                   (f"bm25{i}", self.store.search_bm25(self.analyzer.analyze(q), depth, where))):
+                for name, hits in ((f"dense{i}", dense_search(vecs[i])), (f"bm25{i}", bm25_search(q))):
                     lists[name] = [(h.child_id, h.score) for h in hits]
                     by_id.update((h.child_id, h) for h in hits if h.child_id not in by_id)
             return [StoredHit(cid, by_id[cid].parent_id, by_id[cid].doc_id, score, by_id[cid].start, by_id[cid].end)
@@ -264,10 +265,18 @@ class Retriever:
             elif s.unit == "child":
                 parents = self.store.get_parents(best_hit[cid][0].parent_id for cid, _ in top)
                 cands = child_candidates(top, best_hit, parents)
+            elif s.unit == "window":
+                parents = self.store.get_parents(best_hit[cid][0].parent_id for cid, _ in top)
+                cands = window_candidates(top, best_hit, parents, s.window_sentences)
+            elif s.unit == "auto":
+                cands, packing["merging"] = self._auto_candidates(ranked, best_hit, span_lists, s)
             else:
                 cands = document_candidates(top, self.store.get_document_parents(d for d, _ in top), span_lists)
+            merging = packing.get("merging")
             passages, packing = pack(cands, s.token_budget, s.max_parents)
             packing["unit"] = s.unit
+            if merging is not None:
+                packing["merging"] = merging
             if f.get("provenance") is not None:
                 prov = f["provenance"]
                 unit_of = {"parent": lambda p: p.parent_id, "document": lambda p: p.doc_id,
@@ -292,6 +301,28 @@ class Retriever:
             fused=tuple(f["fused"][:FUSED_IN_TRACE]), packing=packing,
             transforms=f["steps"].trace(set(s.channels)), rerank=f["rerank"], multihop=f.get("multihop"))
         return Result(f["query"], tuple(passages), trace)
+
+    def _auto_candidates(self, ranked: list[tuple[str, float]], best_hit: dict[str, tuple[StoredHit, tuple[str, ...]]],
+                         span_lists: dict[str, list[Span]], s: Settings) -> tuple[list, dict[str, Any]]:
+        """Auto-merging over the top entries found (as many as other units consider: three per
+        passage asked for, at least ten), then candidates at each merged level."""
+        found = [(cid, score) for cid, score in ranked if cid in best_hit][: max(s.max_parents * 3, 10)]
+        parent_ids = {best_hit[cid][0].parent_id for cid, _ in found}
+        doc_ids = {best_hit[cid][0].doc_id for cid, _ in found}
+        chunks = self.store.count_children(parent_ids)
+        doc_parents = self.store.get_document_parents(doc_ids)
+        sections = {d: sum(1 for sp in ps if not is_synthetic(sp.parent)) for d, ps in doc_parents.items()}
+        units, trace = auto_merge(found, best_hit, chunks, sections, s.merge_threshold)
+        parents = self.store.get_parents(pid for pid in parent_ids)
+        cands = []
+        for level, key, score in units:
+            if level == "document":
+                cands += document_candidates([(key, score)], doc_parents, span_lists)
+            elif level == "parent":
+                cands += parent_candidates([(key, score)], parents, span_lists)
+            else:
+                cands += child_candidates([(key, score)], best_hit, parents)
+        return cands, trace
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
                        details: dict[str, Any] | None = None) -> list[tuple[str, float]]:

@@ -92,9 +92,16 @@ class Store(Protocol):
     def refresh(self) -> bool:
         """Pick up a generation committed by another process. True if it changed."""
 
-    def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]: ...
+    def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
+                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        """The ``k`` entries of the given kinds nearest by cosine similarity."""
 
-    def search_bm25(self, terms: str, k: int, where: Node | None) -> list[StoredHit]: ...
+    def search_bm25(self, terms: str, k: int, where: Node | None,
+                    kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        """The ``k`` entries of the given kinds with the best BM25 score for analyzer terms."""
+
+    def count_children(self, parent_ids: Iterable[str], kind: str = "chunk") -> dict[str, int]:
+        """How many entries of ``kind`` each parent has (auto-merging measures shares with it)."""
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]: ...
 
@@ -130,7 +137,7 @@ def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent]) -
     IndexedChild objects in document order; a child's text is its parent's text[start:end]."""
     texts = {p.parent_id: p.text for p in parents}
     out = [IndexedChild(Child(r["child_id"], r["parent_id"], r["doc_id"], r["position"], r["start"], r["end"],
-                              texts[r["parent_id"]][r["start"]:r["end"]], r["tokens"]),
+                              texts[r["parent_id"]][r["start"]:r["end"]], r["tokens"], r.get("kind") or "chunk"),
                         r["terms"], np.asarray(r["vector"], np.float32)) for r in rows]
     order = {p.parent_id: p.position for p in parents}
     return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))

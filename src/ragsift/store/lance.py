@@ -72,7 +72,8 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
             ("position", pa.int32()), ("start", pa.int32()), ("end", pa.int32()),
             ("tokens", pa.int32()), ("terms", pa.string()),
             ("vector", pa.list_(pa.float32(), dim)), ("gen", pa.int64()),
-            ("source", pa.string()), ("title", pa.string()), ("format", pa.string())]),
+            ("source", pa.string()), ("title", pa.string()), ("format", pa.string()),
+            ("kind", pa.string())]),
     }
 
 
@@ -175,47 +176,64 @@ class LanceStore:
 
     _HIT_COLS = ["child_id", "parent_id", "doc_id", "start", "end"]
 
-    def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
-        if self.generation == 0:
+    def _kinds(self, kinds: Sequence[str]) -> str | None:
+        """The kind filter, or None for none; "" when no entry can match (a table written
+        before entry kinds existed holds chunks only)."""
+        if "kind" not in self._tables["children"].schema.names:
+            return None if "chunk" in kinds else ""
+        return f"kind IN ({', '.join(sql_literal(k) for k in kinds)})"
+
+    def _with_kinds(self, where: Node | None, kinds: Sequence[str]) -> str | None:
+        parts = [p for p in (self._where(where), self._kinds(kinds)) if p is not None]
+        return " AND ".join(f"({p})" for p in parts) if parts else None
+
+    def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
+                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        if self.generation == 0 or self._kinds(kinds) == "":
             return []
         if not self.manifest.get("vector_index"):
-            return self._search_flat(np.asarray(vector, np.float32), k, where)
-        return self._search_lance(vector, k, where)
+            return self._search_flat(np.asarray(vector, np.float32), k, where, kinds)
+        return self._search_lance(vector, k, where, kinds)
 
     def _flat_matrix(self) -> "_FlatIndex":
         with self._flat_lock:
             if self._flat is None:
-                self._flat = _FlatIndex(self._tables["children"].to_arrow().select(
-                    ["child_id", "parent_id", "doc_id", "start", "end", "vector"]), self.dim)
+                cols = ["child_id", "parent_id", "doc_id", "start", "end", "vector"]
+                if "kind" in self._tables["children"].schema.names:
+                    cols.append("kind")
+                self._flat = _FlatIndex(self._tables["children"].to_arrow().select(cols), self.dim)
             return self._flat
 
-    def _search_flat(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+    def _search_flat(self, vector: np.ndarray, k: int, where: Node | None,
+                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         """Exact cosine search in memory (below the HNSW threshold a matrix product beats a
         scan through the table). A filter selects the rows through the store first."""
         flat = self._flat_matrix()
-        rows = None
+        rows = flat.rows_of(kinds)
         if where is not None:
-            ids = (self._tables["children"].search().where(self._where(where)).select(["child_id"])
+            ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
                    .limit(max(1, len(flat.child_ids))).to_arrow().column("child_id").to_pylist())
             rows = np.fromiter((flat.position[c] for c in ids), dtype=np.int64, count=len(ids))
         return flat.search(vector, k, rows)
 
-    def _search_lance(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+    def _search_lance(self, vector: np.ndarray, k: int, where: Node | None,
+                      kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
              .distance_type("cosine").limit(k).select(self._HIT_COLS + ["_distance"]))
         if self.manifest.get("vector_index"):
             q = q.refine_factor(ANN_REFINE_FACTOR)  # exact cosine re-ranking of 2k candidates
-        w = self._where(where)
+        w = self._with_kinds(where, kinds)
         if w:
             q = q.where(w, prefilter=True)
         return self._hits(q.to_arrow(), lambda c, i: 1.0 - c["_distance"][i])
 
-    def search_bm25(self, terms: str, k: int, where: Node | None) -> list[StoredHit]:
-        if self.generation == 0 or not terms.strip() or not self.manifest.get("fts"):
+    def search_bm25(self, terms: str, k: int, where: Node | None,
+                    kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        if self.generation == 0 or not terms.strip() or not self.manifest.get("fts") or self._kinds(kinds) == "":
             return []
         q = (self._tables["children"].search(terms, query_type="fts", fts_columns="terms")
              .limit(k).select(self._HIT_COLS + ["_score"]))
-        w = self._where(where)
+        w = self._with_kinds(where, kinds)
         if w:
             q = q.where(w, prefilter=True)
         return self._hits(q.to_arrow(), lambda c, i: c["_score"][i])
@@ -236,6 +254,15 @@ class LanceStore:
                 q = q.select(columns)
             parts.append(q.to_arrow())
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def count_children(self, parent_ids: Iterable[str], kind: str = "chunk") -> dict[str, int]:
+        has_kind = "kind" in self._tables["children"].schema.names
+        cols = ["parent_id", "kind"] if has_kind else ["parent_id"]
+        out: dict[str, int] = {}
+        for r in self._rows("children", "parent_id", parent_ids, cols, per_key=None).to_pylist():
+            if (r.get("kind") or "chunk") == kind:
+                out[r["parent_id"]] = out.get(r["parent_id"], 0) + 1
+        return out
 
     _PARENT_COLS = ["parent_id", "doc_id", "position", "heading", "text", "tokens", "source", "title",
                     "metadata"]
@@ -293,8 +320,10 @@ class LanceStore:
             part = docs[i:i + batch]
             ids = [d.doc_id for d in part]
             parents = self.get_document_parents(ids)
-            rows = self._rows("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position", "start",
-                                                         "end", "tokens", "terms", "vector"], per_key=None)
+            cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector"]
+            if "kind" in self._tables["children"].schema.names:
+                cols.append("kind")
+            rows = self._rows("children", "doc_id", ids, cols, per_key=None)
             by_doc: dict[str, list[dict[str, Any]]] = {}
             for r in rows.to_pylist():
                 by_doc.setdefault(r["doc_id"], []).append(r)
@@ -326,6 +355,17 @@ class _FlatIndex:
         self.starts = tbl.column("start").to_pylist()
         self.ends = tbl.column("end").to_pylist()
         self.position = {c: i for i, c in enumerate(self.child_ids)}
+        kinds = tbl.column("kind").to_pylist() if "kind" in tbl.column_names else ["chunk"] * n
+        self.kinds = np.array([k or "chunk" for k in kinds], dtype=object)
+        self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    def rows_of(self, kinds) -> np.ndarray | None:
+        """Row numbers of the given kinds (None: every row)."""
+        key = tuple(sorted(set(kinds)))
+        if key not in self._rows:
+            mask = np.isin(self.kinds, list(key))
+            self._rows[key] = None if mask.all() else np.flatnonzero(mask)
+        return self._rows[key]
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
         v = vector / (np.linalg.norm(vector) or 1.0)
@@ -383,6 +423,8 @@ class LanceTransaction:
             self.fields = dict(self.manifest.get("fields", {}))
             self.tables = {name: store._db.open_table(name) for name in TABLES}
             self._rollback("leftovers of a crashed or aborted writer")
+            if "kind" not in self.tables["children"].schema.names:  # written before entry kinds
+                self.tables["children"].add_columns({"kind": "'chunk'"})
             self._pending: dict[str, list] = {n: [] for n in TABLES}
             self._pending_docs: set[str] = set()  # doc ids with rows in _pending
             self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
@@ -426,7 +468,7 @@ class LanceTransaction:
             row = {"child_id": c.child_id, "parent_id": c.parent_id, "doc_id": c.doc_id,
                    "position": c.position, "start": c.start, "end": c.end, "tokens": c.tokens,
                    "terms": ic.terms, "vector": np.asarray(ic.vector, np.float32), "gen": gen,
-                   "source": doc.source, "title": doc.title, "format": doc.format}
+                   "source": doc.source, "title": doc.title, "format": doc.format, "kind": c.kind}
             for f in self.fields:
                 row[f"m_{f}"] = meta_values.get(f)
             self._pending["children"].append(row)

@@ -159,7 +159,7 @@ class MilvusStore:
         text(s, "text")
         specs["parents"] = (s, dummy(s))
         s = schema()
-        for f in ("child_id", "parent_id", "doc_id", "source", "format"):
+        for f in ("child_id", "parent_id", "doc_id", "source", "format", "kind"):
             text(s, f, 4096)
         text(s, "title")
         ints(s, "position", "start", "end", "tokens", "gen")
@@ -248,33 +248,39 @@ class MilvusStore:
                                  int(e["start"]), int(e["end"])))
         return out
 
-    def search_dense(self, vector: np.ndarray, k: int, where: Node | None) -> list[StoredHit]:
+    @staticmethod
+    def _kinds(kinds: Sequence[str]) -> str:
+        return f"kind in [{', '.join(milvus_literal(k) for k in kinds)}]"
+
+    def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
+                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         if self.generation == 0:
             return []
         res = self.client.search(self.coll["children"], data=[np.asarray(vector, np.float32).tolist()],
-                                 anns_field="vector", limit=min(k, MAX_K), filter=self._filter(where),
+                                 anns_field="vector", limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
                                  output_fields=_HIT_FIELDS, search_params={"metric_type": "COSINE"})
         return self._hits(res, float)
 
-    def search_bm25(self, terms: str, k: int, where: Node | None) -> list[StoredHit]:
+    def search_bm25(self, terms: str, k: int, where: Node | None,
+                    kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         text = bm25_text(terms)
         if self.generation == 0 or not text:
             return []
         res = self.client.search(self.coll["children"], data=[text], anns_field="bm25", limit=min(k, MAX_K),
-                                 filter=self._filter(where), output_fields=_HIT_FIELDS,
+                                 filter=self._filter(where, self._kinds(kinds)), output_fields=_HIT_FIELDS,
                                  search_params={"metric_type": "BM25"})
         return self._hits(res, _bm25_score)
 
     def search_hybrid(self, vector: np.ndarray, terms: str, k: int, where: Node | None, *,
                       fusion: str = "rrf", rrf_k: int = 60, weights: Sequence[float] = (0.5, 0.5),
-                      depth: int = 100) -> list[StoredHit]:
+                      depth: int = 100, kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         """Dense and BM25 fused in the engine (RRFRanker or WeightedRanker over raw scores):
         the top ``depth`` children of each, fused by child. ragsift's own pipeline fuses after
         deduplicating by parent instead; on flat chunks (unit=child) the two are the same."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
 
         text = bm25_text(terms)
-        expr = self._filter(where)
+        expr = self._filter(where, self._kinds(kinds))
         reqs = [AnnSearchRequest([np.asarray(vector, np.float32).tolist()], "vector", {"metric_type": "COSINE"},
                                  limit=min(depth, MAX_K), expr=expr)]
         if text:
@@ -309,6 +315,13 @@ class MilvusStore:
         for i in range(0, len(ids), IN_CHUNK):
             chunk = ", ".join(milvus_literal(x) for x in ids[i:i + IN_CHUNK])
             out.extend(self._query(kind, f"{key} in [{chunk}]", fields))
+        return out
+
+    def count_children(self, parent_ids: Iterable[str], kind: str = "chunk") -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self._by_ids("children", "parent_id", parent_ids, ["parent_id", "kind"]):
+            if r["kind"] == kind:
+                out[r["parent_id"]] = out.get(r["parent_id"], 0) + 1
         return out
 
     _PARENT_FIELDS = ["parent_id", "doc_id", "position", "piece", "pieces", "heading", "text", "tokens", "gen"]
@@ -384,8 +397,8 @@ class MilvusStore:
             ids = [d.doc_id for d in part]
             parents = self.get_document_parents(ids)
             by_doc: dict[str, list[dict[str, Any]]] = {}
-            for r in self._by_ids("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position",
-                                                              "start", "end", "tokens", "terms", "vector"]):
+            for r in self._by_ids("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position", "start",
+                                                              "end", "tokens", "terms", "vector", "kind"]):
                 by_doc.setdefault(r["doc_id"], []).append(r)
             for d in part:
                 ps = [sp.parent for sp in parents.get(d.doc_id, [])]
@@ -524,7 +537,7 @@ class MilvusTransaction:
                 "source": doc.source, "title": doc.title, "format": doc.format, "position": c.position,
                 "start": c.start, "end": c.end, "tokens": c.tokens, "gen": gen, "terms": ic.terms,
                 "bm25_text": bm25_text(ic.terms), "vector": np.asarray(ic.vector, np.float32).tolist(),
-                "meta": values})
+                "meta": values, "kind": c.kind})
         if len(self._rows["children"]) >= BATCH_CHILDREN:
             self._flush()
 
