@@ -48,12 +48,12 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
               "index_headings", "analyzer", "small_index", "raptor_levels", "store", "store_name",
               "store_index")
-SMALL_INDEX = ("chunks", "sentences", "keysentences", "summaries", "raptor")
-ENTRY_KINDS = ("chunk", "sentence", "keys", "summary", "raptor")
+SMALL_INDEX = ("chunks", "sentences", "keysentences", "summaries", "raptor", "keywords", "entities")
+ENTRY_KINDS = ("chunk", "sentence", "keys", "summary", "raptor", "keywords", "entities")
 STORES = ("lancedb", "milvus")
 
 TUPLE_KEYS = ("channels", "small_index", "index_kinds")
-KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query")
+KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query", "keywords", "entities")
 LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
 TIMED_STEPS = ("rewrite", "rerank", "follow_up", "summary")
@@ -81,7 +81,8 @@ class Settings:
     index_headings: bool = True
     analyzer: str = "ragsift-zh-en-v1"
     # what the small index holds (ragsift.ingest.small_index): chunks always; sentences,
-    # keysentences (extractive), summaries (needs llm), raptor (summary tree; llm or extractive)
+    # keysentences (extractive), summaries (needs llm), raptor (summary tree; llm or extractive),
+    # keywords and entities (for the keywords / entities channels)
     small_index: tuple[str, ...] = ("chunks",)
     raptor_levels: int = 3
     # --- where the index lives: the embedded store in the directory, or a Milvus server ---

@@ -136,7 +136,7 @@ class KnowledgeBase:
             pending: list[tuple[Document, list, list]] = []
             n_pending = 0
             for d, parents, children in split:
-                pending.append((d, parents, children + entries.extra(parents)))
+                pending.append((d, parents, children + entries.extra(parents, children)))
                 n_pending += len(pending[-1][2])
                 if n_pending >= EMBED_BATCH:
                     report.embed_seconds += self._write(txn, pending, embedder, entries, bar)

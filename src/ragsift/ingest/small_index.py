@@ -7,6 +7,9 @@ the returned unit, to its span, its window, its merged ancestor or its document)
 - ``sentence``: one entry per sentence, for sentence-window retrieval.
 - ``keys``: a parent's extracted key sentences (TextRank over its sentences), no model needed.
 - ``summary``: a parent's summary written by the language model (``llm`` set at ingest).
+- ``keywords`` / ``entities``: a chunk's key words and phrases (jieba TF-IDF for Chinese,
+  RAKE-style phrases for English) / its named entities (people, places, organisations,
+  products), one entry per chunk with its span: the keyword and entity channels search them.
 - ``raptor``: a summary tree per document (RAPTOR, Sarthi et al., ICLR 2024): the document's
   chunks are clustered by their vectors and each cluster summarised, then the summaries are
   clustered and summarised again, up to ``raptor_levels``. Each summary is stored as a
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -34,10 +37,11 @@ log = logging.getLogger(__name__)
 
 # small_index option -> entry kind
 OPTIONS = {"chunks": "chunk", "sentences": "sentence", "keysentences": "keys", "summaries": "summary",
-           "raptor": "raptor"}
+           "raptor": "raptor", "keywords": "keywords", "entities": "entities"}
 KINDS = tuple(OPTIONS.values())
 SYNTHETIC_POSITION = 1_000_000  # parents at or past this position are summaries, not sections
 KEY_SENTENCES = 3
+KEYWORDS = 10  # key words and phrases per chunk
 RAPTOR_CLUSTER = 5  # about this many nodes per cluster
 SUMMARY_TOKENS = 200  # an extractive or model summary is cut to this
 SUMMARY_INPUT_TOKENS = 1200  # what the model reads of a cluster
@@ -190,13 +194,24 @@ class SmallIndex:
         opts = set(settings.small_index)
         self.sentences, self.keys = "sentences" in opts, "keysentences" in opts
         self.summaries, self.raptor = "summaries" in opts, "raptor" in opts
+        self.keywords, self.entities = "keywords" in opts, "entities" in opts
         self.levels = settings.raptor_levels
         self.summarize = summarize
         self.parents = 0  # summary parents made (raptor)
         self.entries = 0  # entries made besides chunks
 
-    def extra(self, parents: Sequence[Parent]) -> list[Child]:
+    def extra(self, parents: Sequence[Parent], chunks: Sequence[Child] = ()) -> list[Child]:
         out: list[Child] = []
+        if self.keywords or self.entities:
+            from ragsift.text.keywords import entities, keywords
+
+            for c in chunks:
+                if self.keywords and (words := keywords(c.text, KEYWORDS)):
+                    out.append(replace(c, child_id=c.child_id + "w", text=", ".join(w for w, _ in words),
+                                       kind="keywords"))
+                if self.entities and (names := entities(c.text)):
+                    out.append(replace(c, child_id=c.child_id + "n", text=", ".join(n for n, _ in names),
+                                       kind="entities"))
         for p in parents:
             if self.sentences:
                 out += sentence_entries(p)

@@ -23,6 +23,7 @@ from ragsift.retrieve.transforms import (generate_hypotheses, hyde_text, hyde_ve
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.keywords import entity_terms
 from ragsift.text.lang import detect_language
 from ragsift.text.tokens import cut_to_tokens
 from ragsift.types import ChannelTrace, Hit, Passage, Result, Span, Trace
@@ -175,7 +176,17 @@ class Retriever:
             return [StoredHit(cid, by_id[cid].parent_id, by_id[cid].doc_id, score, by_id[cid].start, by_id[cid].end)
                     for cid, score in rrf(lists, k=s.rrf_k)[:depth]]
 
-        table = {"dense": dense, "bm25": bm25, "hyde": hyde, "hyde_bm25": hyde_bm25, "multi_query": multi_query}
+        def keywords(d: Deadline) -> list[StoredHit]:
+            """The question's terms against the chunks' key words and phrases only."""
+            return self.store.search_bm25(self.analyzer.analyze(steps.plain_query(d)), depth, where, ("keywords",))
+
+        def entities(d: Deadline) -> list[StoredHit]:
+            """The question's named entities against the chunks' entities; no entity, no hits."""
+            terms = entity_terms(steps.plain_query(d))
+            return self.store.search_bm25(terms, depth, where, ("entities",)) if terms else []
+
+        table = {"dense": dense, "bm25": bm25, "hyde": hyde, "hyde_bm25": hyde_bm25, "multi_query": multi_query,
+                 "keywords": keywords, "entities": entities}
         for name in s.channels:
             fns[name] = table[name]
         return fns

@@ -1,0 +1,114 @@
+"""The small-to-big family on long documents (L-Eval): does the packed context contain the
+answer, at equal token budgets, for each strategy; and what each costs to index.
+
+    .venv/bin/python benchmarks/small_to_big.py --out benchmarks/results/small_to_big.json
+
+Four knowledge bases over the same corpus, one per small index: chunks only (the base, which
+also serves flat chunks, parent-child, auto-merging and whole documents), + sentences
+(sentence window), + extractive key sentences (the summary index without a model), + a RAPTOR
+tree with extractive summaries. Their ingest time, entries and disk size against the base are
+the cost of each strategy. Answer containment as in benchmarks/longdoc.py; nDCG@10 of the
+document ranking on the corpus-wide Natural Questions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from longdoc import contains, gold_windows  # noqa: E402
+from ragsift.eval.datasets import load_beir  # noqa: E402
+from ragsift.eval.metrics import evaluate  # noqa: E402
+from ragsift.kb import KnowledgeBase  # noqa: E402
+
+INDEXES = {"base": ("chunks",), "sentences": ("chunks", "sentences"), "keys": ("chunks", "keysentences"),
+           "raptor": ("chunks", "raptor")}
+STRATEGIES = {  # name: (knowledge base, query settings)
+    "flat chunks": ("base", {"unit": "child"}),
+    "parent-child": ("base", {"unit": "parent"}),
+    "sentence window (2)": ("sentences", {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 2}),
+    "sentence window (5)": ("sentences", {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 5}),
+    "auto-merging (0.5)": ("base", {"unit": "auto", "merge_threshold": 0.5}),
+    "key-sentence index": ("keys", {"index_kinds": ["keys"], "unit": "parent"}),
+    "chunks + key sentences": ("keys", {"index_kinds": ["chunk", "keys"], "unit": "parent"}),
+    "summary tree (collapsed)": ("raptor", {"index_kinds": ["chunk", "raptor"], "unit": "parent"}),
+    "whole documents": ("base", {"unit": "document"}),
+}
+
+
+def disk(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--dataset", default="../shared/datasets/leval-longdoc-en")
+    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--budgets", default="500,1500")
+    p.add_argument("--work-dir", default="/tmp/ragsift-bench/small2big")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    ds = load_beir(args.dataset)
+    docs = {}
+    with open(ds.corpus, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            docs[row["_id"]] = row["text"]
+    answers = [json.loads(l) for l in open(Path(args.dataset) / "answers.jsonl", encoding="utf-8")]
+    answers = [a for a in answers if a["answer_char_spans"] and a["_id"] in ds.queries]
+    out: dict = {"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset, "embedder": args.embedder,
+                 "command": "python " + " ".join(sys.argv), "questions": len(answers), "indexes": {},
+                 "rates": {}, "ndcg": {}, "latency_ms": {}}
+    kbs = {}
+    for name, small in INDEXES.items():
+        path = Path(args.work_dir) / f"leval-{args.embedder}-{name}"
+        if path.exists():
+            shutil.rmtree(path)
+        kb = KnowledgeBase.open(path, embedder=args.embedder, small_index=small)
+        t = time.perf_counter()
+        report = kb.ingest(ds.corpus)
+        st = kb.stats()
+        out["indexes"][name] = {"small_index": list(small), "seconds": round(time.perf_counter() - t, 1),
+                                "embed_seconds": round(report.embed_seconds, 1), "parents": st["parents"],
+                                "entries": st["children"], "disk_bytes": disk(path / "lance")}
+        print(name, out["indexes"][name], flush=True)
+        kbs[name] = kb
+    budgets = [int(b) for b in args.budgets.split(",")]
+    for strategy, (kb_name, settings) in STRATEGIES.items():
+        kb = kbs[kb_name]
+        for budget in budgets:
+            hits: dict[str, list[int]] = {}
+            run: dict[str, list[str]] = {}
+            lat = []
+            for a in answers:
+                q = ds.queries[a["_id"]]
+                flt = {"doc_id": a["doc_id"]} if a["query_scope"] == "doc" else None
+                t = time.perf_counter()
+                res = kb.query(q, filter=flt, token_budget=budget, max_parents=100, **settings)
+                lat.append((time.perf_counter() - t) * 1000)
+                ctx = "\n".join(x.text for x in res.passages)
+                ok = contains(ctx, gold_windows(docs[a["doc_id"]], a["answer_char_spans"]))
+                hits.setdefault(a["task"], []).append(int(ok))
+                hits.setdefault("all", []).append(int(ok))
+                if flt is None and budget == budgets[0]:
+                    run[a["_id"]] = [d for d, _ in kb.rank_documents(q, k=10, **settings)]
+            out["rates"][f"{strategy}@{budget}"] = {task: sum(v) / len(v) for task, v in hits.items()}
+            out["latency_ms"][f"{strategy}@{budget}"] = round(sorted(lat)[len(lat) // 2], 1)
+            if run:
+                out["ndcg"][strategy] = evaluate(run, {q: ds.qrels[q] for q in run}, ["ndcg@10"])["ndcg@10"]
+            print(f"{strategy:>28} @{budget:>5}: " + ", ".join(
+                f"{k} {v:.3f}" for k, v in out["rates"][f"{strategy}@{budget}"].items()), flush=True)
+    out["counts"] = {task: len(v) for task, v in hits.items()}
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
