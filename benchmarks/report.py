@@ -353,6 +353,64 @@ def multihop_section() -> list[str]:
     return lines + [""]
 
 
+def small_to_big_section() -> list[str]:
+    r = load("small_to_big.json")
+    lines = ["## The small-to-big family on long documents (L-Eval)", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/small_to_big.py`._", ""]
+    budgets = sorted({int(k.rsplit("@", 1)[1]) for k in r["rates"]})
+    strategies = list(dict.fromkeys(k.rsplit("@", 1)[0] for k in r["rates"]))
+    counts = r["counts"]
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
+              f"- {r['questions']} questions with a verbatim answer span ({', '.join(f'{k} {v}' for k, v in counts.items() if k != 'all')}). "
+              "A strategy scores when the packed context holds the answer at its gold place (the span with "
+              "15 characters of its context, as in the long-document section above). Qasper and CUAD questions are "
+              "asked within their document; Natural Questions corpus-wide, where nDCG@10 of the document ranking "
+              "is given too. Up to 100 passages, packed to the token budget.",
+              f"- One knowledge base holds every small index ({r['all']['entries']} entries, "
+              f"{r['all']['parents']} parents); each strategy is a query setting on it.", ""]
+    head = "| strategy | " + " | ".join(f"all @{b} | NQ @{b} | Qasper @{b} | CUAD @{b}" for b in budgets) + \
+        " | NQ nDCG@10 | p50 ms @" + str(budgets[-1]) + " |"
+    lines += [head, "|" + "---|" * (2 + 4 * len(budgets) + 1)]
+    for st in strategies:
+        cells = []
+        for b in budgets:
+            rates = r["rates"][f"{st}@{b}"]
+            cells += [f"{rates.get(t, 0):.3f}" for t in ("all", "nq", "qasper", "cuad")]
+        nd = r["ndcg"].get(st)
+        lines.append(f"| {st} | " + " | ".join(cells) + f" | {nd:.4f} | {r['latency_ms'][f'{st}@{budgets[-1]}']} |"
+                     if nd is not None else f"| {st} | " + " | ".join(cells) + " | | |")
+    base = r["indexes"]["chunks"]
+    lines += ["", f"**What each small index costs** (a sample of {base['documents']} documents, one knowledge base "
+              "per index, against chunks alone; extractive summaries, no model):", "",
+              "| small index | entries | parents | ingest s | × chunks | disk MB | × chunks |", "|---|---|---|---|---|---|---|"]
+    for name, v in r["indexes"].items():
+        lines.append(f"| {', '.join(v['small_index'])} | {v['entries']} | {v['parents']} | {v['seconds']} | "
+                     f"{v['seconds'] / base['seconds']:.2f} | {v['disk_bytes'] / 1e6:.1f} | "
+                     f"{v['disk_bytes'] / base['disk_bytes']:.2f} |")
+    return lines + [""]
+
+
+def expansion_section() -> list[str]:
+    r = load("expansion.json")
+    lines = ["## Index expansion on SciFact: keywords, entities, learned sparse, a second embedder", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/expansion.py`._", ""]
+    kbs = r["knowledge_bases"]
+    lines += [f"- Date: {r['date']}; main embedder `{r['embedder']}`, extra embedder `{r['extra_embedder']}`, "
+              f"learned sparse `{r['sparse_encoder']}`; command: `{r['command']}`",
+              f"- {r['queries']} judged queries; Δ and p (paired randomization test) against hybrid (dense + BM25, RRF).",
+              "", r["table"], "",
+              "**Cost.** Encoding speed of each representation on the same 200 chunk texts, one after the other "
+              "in one process (chunks per second): " +
+              ", ".join(f"{k} {v}" for k, v in r["chunks_per_second"].items()) + ". "
+              f"The knowledge base with every representation took {kbs['expanded']['seconds']} s to build and "
+              f"holds {kbs['expanded']['disk_bytes'] / 1e6:.0f} MB in {kbs['expanded']['entries']} entries; with "
+              f"chunks only, {kbs['chunks only']['seconds']} s and {kbs['chunks only']['disk_bytes'] / 1e6:.0f} MB "
+              f"in {kbs['chunks only']['entries']} entries.", ""]
+    return lines
+
+
 def milvus_section() -> list[str]:
     r = load("milvus.json")
     lines = ["## The same knowledge base on LanceDB and on Milvus (SciFact)", ""]
@@ -416,7 +474,8 @@ def main() -> int:
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
-           *longdoc_section(), *llm_section(), *multihop_section(), *milvus_section()]
+           *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(),
+           *milvus_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

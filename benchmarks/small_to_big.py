@@ -3,11 +3,12 @@ answer, at equal token budgets, for each strategy; and what each costs to index.
 
     .venv/bin/python benchmarks/small_to_big.py --out benchmarks/results/small_to_big.json
 
-Four knowledge bases over the same corpus, one per small index: chunks only (the base, which
-also serves flat chunks, parent-child, auto-merging and whole documents), + sentences
-(sentence window), + extractive key sentences (the summary index without a model), + a RAPTOR
-tree with extractive summaries. Their ingest time, entries and disk size against the base are
-the cost of each strategy. Answer containment as in benchmarks/longdoc.py; nDCG@10 of the
+One knowledge base over the whole corpus holds every small index the strategies need: chunks
+(flat chunks, parent-child, auto-merging, whole documents), sentences (sentence window),
+extractive key sentences (the summary index without a model) and a RAPTOR tree with
+extractive summaries; each strategy is a query setting on it. What each index costs is
+measured on a sample of the documents (every ``--cost-every``-th), with one knowledge base per
+small index, against chunks alone: ingest time, entries and disk size. Answer containment as in benchmarks/longdoc.py; nDCG@10 of the
 document ranking on the corpus-wide Natural Questions.
 """
 from __future__ import annotations
@@ -28,18 +29,19 @@ from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
-INDEXES = {"base": ("chunks",), "sentences": ("chunks", "sentences"), "keys": ("chunks", "keysentences"),
-           "raptor": ("chunks", "raptor")}
-STRATEGIES = {  # name: (knowledge base, query settings)
-    "flat chunks": ("base", {"unit": "child"}),
-    "parent-child": ("base", {"unit": "parent"}),
-    "sentence window (2)": ("sentences", {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 2}),
-    "sentence window (5)": ("sentences", {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 5}),
-    "auto-merging (0.5)": ("base", {"unit": "auto", "merge_threshold": 0.5}),
-    "key-sentence index": ("keys", {"index_kinds": ["keys"], "unit": "parent"}),
-    "chunks + key sentences": ("keys", {"index_kinds": ["chunk", "keys"], "unit": "parent"}),
-    "summary tree (collapsed)": ("raptor", {"index_kinds": ["chunk", "raptor"], "unit": "parent"}),
-    "whole documents": ("base", {"unit": "document"}),
+INDEXES = {"chunks": ("chunks",), "+sentences": ("chunks", "sentences"), "+keysentences": ("chunks", "keysentences"),
+           "+raptor": ("chunks", "raptor")}
+ALL = ("chunks", "sentences", "keysentences", "raptor")
+STRATEGIES = {  # name: query settings on the one knowledge base
+    "flat chunks": {"unit": "child"},
+    "parent-child": {"unit": "parent"},
+    "sentence window (2)": {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 2},
+    "sentence window (5)": {"index_kinds": ["sentence"], "unit": "window", "window_sentences": 5},
+    "auto-merging (0.5)": {"unit": "auto", "merge_threshold": 0.5},
+    "key-sentence index": {"index_kinds": ["keys"], "unit": "parent"},
+    "chunks + key sentences": {"index_kinds": ["chunk", "keys"], "unit": "parent"},
+    "summary tree (collapsed)": {"index_kinds": ["chunk", "raptor"], "unit": "parent"},
+    "whole documents": {"unit": "document"},
 }
 
 
@@ -53,6 +55,7 @@ def main() -> int:
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--budgets", default="500,1500")
     p.add_argument("--work-dir", default="/tmp/ragsift-bench/small2big")
+    p.add_argument("--cost-every", type=int, default=8)
     p.add_argument("--out", required=True)
     args = p.parse_args()
     ds = load_beir(args.dataset)
@@ -66,23 +69,38 @@ def main() -> int:
     out: dict = {"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset, "embedder": args.embedder,
                  "command": "python " + " ".join(sys.argv), "questions": len(answers), "indexes": {},
                  "rates": {}, "ndcg": {}, "latency_ms": {}}
-    kbs = {}
-    for name, small in INDEXES.items():
-        path = Path(args.work_dir) / f"leval-{args.embedder}-{name}"
+    work = Path(args.work_dir)
+    sample = work / "cost-sample.jsonl"
+    work.mkdir(parents=True, exist_ok=True)
+    with open(ds.corpus, encoding="utf-8") as f, open(sample, "w", encoding="utf-8") as g:
+        for i, line in enumerate(f):
+            if i % args.cost_every == 0:
+                g.write(line)
+    for name, small in INDEXES.items():  # the cost of each small index, on the sample
+        path = work / f"cost-{name.strip('+')}"
         if path.exists():
             shutil.rmtree(path)
         kb = KnowledgeBase.open(path, embedder=args.embedder, small_index=small)
         t = time.perf_counter()
-        report = kb.ingest(ds.corpus)
+        report = kb.ingest(sample)
         st = kb.stats()
-        out["indexes"][name] = {"small_index": list(small), "seconds": round(time.perf_counter() - t, 1),
+        out["indexes"][name] = {"small_index": list(small), "documents": st["documents"],
+                                "seconds": round(time.perf_counter() - t, 1),
                                 "embed_seconds": round(report.embed_seconds, 1), "parents": st["parents"],
                                 "entries": st["children"], "disk_bytes": disk(path / "lance")}
         print(name, out["indexes"][name], flush=True)
-        kbs[name] = kb
+    path = work / f"leval-{args.embedder}-all"
+    if path.exists():
+        shutil.rmtree(path)
+    kb = KnowledgeBase.open(path, embedder=args.embedder, small_index=ALL)
+    t = time.perf_counter()
+    kb.ingest(ds.corpus)
+    st = kb.stats()
+    out["all"] = {"seconds": round(time.perf_counter() - t, 1), "parents": st["parents"], "entries": st["children"],
+                  "disk_bytes": disk(path / "lance")}
+    print("all", out["all"], flush=True)
     budgets = [int(b) for b in args.budgets.split(",")]
-    for strategy, (kb_name, settings) in STRATEGIES.items():
-        kb = kbs[kb_name]
+    for strategy, settings in STRATEGIES.items():
         for budget in budgets:
             hits: dict[str, list[int]] = {}
             run: dict[str, list[str]] = {}

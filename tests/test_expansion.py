@@ -74,3 +74,59 @@ def test_expansion_channels_without_their_entries_find_nothing(tmp_path):
     res = kb.query("Marie Curie", channels=["dense", "entities", "keywords"])
     chans = {c.name: c for c in res.trace.channels}
     assert chans["entities"].hits == () and chans["keywords"].hits == () and res.passages
+
+
+def test_a_second_embedding_model_is_a_channel_of_its_own(tmp_path, backend):
+    """MiniLM is English only; with multilingual-e5 as an extra embedder the Chinese question is
+    found by the dense:e5-small channel. Both vectors are stored per entry, on either store."""
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", extra_embedders=["e5-small"],
+                            small_index=("chunks", "entities"), **backend)
+    kb.ingest(write_files(tmp_path / "docs", {"physics.md": EN, "products.md": ZH}))
+    res = kb.query("绿茶应该怎么保存？", channels=["dense", "dense:e5-small"])
+    chans = {c.name: c for c in res.trace.channels}
+    assert chans["dense:e5-small"].error is None
+    top = chans["dense:e5-small"].hits[0]
+    parent = kb.store.get_parents([top.parent_id])[top.parent_id].parent
+    assert "绿茶" in parent.text[top.start:top.end]
+    assert res.passages[0].heading.endswith("茶叶")
+    # the extra vectors travel with a copy
+    copy = kb.copy_to(tmp_path / "copy", store="lancedb")
+    again = copy.query("绿茶应该怎么保存？", channels=["dense", "dense:e5-small"])
+    assert [p.parent_id for p in again.passages] == [p.parent_id for p in res.passages]
+    with pytest.raises(Exception, match="unknown channel 'dense:bge'"):
+        kb.query("x", channels=["dense:bge"])
+
+
+@pytest.mark.parametrize("encoder,question,needle", [
+    ("splade-tiny", "Which lens bends parallel rays to a focal point?", "converging lens"),
+    ("e5-sparse", "绿茶应该怎么保存？", "绿茶"),
+    ("e5-sparse", "Which lens bends parallel rays to a focal point?", "converging lens")])
+def test_learned_sparse_vectors_are_a_channel_on_every_store(tmp_path, backend, encoder, question, needle):
+    if encoder == "splade-tiny":
+        from ragsift.errors import ModelError
+        from ragsift.models.sparse import splade_tiny_dir
+        try:
+            splade_tiny_dir()
+        except ModelError as e:
+            pytest.skip(str(e))
+    kb = KnowledgeBase.open(tmp_path / "kb", sparse_encoder=encoder, **backend)
+    kb.ingest(write_files(tmp_path / "docs", {"physics.md": EN, "products.md": ZH}))
+    res = kb.query(question, channels=["sparse"])
+    (chan,) = res.trace.channels
+    assert chan.error is None and chan.hits and all(h.score > 0 for h in chan.hits)
+    top = chan.hits[0]
+    parent = kb.store.get_parents([top.parent_id])[top.parent_id].parent
+    assert needle in parent.text[top.start:top.end]
+    # the stored vectors are the encoder's: the score is the dot product with the query's
+    from ragsift.models.sparse import load_sparse_encoder, sparse_dot
+    enc = load_sparse_encoder(encoder)
+    stored = {ic.child.child_id: ic.sparse for _, _, cs in kb.store.export() for ic in cs}
+    q = enc.encode_queries([question])[0]
+    assert sparse_dot(q, stored[top.child_id]) == pytest.approx(top.score, rel=1e-4)
+
+
+def test_the_sparse_channel_needs_a_sparse_index(tmp_path):
+    from ragsift.errors import ConfigError
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    with pytest.raises(ConfigError, match="sparse_encoder"):
+        kb.query("x", channels=["sparse"])

@@ -60,10 +60,12 @@ def test_vectors_are_non_empty_dicts_of_positive_weights(name):
         assert all(type(k) is int and 0 <= k < m.dim for k in v)
         assert all(type(w) is float and w > 0 for w in v.values())
         assert list(v.values()) == sorted(v.values(), reverse=True)  # largest first
-    # passages keep their 256 largest weights by default, queries all of theirs
-    text = " ".join(EN_PASSAGES * 3)
+    # passages keep their 256 (e5-sparse: 512) largest weights by default, queries all of theirs
+    assert m.passage_top_k == (512 if name == "e5-sparse" else 256) and m.query_top_k is None
+    text = " ".join(EN_PASSAGES * 4)
     full, pruned = m.encode_queries([text])[0], m.encode_passages([text])[0]
-    assert len(pruned) == min(len(full), sparse.DEFAULT_PASSAGE_TOP_K)
+    assert len(pruned) == min(len(full), m.passage_top_k)
+    assert type(m)(passage_top_k=50).encode_passages([text])[0] == dict(list(full.items())[:50])
     assert list(full.items())[:len(pruned)] == list(pruned.items())
 
 

@@ -46,13 +46,13 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 
 # Settings that shape the index: changing them needs a new knowledge base (or a re-ingest).
 INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
-              "index_headings", "analyzer", "small_index", "raptor_levels", "store", "store_name",
-              "store_index")
+              "index_headings", "analyzer", "small_index", "raptor_levels", "extra_embedders",
+              "sparse_encoder", "store", "store_name", "store_index")
 SMALL_INDEX = ("chunks", "sentences", "keysentences", "summaries", "raptor", "keywords", "entities")
 ENTRY_KINDS = ("chunk", "sentence", "keys", "summary", "raptor", "keywords", "entities")
 STORES = ("lancedb", "milvus")
 
-TUPLE_KEYS = ("channels", "small_index", "index_kinds")
+TUPLE_KEYS = ("channels", "small_index", "index_kinds", "extra_embedders")
 KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query", "keywords", "entities")
 LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
@@ -85,6 +85,8 @@ class Settings:
     # keywords and entities (for the keywords / entities channels)
     small_index: tuple[str, ...] = ("chunks",)
     raptor_levels: int = 3
+    extra_embedders: tuple[str, ...] = ()  # more embedding models; channel "dense:<name>" for each
+    sparse_encoder: str = ""  # learned sparse vectors (e5-sparse, splade-tiny, splade:<model>); channel "sparse"
     # --- where the index lives: the embedded store in the directory, or a Milvus server ---
     store: str = "lancedb"  # lancedb | milvus
     store_uri: str = ""  # milvus: http(s)://host:19530; may change when the cluster moves
@@ -148,6 +150,9 @@ class Settings:
             raise ConfigError("merge_threshold must be in (0, 1]")
         if not isinstance(self.window_sentences, int) or self.window_sentences < 0:
             raise ConfigError("window_sentences must be an integer >= 0")
+        if "sparse" in self.channels and not self.sparse_encoder:
+            raise ConfigError("the sparse channel needs a knowledge base built with sparse_encoder "
+                              "(e5-sparse, splade-tiny or splade:<model>)")
         if "summaries" in self.small_index and not self.llm:
             raise ConfigError("small_index 'summaries' needs a language model (llm) at ingest; "
                               "'keysentences' is the extractive index that needs none")
@@ -170,11 +175,12 @@ class Settings:
             raise ConfigError("channel_timeout_s must be positive")
         if not self.channels:
             raise ConfigError("at least one channel is needed")
+        known = self.known_channels()
         for ch in self.channels:
-            if ch not in KNOWN_CHANNELS:
-                raise ConfigError(f"unknown channel {ch!r}; valid channels: {', '.join(KNOWN_CHANNELS)}")
+            if ch not in known:
+                raise ConfigError(f"unknown channel {ch!r}; valid channels: {', '.join(known)}")
         for ch, w in self.weights.items():
-            if ch not in KNOWN_CHANNELS:
+            if ch not in known:
                 raise ConfigError(f"weight for unknown channel {ch!r}")
             if not isinstance(w, (int, float)) or w < 0:
                 raise ConfigError(f"weight for {ch!r} must be a number >= 0")
@@ -183,9 +189,9 @@ class Settings:
             if missing:
                 raise ConfigError(f"weighted fusion needs a weight for every channel; missing: {', '.join(missing)}")
         for name, t in self.channel_timeouts.items():
-            if name not in KNOWN_CHANNELS + TIMED_STEPS:
+            if name not in known + TIMED_STEPS:
                 raise ConfigError(f"timeout for unknown channel or step {name!r}; valid: "
-                                  f"{', '.join(KNOWN_CHANNELS + TIMED_STEPS)}")
+                                  f"{', '.join(known + TIMED_STEPS)}")
             if not isinstance(t, (int, float)) or isinstance(t, bool) or t <= 0:
                 raise ConfigError(f"timeout for {name!r} must be a positive number of seconds")
         if not isinstance(self.llm_max_retries, int) or self.llm_max_retries < 0:
@@ -207,6 +213,10 @@ class Settings:
             raise ConfigError(f"unknown reranker {self.rerank!r}; use 'llm-judge' or 'cross-encoder:<model>'")
         from ragsift.models.prompts import validate_prompts
         validate_prompts(self.prompts)
+
+    def known_channels(self) -> tuple[str, ...]:
+        """The built-in channels, "sparse", and "dense:<name>" for each extra embedder."""
+        return KNOWN_CHANNELS + ("sparse",) + tuple(f"dense:{e}" for e in self.extra_embedders)
 
     def timeout(self, name: str) -> float:
         """The timeout of a channel or step: its own in ``channel_timeouts``, else

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ragsift.config import INDEX_KEYS, Settings
 from ragsift.errors import ConfigError, RagsiftError, StoreError
 from ragsift.ingest.loaders import iter_files, load_file
-from ragsift.ingest.small_index import SmallIndex, make_summarizer
+from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.retrieve.pipeline import Retriever
@@ -64,8 +64,9 @@ class KnowledgeBase:
             if settings.store == "milvus" and not settings.store_name:
                 settings = settings.replace(store_name=default_store_name(path))
             dim = load_embedder(settings.embedder).dim
+            vectors = {name: load_embedder(name).dim for name in settings.extra_embedders}
             path.mkdir(parents=True, exist_ok=True)
-            store = open_store(path, settings, dim=dim)
+            store = open_store(path, settings, dim=dim, vectors=vectors)
             settings.save(sfile)
         kb = cls(path, settings, store)
         return kb
@@ -158,30 +159,56 @@ class KnowledgeBase:
         """Embed and store a batch of documents with every entry of their small index."""
         if not pending:
             return 0.0
-        texts = []
+        texts, source = [], []  # source: the entry whose vectors an entry takes (itself, or its chunk)
         for d, parents, children in pending:
             pmap = {p.parent_id: p for p in parents}
-            texts += [index_text(d, pmap[c.parent_id], c, self.settings.index_headings) for c in children]
+            at = {}
+            for c in children:
+                at[c.child_id] = len(texts)
+                texts.append(index_text(d, pmap[c.parent_id], c, self.settings.index_headings))
+                # keyword and entity entries are found by BM25 only: they share their chunk's vectors
+                source.append(at[c.child_id[:-1]] if c.kind in DERIVED_KINDS else len(texts) - 1)
+        own = [i for i, j in enumerate(source) if i == j]
+        slot = {i: n for n, i in enumerate(own)}
         t = time.perf_counter()
-        vectors = embedder.embed_passages(texts) if texts else None
+        own_texts = [texts[i] for i in own]
+        vectors = embedder.embed_passages(own_texts) if own_texts else None
+        extra, sparse = self._representations(own_texts)
         spent = time.perf_counter() - t
         i = 0
         for d, parents, children in pending:
             indexed = []
             for c in children:
-                indexed.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[i]))
+                k = slot[source[i]]
+                indexed.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[k],
+                                            {n: v[k] for n, v in extra.items()}, sparse[k] if sparse else None))
                 i += 1
             if entries.raptor:
                 t = time.perf_counter()
                 more_parents, more = entries.tree(d, parents, indexed, embedder)
+                more_texts = [index_text(d, p, ic.child, self.settings.index_headings)
+                              for p, ic in zip(more_parents, more)]
+                more_extra, more_sparse = self._representations(more_texts)
                 spent += time.perf_counter() - t
                 parents = parents + more_parents
-                indexed += [IndexedChild(ic.child, self.analyzer.analyze(index_text(d, p, ic.child, self.settings.index_headings)),
-                                         ic.vector) for p, ic in zip(more_parents, more)]
+                indexed += [IndexedChild(ic.child, self.analyzer.analyze(more_texts[j]), ic.vector,
+                                         {n: v[j] for n, v in more_extra.items()},
+                                         more_sparse[j] if more_sparse else None) for j, ic in enumerate(more)]
             txn.put_document(d, parents, indexed)
         if bar is not None:
             bar.update(len(texts))
         return spent
+
+    def _representations(self, texts: list[str]) -> tuple[dict[str, Any], list | None]:
+        """Vectors of the extra embedders and learned sparse vectors, for the texts indexed."""
+        if not texts:
+            return {}, None
+        extra = {name: load_embedder(name).embed_passages(texts) for name in self.settings.extra_embedders}
+        sparse = None
+        if self.settings.sparse_encoder:
+            from ragsift.models.sparse import load_sparse_encoder
+            sparse = load_sparse_encoder(self.settings.sparse_encoder).encode_passages(texts)
+        return extra, sparse
 
     # ------------------------------------------------------------------ query
     def query(self, question: str, *, filter: dict[str, Any] | None = None, **overrides: Any) -> Result:
@@ -246,7 +273,8 @@ class KnowledgeBase:
         elif not settings.store_name:
             settings = settings.replace(store_name=default_store_name(path))
         path.mkdir(parents=True, exist_ok=True)
-        dest = open_store(path, settings, dim=self.store.dim)
+        vectors = {name: int(v["dim"]) for name, v in self.store.manifest.get("vectors", {}).items()}
+        dest = open_store(path, settings, dim=self.store.dim, vectors=vectors)
         if dest.generation != 0:
             raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
         total = self.store.stats()["documents"]

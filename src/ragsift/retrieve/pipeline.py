@@ -11,7 +11,7 @@ from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import QueryError, RagsiftError
 from ragsift.ingest.small_index import is_synthetic
-from ragsift.models.embedders import Embedder
+from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import LLM, load_llm
 from ragsift.models.rerankers import load_reranker
 from ragsift.retrieve.fusion import fuse, rrf
@@ -185,10 +185,23 @@ class Retriever:
             terms = entity_terms(steps.plain_query(d))
             return self.store.search_bm25(terms, depth, where, ("entities",)) if terms else []
 
+        def sparse(d: Deadline) -> list[StoredHit]:
+            """Learned sparse (BGE-M3 / SPLADE style): the question's term weights, dot product."""
+            from ragsift.models.sparse import load_sparse_encoder
+
+            q = load_sparse_encoder(s.sparse_encoder).encode_queries([steps.plain_query(d)])[0]
+            return self.store.search_sparse(q, depth, where, kinds)
+
+        def other_embedder(name: str) -> ChannelFn:
+            def dense_other(d: Deadline) -> list[StoredHit]:
+                vec = load_embedder(name).embed_queries([steps.plain_query(d)])[0]
+                return self.store.search_dense(vec, depth, where, kinds, using=name)
+            return dense_other
+
         table = {"dense": dense, "bm25": bm25, "hyde": hyde, "hyde_bm25": hyde_bm25, "multi_query": multi_query,
-                 "keywords": keywords, "entities": entities}
+                 "keywords": keywords, "entities": entities, "sparse": sparse}
         for name in s.channels:
-            fns[name] = table[name]
+            fns[name] = other_embedder(name[len("dense:"):]) if name.startswith("dense:") else table[name]
         return fns
 
     def rerank(self, query: str, fused: list[tuple[str, float]], s: Settings,

@@ -59,11 +59,15 @@ class StoredDocument:
 
 @dataclass(frozen=True)
 class IndexedChild:
-    """A child ready to store: the child, its analyzed BM25 terms and its dense vector."""
+    """A child ready to store: the child, its analyzed BM25 terms, its dense vector, and the
+    knowledge base's other representations: a vector per extra embedder (by name) and a
+    learned sparse vector (token id -> weight)."""
 
     child: Child
     terms: str
     vector: np.ndarray
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    sparse: dict[int, float] | None = None
 
 
 class WriteTransaction(Protocol):
@@ -93,12 +97,17 @@ class Store(Protocol):
         """Pick up a generation committed by another process. True if it changed."""
 
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
-                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
-        """The ``k`` entries of the given kinds nearest by cosine similarity."""
+                     kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
+        """The ``k`` entries of the given kinds nearest by cosine similarity, on the main
+        vectors or (``using``) on an extra embedder's."""
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         """The ``k`` entries of the given kinds with the best BM25 score for analyzer terms."""
+
+    def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
+                      kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        """The ``k`` entries with the largest dot product with a learned sparse query vector."""
 
     def count_children(self, parent_ids: Iterable[str], kind: str = "chunk") -> dict[str, int]:
         """How many entries of ``kind`` each parent has (auto-merging measures shares with it)."""
@@ -132,13 +141,17 @@ def exported_document(d: StoredDocument) -> Document:
     return Document(d.doc_id, d.source, d.title, "", d.content_hash, d.format, dict(d.metadata))
 
 
-def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent]) -> list[IndexedChild]:
-    """Stored child rows (ids, position, span, tokens, terms, vector) of one document as
-    IndexedChild objects in document order; a child's text is its parent's text[start:end]."""
+def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent],
+                    vectors: dict[str, str] | None = None) -> list[IndexedChild]:
+    """Stored child rows (ids, position, span, tokens, terms, vectors, ``sparse`` as a dict) of
+    one document as IndexedChild objects in document order; a child's text is its parent's
+    text[start:end]. ``vectors`` maps extra embedder names to their row keys."""
     texts = {p.parent_id: p.text for p in parents}
     out = [IndexedChild(Child(r["child_id"], r["parent_id"], r["doc_id"], r["position"], r["start"], r["end"],
                               texts[r["parent_id"]][r["start"]:r["end"]], r["tokens"], r.get("kind") or "chunk"),
-                        r["terms"], np.asarray(r["vector"], np.float32)) for r in rows]
+                        r["terms"], np.asarray(r["vector"], np.float32),
+                        {name: np.asarray(r[col], np.float32) for name, col in (vectors or {}).items()},
+                        r.get("sparse")) for r in rows]
     order = {p.parent_id: p.position for p in parents}
     return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))
 

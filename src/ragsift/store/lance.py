@@ -55,8 +55,12 @@ def _col(field: str) -> str:
     return field if field in BUILTIN_FIELDS else f"m_{field}"
 
 
-def _schemas(dim: int) -> dict[str, pa.Schema]:
-    return {
+def _schemas(dim: int, vectors: dict[str, dict[str, Any]] | None = None, sparse: bool = False
+             ) -> dict[str, pa.Schema]:
+    extra = [(v["column"], pa.list_(pa.float32(), int(v["dim"]))) for v in (vectors or {}).values()]
+    if sparse:
+        extra += [("sparse_idx", pa.list_(pa.int32())), ("sparse_val", pa.list_(pa.float32()))]
+    schemas = {
         "documents": pa.schema([
             ("doc_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
             ("format", pa.string()), ("content_hash", pa.string()), ("gen", pa.int64()),
@@ -75,6 +79,8 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
             ("source", pa.string()), ("title", pa.string()), ("format", pa.string()),
             ("kind", pa.string())]),
     }
+    schemas["children"] = pa.schema(list(schemas["children"]) + [pa.field(n, t) for n, t in extra])
+    return schemas
 
 
 def _write_atomic(path: Path, data: str) -> None:
@@ -94,7 +100,8 @@ def _write_atomic(path: Path, data: str) -> None:
 class LanceStore:
     """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
 
-    def __init__(self, path: str | Path, dim: int | None = None) -> None:
+    def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
+                 sparse: bool = False) -> None:
         import lancedb
 
         self.path = Path(path)
@@ -103,25 +110,26 @@ class LanceStore:
         if not manifest_path.exists():
             if dim is None:
                 raise StoreError(f"no knowledge base at {self.path} (manifest.json missing)")
-            self._create(dim)
+            self._create(dim, vectors or {}, sparse)
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
         self._flat_lock = threading.Lock()
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
-    def _create(self, dim: int) -> None:
+    def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         with _WriteLock(self.path):
             if (self.path / MANIFEST).exists():
                 return
             db = self._lancedb.connect(str(self.path / "lance"))
             versions = {}
-            for name, schema in _schemas(dim).items():
+            extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
+            for name, schema in _schemas(dim, extra, sparse).items():
                 t = db.create_table(name, schema=schema, exist_ok=True)
                 versions[name] = t.version
             manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},
-                        "dim": dim, "committed_at": time.time(), "fts": False}
+                        "dim": dim, "committed_at": time.time(), "fts": False, "vectors": extra, "sparse": sparse}
             _write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1))
 
     def _read_manifest(self) -> dict[str, Any]:
@@ -146,7 +154,8 @@ class LanceStore:
             t = self._db.open_table(name)
             t.checkout(int(m["versions"][name]))
             self._tables[name] = t
-        self._flat = None  # the exact in-memory matrix belongs to one generation
+        self._flat: dict[str, _FlatIndex] = {}  # exact in-memory matrices (per vector column) of one generation
+        self._sparse = None
 
     def refresh(self) -> bool:
         try:
@@ -187,28 +196,60 @@ class LanceStore:
         parts = [p for p in (self._where(where), self._kinds(kinds)) if p is not None]
         return " AND ".join(f"({p})" for p in parts) if parts else None
 
+    def _column(self, using: str) -> tuple[str, int]:
+        if not using:
+            return "vector", self.dim
+        v = self.manifest.get("vectors", {}).get(using)
+        if v is None:
+            raise StoreError(f"this knowledge base has no vectors of embedder {using!r} "
+                             f"(extra embedders: {', '.join(self.manifest.get('vectors', {})) or 'none'})")
+        return v["column"], int(v["dim"])
+
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
-                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+                     kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
+        column, _ = self._column(using)
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
-        if not self.manifest.get("vector_index"):
-            return self._search_flat(np.asarray(vector, np.float32), k, where, kinds)
+        if not self.manifest.get("vector_index") or column != "vector":
+            return self._search_flat(np.asarray(vector, np.float32), k, where, kinds, column)
         return self._search_lance(vector, k, where, kinds)
 
-    def _flat_matrix(self) -> "_FlatIndex":
+    def _hit_columns(self) -> list[str]:
+        cols = ["child_id", "parent_id", "doc_id", "start", "end"]
+        return cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
+
+    def _flat_matrix(self, column: str = "vector") -> "_FlatIndex":
         with self._flat_lock:
-            if self._flat is None:
-                cols = ["child_id", "parent_id", "doc_id", "start", "end", "vector"]
-                if "kind" in self._tables["children"].schema.names:
-                    cols.append("kind")
-                self._flat = _FlatIndex(self._tables["children"].to_arrow().select(cols), self.dim)
-            return self._flat
+            if column not in self._flat:
+                dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
+                dim = dims[column]
+                tbl = self._tables["children"].to_arrow().select(self._hit_columns() + [column])
+                self._flat[column] = _FlatIndex(tbl.rename_columns([*tbl.column_names[:-1], "vector"]), dim)
+            return self._flat[column]
+
+    def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
+                      kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        if not self.manifest.get("sparse"):
+            raise StoreError("this knowledge base has no learned sparse vectors (set sparse_encoder when creating it)")
+        if self.generation == 0 or not query or self._kinds(kinds) == "":
+            return []
+        with self._flat_lock:
+            if self._sparse is None:
+                self._sparse = _SparseIndex(self._tables["children"].to_arrow().select(
+                    self._hit_columns() + ["sparse_idx", "sparse_val"]))
+        sparse = self._sparse
+        rows = sparse.rows_of(kinds)
+        if where is not None:
+            ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
+                   .limit(max(1, len(sparse.child_ids))).to_arrow().column("child_id").to_pylist())
+            rows = np.fromiter((sparse.position[c] for c in ids), dtype=np.int64, count=len(ids))
+        return sparse.search(query, k, rows)
 
     def _search_flat(self, vector: np.ndarray, k: int, where: Node | None,
-                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+                     kinds: Sequence[str] = ("chunk",), column: str = "vector") -> list[StoredHit]:
         """Exact cosine search in memory (below the HNSW threshold a matrix product beats a
         scan through the table). A filter selects the rows through the store first."""
-        flat = self._flat_matrix()
+        flat = self._flat_matrix(column)
         rows = flat.rows_of(kinds)
         if where is not None:
             ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
@@ -320,16 +361,20 @@ class LanceStore:
             part = docs[i:i + batch]
             ids = [d.doc_id for d in part]
             parents = self.get_document_parents(ids)
-            cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector"]
-            if "kind" in self._tables["children"].schema.names:
-                cols.append("kind")
+            vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
+            cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
+                    *vectors.values()]
+            names = self._tables["children"].schema.names
+            cols += [c for c in ("kind", "sparse_idx", "sparse_val") if c in names]
             rows = self._rows("children", "doc_id", ids, cols, per_key=None)
             by_doc: dict[str, list[dict[str, Any]]] = {}
             for r in rows.to_pylist():
+                if "sparse_idx" in r:
+                    r["sparse"] = dict(zip(r.pop("sparse_idx") or [], r.pop("sparse_val") or []))
                 by_doc.setdefault(r["doc_id"], []).append(r)
             for d in part:
                 ps = [sp.parent for sp in parents.get(d.doc_id, [])]
-                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps)
+                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps, vectors)
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> "LanceTransaction":
@@ -379,6 +424,50 @@ class _FlatIndex:
         pos = top if rows is None else rows[top]
         return [StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], float(scores[t]),
                           self.starts[i], self.ends[i]) for t, i in zip(top, pos)]
+
+
+class _SparseIndex:
+    """One generation's learned sparse vectors as a CSR matrix, for exact dot-product search."""
+
+    def __init__(self, tbl: pa.Table) -> None:
+        from scipy.sparse import csr_matrix
+
+        idx = tbl.column("sparse_idx").combine_chunks()
+        val = tbl.column("sparse_val").combine_chunks()
+        n = tbl.num_rows
+        offsets = np.asarray(idx.offsets, np.int64) if n else np.zeros(1, np.int64)
+        cols = np.asarray(idx.flatten(), np.int64) if n else np.zeros(0, np.int64)
+        data = np.asarray(val.flatten(), np.float32) if n else np.zeros(0, np.float32)
+        self.width = int(cols.max()) + 1 if len(cols) else 1
+        self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
+        self.child_ids = tbl.column("child_id").to_pylist()
+        self.parent_ids = tbl.column("parent_id").to_pylist()
+        self.doc_ids = tbl.column("doc_id").to_pylist()
+        self.starts = tbl.column("start").to_pylist()
+        self.ends = tbl.column("end").to_pylist()
+        self.position = {c: i for i, c in enumerate(self.child_ids)}
+        kinds = tbl.column("kind").to_pylist() if "kind" in tbl.column_names else ["chunk"] * n
+        self.kinds = np.array([k or "chunk" for k in kinds], dtype=object)
+
+    def rows_of(self, kinds) -> np.ndarray | None:
+        mask = np.isin(self.kinds, list(kinds))
+        return None if mask.all() else np.flatnonzero(mask)
+
+    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        q = np.zeros(self.width, np.float32)
+        for i, w in query.items():
+            if 0 <= i < self.width:
+                q[i] = w
+        scores = self.matrix @ q
+        if rows is not None:
+            scores = scores[rows]
+        pos = np.flatnonzero(scores > 0)
+        if not len(pos):
+            return []
+        top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
+        idx = top if rows is None else rows[top]
+        return [StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], float(scores[t]),
+                          self.starts[i], self.ends[i]) for t, i in zip(top, idx)]
 
 
 class _WriteLock:
@@ -469,6 +558,14 @@ class LanceTransaction:
                    "position": c.position, "start": c.start, "end": c.end, "tokens": c.tokens,
                    "terms": ic.terms, "vector": np.asarray(ic.vector, np.float32), "gen": gen,
                    "source": doc.source, "title": doc.title, "format": doc.format, "kind": c.kind}
+            for name, v in self.manifest.get("vectors", {}).items():
+                if name not in ic.vectors:
+                    raise StoreError(f"{c.child_id}: no vector of the extra embedder {name!r}")
+                row[v["column"]] = np.asarray(ic.vectors[name], np.float32)
+            if self.manifest.get("sparse"):
+                sp = ic.sparse or {}
+                row["sparse_idx"] = [int(i) for i in sp]
+                row["sparse_val"] = [float(w) for w in sp.values()]
             for f in self.fields:
                 row[f"m_{f}"] = meta_values.get(f)
             self._pending["children"].append(row)
@@ -500,7 +597,9 @@ class LanceTransaction:
                 self.tables[name].delete(where)
         self._to_delete.clear()
         self._stored.update(r["doc_id"] for r in self._pending["documents"])
-        schemas = _schemas(self.store.dim)
+        schemas = _schemas(self.store.dim, self.manifest.get("vectors"), bool(self.manifest.get("sparse")))
+        vector_dims = {"vector": self.store.dim, **{v["column"]: int(v["dim"])
+                                                    for v in self.manifest.get("vectors", {}).values()}}
         for name in TABLES:
             rows = self._pending[name]
             if not rows:
@@ -511,9 +610,9 @@ class LanceTransaction:
                     schema = schema.append(pa.field(f"m_{f}", _ARROW_TYPES[ftype]))
                 cols = {}
                 for field in schema:
-                    if field.name == "vector":
-                        flat = np.stack([r["vector"] for r in rows]).astype(np.float32).ravel()
-                        cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat), self.store.dim)
+                    if field.name in vector_dims:
+                        flat = np.stack([r[field.name] for r in rows]).astype(np.float32).ravel()
+                        cols[field.name] = pa.FixedSizeListArray.from_arrays(pa.array(flat), vector_dims[field.name])
                     else:
                         cols[field.name] = pa.array([r.get(field.name) for r in rows], type=field.type)
                 tbl = pa.Table.from_pydict(cols, schema=schema)

@@ -103,7 +103,8 @@ class MilvusStore:
     """Store on a Milvus server. ``name`` prefixes the collections of this knowledge base."""
 
     def __init__(self, uri: str, name: str, dim: int | None = None, *, token: str | None = None,
-                 index: str = "FLAT", client: Any = None) -> None:
+                 index: str = "FLAT", client: Any = None, vectors: dict[str, int] | None = None,
+                 sparse: bool = False) -> None:
         if not name.replace("_", "").isalnum() or not name[0].isalpha() or len(name) > 200:
             raise StoreError(f"invalid Milvus collection name {name!r}: letters, digits and _, starting with a letter")
         self.uri, self.name, self.index = uri, name, index
@@ -116,11 +117,11 @@ class MilvusStore:
         if not exists or self._get_meta("manifest") is None:
             if dim is None:
                 raise StoreError(f"no knowledge base {name!r} on Milvus at {uri}")
-            self._create(dim)
+            self._create(dim, vectors or {}, sparse)
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
-    def _create(self, dim: int) -> None:
+    def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
         from pymilvus import DataType, Function, FunctionType, MilvusClient
 
         def schema():
@@ -167,11 +168,20 @@ class MilvusStore:
         text(s, "bm25_text", enable_analyzer=True, analyzer_params={"tokenizer": "standard"})
         s.add_field("bm25", DataType.SPARSE_FLOAT_VECTOR)
         s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+        extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
+        for v in extra.values():
+            s.add_field(v["column"], DataType.FLOAT_VECTOR, dim=int(v["dim"]))
+        if sparse:
+            s.add_field("learned", DataType.SPARSE_FLOAT_VECTOR)
         s.add_field("meta", DataType.JSON)  # filterable metadata values
         s.add_function(Function(name="bm25_fn", function_type=FunctionType.BM25,
                                 input_field_names=["bm25_text"], output_field_names=["bm25"]))
         ip = self.client.prepare_index_params()
         ip.add_index("vector", index_type=self.index, metric_type="COSINE")
+        for v in extra.values():
+            ip.add_index(v["column"], index_type=self.index, metric_type="COSINE")
+        if sparse:
+            ip.add_index("learned", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
         ip.add_index("bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
                      params={"params": BM25_PARAMS})  # the JSON "params" form both Milvus and milvus-lite read
         specs["children"] = (s, ip)
@@ -182,7 +192,8 @@ class MilvusStore:
                                               consistency_level="Strong")
         if self._get_meta("manifest") is None:
             self._put_meta("manifest", {"format": FORMAT, "generation": 0, "dim": dim, "fields": {},
-                                        "committed_at": time.time(), "index": self.index, "retired": {}})
+                                        "committed_at": time.time(), "index": self.index, "retired": {},
+                                        "vectors": extra, "sparse": sparse})
 
     def _get_meta(self, key: str) -> dict[str, Any] | None:
         rows = self.client.get(self.coll["meta"], ids=[key], output_fields=["value"])
@@ -253,13 +264,30 @@ class MilvusStore:
         return f"kind in [{', '.join(milvus_literal(k) for k in kinds)}]"
 
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
-                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+                     kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
+        field = "vector"
+        if using:
+            v = self.manifest.get("vectors", {}).get(using)
+            if v is None:
+                raise StoreError(f"this knowledge base has no vectors of embedder {using!r}")
+            field = v["column"]
         if self.generation == 0:
             return []
         res = self.client.search(self.coll["children"], data=[np.asarray(vector, np.float32).tolist()],
-                                 anns_field="vector", limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
+                                 anns_field=field, limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
                                  output_fields=_HIT_FIELDS, search_params={"metric_type": "COSINE"})
         return self._hits(res, float)
+
+    def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
+                      kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
+        if not self.manifest.get("sparse"):
+            raise StoreError("this knowledge base has no learned sparse vectors (set sparse_encoder when creating it)")
+        if self.generation == 0 or not query:
+            return []
+        res = self.client.search(self.coll["children"], data=[{int(i): float(w) for i, w in query.items()}],
+                                 anns_field="learned", limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
+                                 output_fields=_HIT_FIELDS, search_params={"metric_type": "IP"})
+        return [h for h in self._hits(res, float) if h.score > 0]
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
@@ -397,12 +425,16 @@ class MilvusStore:
             ids = [d.doc_id for d in part]
             parents = self.get_document_parents(ids)
             by_doc: dict[str, list[dict[str, Any]]] = {}
-            for r in self._by_ids("children", "doc_id", ids, ["child_id", "parent_id", "doc_id", "position", "start",
-                                                              "end", "tokens", "terms", "vector", "kind"]):
+            vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
+            fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
+                      "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else [])
+            for r in self._by_ids("children", "doc_id", ids, fields):
+                if "learned" in r:
+                    r["sparse"] = {int(i): float(w) for i, w in (r.pop("learned") or {}).items()}
                 by_doc.setdefault(r["doc_id"], []).append(r)
             for d in part:
                 ps = [sp.parent for sp in parents.get(d.doc_id, [])]
-                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps)
+                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps, vectors)
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> "MilvusTransaction":
@@ -538,6 +570,14 @@ class MilvusTransaction:
                 "start": c.start, "end": c.end, "tokens": c.tokens, "gen": gen, "terms": ic.terms,
                 "bm25_text": bm25_text(ic.terms), "vector": np.asarray(ic.vector, np.float32).tolist(),
                 "meta": values, "kind": c.kind})
+            row = self._rows["children"][-1]
+            for name, v in self.manifest.get("vectors", {}).items():
+                if name not in ic.vectors:
+                    raise StoreError(f"{c.child_id}: no vector of the extra embedder {name!r}")
+                row[v["column"]] = np.asarray(ic.vectors[name], np.float32).tolist()
+            if self.manifest.get("sparse"):
+                # an empty sparse vector is not accepted: one zero weight stands for "no terms"
+                row["learned"] = {int(i): float(w) for i, w in (ic.sparse or {}).items()} or {0: 0.0}
         if len(self._rows["children"]) >= BATCH_CHILDREN:
             self._flush()
 
