@@ -97,3 +97,18 @@ def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_pat
         assert len(res["trace"]["transforms"]["hyde"]["hypotheses"]) == 2
     p = ragsift("--kb", str(kb), "query", "When do backups run?", "--hyde", check=False)
     assert p.returncode == 2 and "needs a language model" in p.stderr
+
+
+def test_small_index_and_units_from_the_command_line(tmp_path):
+    docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups run nightly. They start at "
+                                                      "two in the morning. Each is kept for a month. Restores take an hour.\n"})
+    kb = str(tmp_path / "kb")
+    ragsift("--kb", kb, "ingest", str(docs), "--small-index", "chunks,sentences,entities", "--embedder", "minilm",
+            "--no-progress")
+    res = json.loads(ragsift("--kb", kb, "query", "When do the backups start in the morning?", "--json", "--unit", "window",
+                             "--index-kinds", "sentence", "--window", "0").stdout)
+    assert res["passages"][0]["unit"] == "window" and res["passages"][0]["text"].strip() == "They start at two in the morning."
+    again = ragsift("--kb", kb, "ingest", str(docs), "--small-index", "chunks,sentences,entities", "--no-progress")
+    assert "1 unchanged" in again.stdout
+    bad = ragsift("--kb", kb, "query", "x", "--unit", "auto", "--index-kinds", "sentence", check=False)
+    assert bad.returncode == 2 and "auto-merging" in bad.stderr

@@ -61,7 +61,10 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    kb = _open(args, create=True, embedder=args.embedder, **_store_overrides(args))
+    index = {"small_index": args.small_index.split(",") if args.small_index else None,
+             "extra_embedders": args.extra_embedders.split(",") if args.extra_embedders else None,
+             "sparse_encoder": args.sparse_encoder}
+    kb = _open(args, create=True, embedder=args.embedder, **_store_overrides(args), **index)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress_factory(progress))
     if args.json:
@@ -97,7 +100,9 @@ def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> 
             "token_budget": args.budget, "llm": args.llm, "llm_base_url": args.llm_base_url,
             "hyde_mode": args.hyde_mode, "hyde_samples": args.hyde_samples,
             "rewrite": True if args.rewrite else None, "multi_query_n": args.multi_query,
-            "rerank": args.rerank, "rerank_top_n": args.rerank_top_n, "channel_timeout_s": args.timeout}
+            "rerank": args.rerank, "rerank_top_n": args.rerank_top_n, "channel_timeout_s": args.timeout,
+            "index_kinds": args.index_kinds.split(",") if args.index_kinds else None,
+            "window_sentences": args.window, "merge_threshold": args.merge_threshold}
 
 
 def format_result(result, show_trace: bool = False, width: int = 100) -> str:
@@ -246,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embedder", help="embedder for a NEW knowledge base: e5-small (default, zh+en), "
                                       "minilm (English, faster), st:<model>")
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
+    s.add_argument("--small-index", help="for a NEW knowledge base, comma-separated: chunks (always), sentences, "
+                                         "keysentences, summaries, raptor, keywords, entities")
+    s.add_argument("--extra-embedders", help="for a NEW knowledge base: more embedders, comma-separated "
+                                             "(channel dense:<name> each)")
+    s.add_argument("--sparse-encoder", help="for a NEW knowledge base: e5-sparse, splade-tiny or splade:<model> "
+                                            "(channel sparse)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     _add_store_flags(s, "for a NEW knowledge base")
     _add_progress_flags(s)
@@ -261,8 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rrf-k", type=int)
     s.add_argument("--weights", help="for weighted fusion, e.g. dense=0.6,bm25=0.4")
     s.add_argument("--normalization", choices=["minmax", "zscore", "none"])
-    s.add_argument("--unit", choices=["parent", "child", "document"],
-                   help="what comes back: the parent section (default), the child chunk, the whole document")
+    s.add_argument("--unit", choices=["parent", "child", "document", "window", "auto"],
+                   help="what comes back: the parent section (default), the child chunk, the whole document, "
+                        "a sentence window, auto-merged units")
+    s.add_argument("--index-kinds", help="small-index entries searched, comma-separated: chunk (default), sentence, "
+                                         "keys, summary, raptor, keywords, entities")
+    s.add_argument("--window", type=int, help="sentences on each side for --unit window")
+    s.add_argument("--merge-threshold", type=float, help="share of chunks found that merges a section (--unit auto)")
     s.add_argument("--max-parents", type=int, help="most passages returned")
     s.add_argument("--budget", type=int, help="token budget for the returned passages")
     s.add_argument("--timeout", type=float, help="seconds each channel may take (channel_timeout_s)")

@@ -146,6 +146,9 @@ class Settings:
         if not self.index_kinds or set(self.index_kinds) - set(ENTRY_KINDS):
             raise ConfigError(f"index_kinds must be a non-empty selection of {', '.join(ENTRY_KINDS)}; "
                               f"got {list(self.index_kinds)}")
+        if self.unit == "auto" and set(self.index_kinds) != {"chunk"}:
+            raise ConfigError("auto-merging measures the share of a section's chunks that were found: "
+                              "use it with index_kinds ['chunk']")
         if not 0 < self.merge_threshold <= 1:
             raise ConfigError("merge_threshold must be in (0, 1]")
         if not isinstance(self.window_sentences, int) or self.window_sentences < 0:

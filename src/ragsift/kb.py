@@ -50,6 +50,7 @@ class KnowledgeBase:
             settings = Settings.load(sfile)
             saved = settings.index_settings()
             for k, v in overrides.items():
+                v = tuple(v) if isinstance(v, list) else v
                 if k in INDEX_KEYS and v is not None and v != saved[k]:
                     raise ConfigError(f"this knowledge base was built with {k}={saved[k]!r}; "
                                       f"it cannot change to {v!r} (create a new knowledge base)")
