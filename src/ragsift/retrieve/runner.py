@@ -39,15 +39,17 @@ class ChannelOutcome(Generic[T]):
     error: str | None = None
 
 
-def _run(fn: ChannelFn, deadline: Deadline) -> tuple[object, float, str | None]:
+def _run(fn: ChannelFn, deadline: Deadline) -> tuple[object, float, str | None, bool]:
+    """(value, ms, error, whether the deadline had passed when the channel returned)."""
     global _active
     with _active_lock:
         _active += 1
     t = time.perf_counter()
     try:
-        return fn(deadline), (time.perf_counter() - t) * 1000, None
+        value = fn(deadline)
+        return value, (time.perf_counter() - t) * 1000, None, deadline.expired
     except Exception as e:  # a channel's failure is recorded, never raised
-        return None, (time.perf_counter() - t) * 1000, f"{type(e).__name__}: {e}"
+        return None, (time.perf_counter() - t) * 1000, f"{type(e).__name__}: {e}", deadline.expired
     finally:
         with _active_lock:
             _active -= 1
@@ -67,8 +69,8 @@ def run_channels(channels: dict[str, ChannelFn], timeouts: dict[str, float]) -> 
         for name in list(pending):
             fut = pending[name]
             if fut.done():
-                value, ms, err = fut.result()
-                if err is None and deadlines[name].expired and ms > timeouts[name] * 1000:
+                value, ms, err, late_return = fut.result()
+                if err is None and late_return:  # it gave up at its deadline: what it has may be partial
                     value, err = None, f"timed out after {timeouts[name]:g}s"
                 out[name] = ChannelOutcome(value if err is None else None, ms, err)
                 del pending[name]
