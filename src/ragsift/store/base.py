@@ -87,6 +87,35 @@ class WriteTransaction(Protocol):
         """Drop everything this transaction wrote."""
 
 
+class TransactionBase:
+    """What every store's write transaction shares: use once, commit on a clean ``with`` exit,
+    abort on an exception."""
+
+    _done: bool
+
+    def commit(self) -> int:  # pragma: no cover - each store implements it
+        raise NotImplementedError
+
+    def abort(self) -> None:  # pragma: no cover - each store implements it
+        raise NotImplementedError
+
+    def _check_open(self) -> None:
+        if self._done:
+            from ragsift.errors import StoreError
+
+            raise StoreError("this write transaction is already committed or aborted")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            if not self._done:
+                self.commit()
+        else:
+            self.abort()
+
+
 class Store(Protocol):
     generation: int
     dim: int

@@ -31,8 +31,9 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit,
-                                StoredParent, export_children, exported_document, filterable_values, integrity_problems)
+from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
+                                TransactionBase, export_children, exported_document, filterable_values,
+                                integrity_problems)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
 
@@ -237,25 +238,23 @@ class LanceStore:
             if self._sparse is None:
                 self._sparse = _SparseIndex(self._tables["children"].to_arrow().select(
                     self._hit_columns() + ["sparse_idx", "sparse_val"]))
-        sparse = self._sparse
-        rows = sparse.rows_of(kinds)
-        if where is not None:
-            ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
-                   .limit(max(1, len(sparse.child_ids))).to_arrow().column("child_id").to_pylist())
-            rows = np.fromiter((sparse.position[c] for c in ids), dtype=np.int64, count=len(ids))
-        return sparse.search(query, k, rows)
+        return self._sparse.search(query, k, self._select(self._sparse, where, kinds))
+
+    def _select(self, index: "_Rows", where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
+        """Rows of an in-memory index that a search may return: its kinds, and (with a filter)
+        the rows the store selects for it. None: every row."""
+        if where is None:
+            return index.rows_of(kinds)
+        ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
+               .limit(max(1, len(index.child_ids))).to_arrow().column("child_id").to_pylist())
+        return np.fromiter((index.position[c] for c in ids), dtype=np.int64, count=len(ids))
 
     def _search_flat(self, vector: np.ndarray, k: int, where: Node | None,
                      kinds: Sequence[str] = ("chunk",), column: str = "vector") -> list[StoredHit]:
         """Exact cosine search in memory (below the HNSW threshold a matrix product beats a
         scan through the table). A filter selects the rows through the store first."""
         flat = self._flat_matrix(column)
-        rows = flat.rows_of(kinds)
-        if where is not None:
-            ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
-                   .limit(max(1, len(flat.child_ids))).to_arrow().column("child_id").to_pylist())
-            rows = np.fromiter((flat.position[c] for c in ids), dtype=np.int64, count=len(ids))
-        return flat.search(vector, k, rows)
+        return flat.search(vector, k, self._select(flat, where, kinds))
 
     def _search_lance(self, vector: np.ndarray, k: int, where: Node | None,
                       kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
@@ -384,16 +383,11 @@ class LanceStore:
         self._tables = {}
 
 
-class _FlatIndex:
-    """One generation's child vectors (L2-normalised) and hit columns, for exact search."""
+class _Rows:
+    """The hit columns of one generation's children, for the in-memory indexes."""
 
-    def __init__(self, tbl: pa.Table, dim: int) -> None:
+    def __init__(self, tbl: pa.Table) -> None:
         n = tbl.num_rows
-        raw = (np.asarray(tbl.column("vector").combine_chunks().flatten(), dtype=np.float32)
-               .reshape(n, dim) if n else np.zeros((0, dim), np.float32))
-        norms = np.linalg.norm(raw, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        self.matrix = raw / norms  # a new, writable array; arrow's buffer stays untouched
         self.child_ids = tbl.column("child_id").to_pylist()
         self.parent_ids = tbl.column("parent_id").to_pylist()
         self.doc_ids = tbl.column("doc_id").to_pylist()
@@ -412,6 +406,22 @@ class _FlatIndex:
             self._rows[key] = None if mask.all() else np.flatnonzero(mask)
         return self._rows[key]
 
+    def hit(self, i: int, score: float) -> StoredHit:
+        return StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], score, self.starts[i], self.ends[i])
+
+
+class _FlatIndex(_Rows):
+    """One generation's child vectors (L2-normalised) and hit columns, for exact search."""
+
+    def __init__(self, tbl: pa.Table, dim: int) -> None:
+        super().__init__(tbl)
+        n = tbl.num_rows
+        raw = (np.asarray(tbl.column("vector").combine_chunks().flatten(), dtype=np.float32)
+               .reshape(n, dim) if n else np.zeros((0, dim), np.float32))
+        norms = np.linalg.norm(raw, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        self.matrix = raw / norms  # a new, writable array; arrow's buffer stays untouched
+
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
         v = vector / (np.linalg.norm(vector) or 1.0)
         matrix = self.matrix if rows is None else self.matrix[rows]
@@ -422,16 +432,16 @@ class _FlatIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         pos = top if rows is None else rows[top]
-        return [StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], float(scores[t]),
-                          self.starts[i], self.ends[i]) for t, i in zip(top, pos)]
+        return [self.hit(i, float(scores[t])) for t, i in zip(top, pos)]
 
 
-class _SparseIndex:
+class _SparseIndex(_Rows):
     """One generation's learned sparse vectors as a CSR matrix, for exact dot-product search."""
 
     def __init__(self, tbl: pa.Table) -> None:
         from scipy.sparse import csr_matrix
 
+        super().__init__(tbl)
         idx = tbl.column("sparse_idx").combine_chunks()
         val = tbl.column("sparse_val").combine_chunks()
         n = tbl.num_rows
@@ -440,18 +450,6 @@ class _SparseIndex:
         data = np.asarray(val.flatten(), np.float32) if n else np.zeros(0, np.float32)
         self.width = int(cols.max()) + 1 if len(cols) else 1
         self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
-        self.child_ids = tbl.column("child_id").to_pylist()
-        self.parent_ids = tbl.column("parent_id").to_pylist()
-        self.doc_ids = tbl.column("doc_id").to_pylist()
-        self.starts = tbl.column("start").to_pylist()
-        self.ends = tbl.column("end").to_pylist()
-        self.position = {c: i for i, c in enumerate(self.child_ids)}
-        kinds = tbl.column("kind").to_pylist() if "kind" in tbl.column_names else ["chunk"] * n
-        self.kinds = np.array([k or "chunk" for k in kinds], dtype=object)
-
-    def rows_of(self, kinds) -> np.ndarray | None:
-        mask = np.isin(self.kinds, list(kinds))
-        return None if mask.all() else np.flatnonzero(mask)
 
     def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> list[StoredHit]:
         q = np.zeros(self.width, np.float32)
@@ -466,8 +464,7 @@ class _SparseIndex:
             return []
         top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
         idx = top if rows is None else rows[top]
-        return [StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], float(scores[t]),
-                          self.starts[i], self.ends[i]) for t, i in zip(top, idx)]
+        return [self.hit(i, float(scores[t])) for t, i in zip(top, idx)]
 
 
 class _WriteLock:
@@ -498,7 +495,7 @@ class _WriteLock:
             self.fd = None
 
 
-class LanceTransaction:
+class LanceTransaction(TransactionBase):
     """Writes go to new table versions that readers ignore until ``commit()``."""
 
     def __init__(self, store: LanceStore) -> None:
@@ -679,17 +676,3 @@ class LanceTransaction:
                             name, t.version, committed, why)
                 t.checkout(committed)
                 t.restore()
-
-    def _check_open(self) -> None:
-        if self._done:
-            raise StoreError("this write transaction is already committed or aborted")
-
-    def __enter__(self) -> "LanceTransaction":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            if not self._done:
-                self.commit()
-        else:
-            self.abort()

@@ -40,7 +40,8 @@ import numpy as np
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
-                                export_children, exported_document, filterable_values, integrity_problems)
+                                TransactionBase, export_children, exported_document, filterable_values,
+                                integrity_problems)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Document, Parent
 
@@ -463,7 +464,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class MilvusTransaction:
+class MilvusTransaction(TransactionBase):
     """Rows are written with the next generation; ``commit()`` makes them visible at once."""
 
     def __init__(self, store: MilvusStore) -> None:
@@ -644,17 +645,3 @@ class MilvusTransaction:
             self._rollback(f"gen == {self.generation}", "aborted write")
         finally:
             self._release()
-
-    def _check_open(self) -> None:
-        if self._done:
-            raise StoreError("this write transaction is already committed or aborted")
-
-    def __enter__(self) -> "MilvusTransaction":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            if not self._done:
-                self.commit()
-        else:
-            self.abort()
