@@ -43,6 +43,18 @@ def contains(context: str, windows: list[tuple[str, str]]) -> bool:
     return any(left in ctx or right in ctx for left, right in windows)
 
 
+def load_answers(ds) -> tuple[dict[str, str], list[dict]]:
+    """The documents' texts, and the questions whose answer occurs verbatim (answers.jsonl)."""
+    docs = {}
+    with open(ds.corpus, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            docs[row["_id"]] = row["text"]
+    with open(Path(ds.path) / "answers.jsonl", encoding="utf-8") as f:
+        answers = [json.loads(line) for line in f]
+    return docs, [a for a in answers if a["answer_char_spans"] and a["_id"] in ds.queries]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", default="../shared/datasets/leval-longdoc-en")
@@ -52,13 +64,7 @@ def main() -> int:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     ds = load_beir(args.dataset)
-    docs = {}
-    with open(ds.corpus, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            docs[row["_id"]] = row["text"]
-    answers = [json.loads(l) for l in open(Path(args.dataset) / "answers.jsonl", encoding="utf-8")]
-    answers = [a for a in answers if a["answer_char_spans"] and a["_id"] in ds.queries]
+    docs, answers = load_answers(ds)
     kb = KnowledgeBase.open(Path(args.work_dir) / f"leval-{args.embedder}", embedder=args.embedder)
     t = time.perf_counter()
     kb.ingest(ds.corpus)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from longdoc import contains, gold_windows  # noqa: E402
+from longdoc import contains, gold_windows, load_answers  # noqa: E402
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
@@ -59,13 +59,7 @@ def main() -> int:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     ds = load_beir(args.dataset)
-    docs = {}
-    with open(ds.corpus, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            docs[row["_id"]] = row["text"]
-    answers = [json.loads(l) for l in open(Path(args.dataset) / "answers.jsonl", encoding="utf-8")]
-    answers = [a for a in answers if a["answer_char_spans"] and a["_id"] in ds.queries]
+    docs, answers = load_answers(ds)
     out: dict = {"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset, "embedder": args.embedder,
                  "command": "python " + " ".join(sys.argv), "questions": len(answers), "indexes": {},
                  "rates": {}, "ndcg": {}, "latency_ms": {}}
