@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -183,6 +183,24 @@ def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent],
                         r.get("sparse")) for r in rows]
     order = {p.parent_id: p.position for p in parents}
     return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))
+
+
+def export_documents(store: "Store", batch: int, child_rows: Callable[[list[str]], Iterable[dict[str, Any]]],
+                     vectors: dict[str, str]) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+    """``Store.export`` for any store: documents in batches, with their parents and the child
+    rows ``child_rows(doc_ids)`` reads (``sparse`` already a dict; ``vectors`` maps extra
+    embedder names to row keys)."""
+    docs = list(store.get_documents().values())
+    for i in range(0, len(docs), batch):
+        part = docs[i:i + batch]
+        ids = [d.doc_id for d in part]
+        parents = store.get_document_parents(ids)
+        by_doc: dict[str, list[dict[str, Any]]] = {}
+        for r in child_rows(ids):
+            by_doc.setdefault(r["doc_id"], []).append(r)
+        for d in part:
+            ps = [sp.parent for sp in parents.get(d.doc_id, [])]
+            yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps, vectors)
 
 
 FIELD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

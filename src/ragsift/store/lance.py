@@ -32,7 +32,7 @@ from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
-                                TransactionBase, export_children, exported_document, filterable_values,
+                                TransactionBase, export_documents, filterable_values,
                                 integrity_problems)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
@@ -355,25 +355,18 @@ class LanceStore:
         return integrity_problems(parents, children, self.get_documents())
 
     def export(self, batch: int = 100):
-        docs = list(self.get_documents().values())
-        for i in range(0, len(docs), batch):
-            part = docs[i:i + batch]
-            ids = [d.doc_id for d in part]
-            parents = self.get_document_parents(ids)
-            vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
-            cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
-                    *vectors.values()]
-            names = self._tables["children"].schema.names
-            cols += [c for c in ("kind", "sparse_idx", "sparse_val") if c in names]
-            rows = self._rows("children", "doc_id", ids, cols, per_key=None)
-            by_doc: dict[str, list[dict[str, Any]]] = {}
-            for r in rows.to_pylist():
+        vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
+        cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
+                *vectors.values()]
+        names = self._tables["children"].schema.names
+        cols += [c for c in ("kind", "sparse_idx", "sparse_val") if c in names]
+
+        def child_rows(ids: list[str]) -> Iterable[dict[str, Any]]:
+            for r in self._rows("children", "doc_id", ids, cols, per_key=None).to_pylist():
                 if "sparse_idx" in r:
                     r["sparse"] = dict(zip(r.pop("sparse_idx") or [], r.pop("sparse_val") or []))
-                by_doc.setdefault(r["doc_id"], []).append(r)
-            for d in part:
-                ps = [sp.parent for sp in parents.get(d.doc_id, [])]
-                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps, vectors)
+                yield r
+        return export_documents(self, batch, child_rows, vectors)
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> "LanceTransaction":

@@ -40,7 +40,7 @@ import numpy as np
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
-                                TransactionBase, export_children, exported_document, filterable_values,
+                                TransactionBase, export_documents, filterable_values,
                                 integrity_problems)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Document, Parent
@@ -420,22 +420,16 @@ class MilvusStore:
         return integrity_problems(parents, children, self.get_documents())
 
     def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
-        docs = list(self.get_documents().values())
-        for i in range(0, len(docs), batch):
-            part = docs[i:i + batch]
-            ids = [d.doc_id for d in part]
-            parents = self.get_document_parents(ids)
-            by_doc: dict[str, list[dict[str, Any]]] = {}
-            vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
-            fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
-                      "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else [])
+        vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
+        fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
+                  "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else [])
+
+        def child_rows(ids: list[str]) -> Iterable[dict[str, Any]]:
             for r in self._by_ids("children", "doc_id", ids, fields):
                 if "learned" in r:
                     r["sparse"] = {int(i): float(w) for i, w in (r.pop("learned") or {}).items()}
-                by_doc.setdefault(r["doc_id"], []).append(r)
-            for d in part:
-                ps = [sp.parent for sp in parents.get(d.doc_id, [])]
-                yield exported_document(d), ps, export_children(by_doc.get(d.doc_id, []), ps, vectors)
+                yield r
+        return export_documents(self, batch, child_rows, vectors)
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> "MilvusTransaction":
@@ -485,7 +479,7 @@ class MilvusTransaction(TransactionBase):
             self._pending_docs: set[str] = set()  # doc ids with rows buffered, not yet written
             self._written_docs: set[str] = set()  # doc ids with rows of this generation written
             self._retire: set[str] = set()  # committed doc ids this transaction replaces or deletes
-            self._stored = set(store.get_documents().keys())
+            self._stored = {r["doc_id"] for r in store._query("documents", "", ["doc_id"])}
         except BaseException:
             self._release()
             raise
