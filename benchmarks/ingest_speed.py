@@ -47,7 +47,7 @@ def main() -> int:
                 if n >= args.docs:
                     break
                 dst.write(line)
-        settings = KnowledgeBase.open(work / "probe", embedder=args.embedder).settings
+        settings = KnowledgeBase.open(work / "probe", embedder=args.embedder).settings.index
         split = SplitSettings(settings.parent_max_tokens, settings.child_tokens, settings.child_overlap_tokens)
         texts = []
         for doc in load_file(subset, "corpus.jsonl").documents:

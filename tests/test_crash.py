@@ -117,7 +117,7 @@ def _assert_last_committed(kb_path, generation, documents):
 
 def _children_written(kb) -> int:
     """Child rows physically written, committed or not (a LanceDB table version counts as one)."""
-    if kb.settings.store == "lancedb":
+    if kb.settings.store.kind == "lancedb":
         import lancedb
         return lancedb.connect(str(kb.path / "lance")).open_table("children").version
     res = kb.store.client.query(kb.store.coll["children"], filter="gen >= 0", output_fields=["count(*)"])
@@ -160,7 +160,7 @@ def test_kill_just_before_the_commit(committed_kb):
     kb, second = committed_kb
     rc, _ = _run_and_kill(kb.path, second, "before-commit", None)
     assert rc == -signal.SIGKILL
-    if kb.settings.store == "lancedb":
+    if kb.settings.store.kind == "lancedb":
         assert (kb.path / "manifest.json.tmp").exists()  # the new manifest was written, not renamed
     _assert_last_committed(kb.path, 1, 4)
     kb2 = KnowledgeBase.open(kb.path, create=False)

@@ -345,7 +345,7 @@ def test_unit_child_returns_flat_chunks(sample_kb, question):
         (span,) = p.matched
         h = best[span.child_id]
         assert p.text == parents[p.parent_id].parent.text[h.start:h.end]  # exactly the child
-        assert p.tokens <= sample_kb.settings.child_tokens
+        assert p.tokens <= sample_kb.settings.index.child_tokens
     assert len({p.matched[0].child_id for p in res.passages}) == 5
     parent_res = sample_kb.query(question)
     assert res.passages[0].parent_id == parent_res.passages[0].parent_id

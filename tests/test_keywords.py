@@ -1,17 +1,13 @@
-"""Keywords, entities and key sentences (ragsift.text.keywords) on small real documents."""
+"""Keywords, entities and key sentences (ragsift.text.keywords, .entities, .textrank) on small
+real documents."""
 from __future__ import annotations
 
 import pytest
 
 from ragsift.text import Analyzer, sentence_spans
-from ragsift.text.keywords import (
-    ENTITY_TYPES,
-    entities,
-    entity_terms,
-    key_sentences,
-    keyword_terms,
-    keywords,
-)
+from ragsift.text.entities import ENTITY_TYPES, entities, entity_terms
+from ragsift.text.keywords import keyword_terms, keywords
+from ragsift.text.textrank import key_sentences
 
 ZH_MANUAL = """星云智能音箱 S2 使用说明
 

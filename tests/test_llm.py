@@ -12,9 +12,13 @@ from fault_llm_server import FaultInjectingLLMServer
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import ConfigError
-from ragsift.models.llm import CachedLLM, LLMCache, LLMError, OpenAILLM, _yes_no_from_logprobs
+from ragsift.models.llm import CachedLLM, LLMCache, LLMError
+from ragsift.models.llm.base import yes_no_from_logprobs
+from ragsift.models.llm.openai_chat import OpenAILLM
 from ragsift.retrieve import runner
-from ragsift.retrieve.transforms import clean_answer, hyde_text, hyde_vector, Hypotheses
+from ragsift.retrieve.channels import CHANNELS
+from ragsift.retrieve.transforms import hyde_text, hyde_vector, Hypotheses
+from ragsift.text.prompts import clean_answer
 
 MSGS = [{"role": "user", "content": "hello"}]
 LLM_CHANNELS = ["dense", "bm25", "hyde", "hyde_bm25", "multi_query"]
@@ -94,10 +98,10 @@ def test_the_cache_is_keyed_by_model_messages_and_sampling_and_persists(tmp_path
 
 
 def test_yes_no_scores_from_logprobs_and_from_plain_answers():
-    assert _yes_no_from_logprobs([("Yes", -0.1), (" no", -2.5)]) == pytest.approx(2.4)
-    assert _yes_no_from_logprobs([("是", -1.0), ("否", -0.5), ("不", -1.5)]) == pytest.approx(
+    assert yes_no_from_logprobs([("Yes", -0.1), (" no", -2.5)]) == pytest.approx(2.4)
+    assert yes_no_from_logprobs([("是", -1.0), ("否", -0.5), ("不", -1.5)]) == pytest.approx(
         -1.0 - np.log(np.exp(-0.5) + np.exp(-1.5)))
-    assert _yes_no_from_logprobs([("maybe", -0.1)]) is None
+    assert yes_no_from_logprobs([("maybe", -0.1)]) is None
     with FaultInjectingLLMServer("ok", yes_if="paper clip") as srv:
         llm = _llm(srv)
         assert llm.yes_no([{"role": "user", "content": "a paper clip"}]) == pytest.approx(2.95)
@@ -113,8 +117,9 @@ def test_answers_are_cleaned_of_labels_and_quotes():
 
 # ------------------------------------------------------------------ settings
 def test_llm_settings_are_validated():
-    with pytest.raises(ConfigError, match="needs a language model"):
-        Settings(channels=("dense", "hyde"))
+    # the settings check their own fields; the channel registry checks what channels need
+    with pytest.raises(ConfigError, match="hyde, hyde_bm25 needs a language model"):
+        CHANNELS.check(Settings(channels=("dense", "hyde", "hyde_bm25")))
     with pytest.raises(ConfigError, match="needs a language model"):
         Settings(rewrite=True)
     with pytest.raises(ConfigError, match="hyde_mode"):
@@ -128,17 +133,23 @@ def test_llm_settings_are_validated():
     with pytest.raises(ConfigError, match="missing: hyde"):
         Settings(channels=("dense", "hyde"), llm="openai:x", fusion="weighted")
     with pytest.raises(ConfigError, match="unknown channel or step"):
-        Settings(channel_timeouts={"hide": 3})
+        CHANNELS.check(Settings(channel_timeouts={"hide": 3}))
+    with pytest.raises(ConfigError, match="weight for unknown channel 'bm52'"):
+        CHANNELS.check(Settings(weights={"bm52": 1.0}))
     with pytest.raises(ConfigError, match="unknown reranker"):
         Settings(rerank="colbert")
     s = Settings(channels=("dense", "hyde"), llm="openai:x", channel_timeouts={"hyde": 90}, channel_timeout_s=10)
+    CHANNELS.check(s)
     assert s.timeout("hyde") == 90 and s.timeout("dense") == 10 and s.timeout("rewrite") == 5
 
 
 def test_custom_prompts_round_trip_through_the_settings_file(tmp_path):
     s = Settings(prompts={"hyde.en": {"system": "Be brief.", "user": "Q: {question}\nA:"}})
     s.save(tmp_path / "s.toml")
-    assert Settings.load(tmp_path / "s.toml").prompts == s.prompts
+    assert Settings.load(tmp_path / "s.toml").llm.prompts == s.llm.prompts
+    zh = Settings(prompts={"hyde.zh": {"system": "请简要回答。", "user": "问题：{question}\n段落："}})
+    zh.save(tmp_path / "zh.toml")
+    assert Settings.load(tmp_path / "zh.toml").llm.prompts["hyde.zh"]["user"] == "问题：{question}\n段落："
 
 
 # ------------------------------------------------------------------ HyDE modes

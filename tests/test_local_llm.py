@@ -12,7 +12,7 @@ import pytest
 
 from ragsift.cancel import Deadline
 from ragsift.models.llm import LLMError, load_llm
-from ragsift.models.prompts import get_prompt
+from ragsift.text.prompts import get_prompt
 from ragsift.retrieve import runner
 
 MODEL = "local:qwen2.5-coder-1.5b"

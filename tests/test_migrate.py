@@ -34,12 +34,12 @@ def test_copy_to_milvus_and_back_keeps_every_answer(tmp_path, milvus_uri, capsys
     out = capsys.readouterr().out
     assert "milvus" in out and milvus_uri in out and "documents    2" in out
     on_milvus = KnowledgeBase.open(tmp_path / "on_milvus", create=False)
-    assert on_milvus.stats()["backend"] == "milvus" and on_milvus.settings.embedder == src.settings.embedder
+    assert on_milvus.stats()["backend"] == "milvus" and on_milvus.settings.index.embedder == src.settings.index.embedder
     assert on_milvus.store.check_integrity() == []
     assert _answers(on_milvus) == _answers(src)
     assert _answers(on_milvus, filter={"item_name": "茶叶"}) == _answers(src, filter={"item_name": "茶叶"})
     back = on_milvus.copy_to(tmp_path / "back", store="lancedb")
-    assert back.stats()["backend"] == "lancedb" and back.settings.store_uri == ""
+    assert back.stats()["backend"] == "lancedb" and back.settings.store.uri == ""
     assert _answers(back) == _answers(src)
     with pytest.raises(StoreError, match="already holds"):
         src.copy_to(tmp_path / "back", store="lancedb")

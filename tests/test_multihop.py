@@ -9,7 +9,7 @@ from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.multihop import merge_hops
-from ragsift.text.keyterms import new_terms, residual_words, terms
+from ragsift.text.entities import entities, new_terms, residual_words
 
 QUESTION = "Which government position was held by the woman who played Corliss Archer in the film Kiss and Tell?"
 ZH_QUESTION = "在电影《吻别》中扮演科利斯·阿彻的女演员后来担任过什么政府职务？"
@@ -38,8 +38,8 @@ def _sources(res):
 
 
 def test_key_terms_in_english_and_chinese():
-    assert terms("Kiss and Tell is a 1945 American comedy film starring Shirley Temple as Corliss Archer.") == \
-        ["Kiss and Tell", "Shirley Temple", "Corliss Archer"]
+    assert entities("Kiss and Tell is a 1945 American comedy film starring Shirley Temple as Corliss Archer.") == \
+        [("Kiss and Tell", "other"), ("Shirley Temple", "other"), ("Corliss Archer", "other")]
     assert new_terms(QUESTION, [DOCS["film.md"]]) == ["Shirley Temple"]
     assert "秀兰·邓波儿" in new_terms(ZH_QUESTION, [DOCS["film_zh.md"]])
     assert residual_words(QUESTION, [DOCS["film.md"]]) == ["government", "position", "held", "woman", "played"]

@@ -98,7 +98,7 @@ def _hits(parent_chunks: dict[str, int], doc: str = "d"):
 def test_a_section_merges_at_the_threshold_and_not_below(threshold, merged):
     fused, table = _hits({"d#p0": 2})  # 2 of its 4 chunks found: a share of 0.5
     units, trace = auto_merge(fused, table, {"d#p0": 4}, {"d": 3}, threshold)
-    assert (units == [("parent", "d#p0", 1.0)]) is merged
+    assert (units == [("parent", "d#p0", 1.0, ("d#p0c0", "d#p0c1"))]) is merged
     assert trace["share"] == {"d#p0": "2/4"}
     if not merged:
         assert [u[0] for u in units] == ["child", "child"]
@@ -110,7 +110,7 @@ def test_merging_repeats_up_to_the_document(threshold, level):
     units, trace = auto_merge(fused, table, {"d#p0": 3, "d#p1": 3, "d#p2": 4}, {"d": 3}, threshold)
     assert units[0][0] == level
     if level == "document":
-        assert units == [("document", "d", 1.0)] and trace["merged_documents"] == ["d"]
+        assert units == [("document", "d", 1.0, tuple(cid for cid, _ in fused))] and trace["merged_documents"] == ["d"]
     else:  # 2/3 sections merged < 0.67: the sections stay, the lone chunk too
         assert [u[:2] for u in units] == [("parent", "d#p0"), ("parent", "d#p1"), ("child", "d#p2c0")]
 

@@ -1,6 +1,8 @@
-"""The ``ragsift`` command line: ingest, query, stats, list, delete, demo, eval.
+"""The ``ragsift`` command line: ingest, query, stats, list, delete, migrate, demo, eval, compare.
 
-Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2.
+Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2. The
+flags that set a setting take their type, choices and help from the setting's definition
+(``ragsift.config``), so the valid values live in one place.
 """
 from __future__ import annotations
 
@@ -8,23 +10,15 @@ import argparse
 import json
 import os
 import sys
-import textwrap
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
+from ragsift.config import Settings
+from ragsift.console import format_result, print_json, progress_factory, report_lines
 from ragsift.errors import RagsiftError
 
 DEFAULT_KB = "ragsift-kb"
-
-
-def _progress_factory(enabled: bool):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    def make(total: int, desc: str):
-        return tqdm(total=total, desc=desc, unit="chunk", file=sys.stderr, dynamic_ncols=True)
-    return make
 
 
 def _kb_path(args: argparse.Namespace) -> Path:
@@ -37,115 +31,108 @@ def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
     return KnowledgeBase.open(_kb_path(args), create=create, **overrides)
 
 
-def _print_json(obj: Any) -> None:
-    print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+def _progress(args: argparse.Namespace):
+    return progress_factory(sys.stderr.isatty() if args.progress is None else args.progress)
 
 
-def _report_lines(report) -> list[str]:
-    lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "
-             f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
-             f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
-             f"(embedding {report.embed_seconds:.1f}s)"]
-    for s in report.skipped:
-        lines.append(f"  skipped {s.path}: {s.reason}")
-    return lines
+# ---------------------------------------------------------------- flags from the settings
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
-# ---------------------------------------------------------------- commands
-def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    out = {"store": args.store, "store_uri": args.store_uri, "store_name": args.store_name,
-           "store_index": args.store_index}
-    if args.store_uri and not args.store:
-        out["store"] = "milvus"
-    return {k: v for k, v in out.items() if v}
-
-
-def cmd_ingest(args: argparse.Namespace) -> int:
-    index = {"small_index": args.small_index.split(",") if args.small_index else None,
-             "extra_embedders": args.extra_embedders.split(",") if args.extra_embedders else None,
-             "sparse_encoder": args.sparse_encoder}
-    kb = _open(args, create=True, embedder=args.embedder, **_store_overrides(args), **index)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress_factory(progress))
-    if args.json:
-        _print_json(report.to_dict())
-    else:
-        print("\n".join(_report_lines(report)))
-    return 0
-
-
-def _parse_weights(text: str | None) -> dict[str, float] | None:
-    if not text:
-        return None
+def _weights(text: str) -> dict[str, float]:
     out = {}
     for part in text.split(","):
         name, sep, value = part.partition("=")
         try:
+            if not sep:
+                raise ValueError
             out[name.strip()] = float(value)
         except ValueError:
             raise RagsiftError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
-        if not sep:
-            raise RagsiftError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}")
     return out
 
 
+def _help(flat: str) -> str:
+    """A setting's description, its valid values when they are a list of choices, and its default."""
+    info = Settings.field_info(flat)
+    text = " ".join((info.description or "").split())
+    inner = get_args(info.annotation)
+    if get_origin(info.annotation) is tuple and inner and isinstance(inner[0], type) and issubclass(inner[0], Enum):
+        text += f" Comma-separated; valid: {', '.join(m.value for m in inner[0])}."
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, tuple):
+        default = ",".join(str(v) for v in default)
+    elif isinstance(default, dict):
+        default = ",".join(f"{k}={v}" for k, v in default.items())
+    return text + (f" (default: {default})" if default not in ("", None) else "")
+
+
+def _setting(parser: argparse._ActionsContainer, flat: str, *flags: str, note: str = "") -> None:
+    """A flag for a setting (``dest`` is its flat name): type, choices and help from its
+    definition; ``note`` is added to the help."""
+    info = Settings.field_info(flat)
+    ann = info.annotation
+    opts: dict[str, Any] = {"dest": flat, "help": _help(flat) + (f"; {note}" if note else "")}
+    flags = tuple(f for f in flags if f) or ("--" + flat.replace("_", "-"),)
+    if isinstance(ann, type) and issubclass(ann, Enum):
+        opts["choices"] = [m.value for m in ann]
+    elif ann is bool:
+        opts["action"] = "store_const"
+        opts["const"] = True
+    elif ann is int or ann is float:
+        opts["type"] = ann
+    elif get_origin(ann) is tuple:
+        opts["type"] = _csv
+    parser.add_argument(*flags, **opts)
+
+
+def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
+    """The settings among ``names`` that a flag set (a mapping given as name=number pairs)."""
+    out = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    for n, v in out.items():
+        if get_origin(Settings.field_info(n).annotation) is dict:
+            out[n] = _weights(v)
+    return out
+
+
+STORE_SETTINGS = ["store", "store_uri", "store_name", "store_index"]
+INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
+RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "unit", "index_kinds",
+                   "window_sentences", "merge_threshold", "max_parents", "token_budget", "channel_timeout_s"]
+LLM_FLAGS = ["llm", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "rerank", "rerank_top_n",
+             "multihop", "hops_max", "hop_min_gain"]
+QUERY_FLAGS = RETRIEVAL_FLAGS + LLM_FLAGS
+# flags shorter than --<flat-name>
+SHORT_FLAGS = {"window_sentences": "--window", "token_budget": "--budget", "channel_timeout_s": "--timeout"}
+
+
+def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out = _given(args, STORE_SETTINGS)
+    if out.get("store_uri") and "store" not in out:
+        out["store"] = "milvus"
+    return out
+
+
+# ---------------------------------------------------------------- commands
+def cmd_ingest(args: argparse.Namespace) -> int:
+    kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
+    report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        print("\n".join(report_lines(report)))
+    return 0
+
+
 def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> dict[str, Any]:
-    channels = args.channels.split(",") if args.channels else None
+    out = _given(args, QUERY_FLAGS)
     extra = (["hyde", "hyde_bm25"] if args.hyde else []) + (["multi_query"] if args.multi_query else [])
     if extra:
-        channels = list(dict.fromkeys([*(channels or kb_channels), *extra]))
-    return {"channels": channels, "fusion": args.fusion,
-            "rrf_k": args.rrf_k, "weights": _parse_weights(args.weights),
-            "normalization": args.normalization, "max_parents": args.max_parents, "unit": args.unit,
-            "token_budget": args.budget, "llm": args.llm, "llm_base_url": args.llm_base_url,
-            "hyde_mode": args.hyde_mode, "hyde_samples": args.hyde_samples,
-            "rewrite": True if args.rewrite else None, "multi_query_n": args.multi_query,
-            "rerank": args.rerank, "rerank_top_n": args.rerank_top_n, "channel_timeout_s": args.timeout,
-            "index_kinds": args.index_kinds.split(",") if args.index_kinds else None,
-            "window_sentences": args.window, "merge_threshold": args.merge_threshold}
-
-
-def format_result(result, show_trace: bool = False, width: int = 100) -> str:
-    out = []
-    if not result.passages:
-        out.append("no passages found")
-    for p in result.passages:
-        head = f"[{p.rank}] {p.source}"
-        if p.heading_path:
-            head += f" :: {' > '.join(p.heading_path)}"
-        out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
-        body = p.text if len(p.text) <= 600 else p.text[:600] + " ..."
-        out.append(textwrap.indent(body, "    "))
-        spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
-        out.append(f"    matched children: {spans}")
-        out.append("")
-    t = result.trace
-    fusion = ", ".join(f"{k}={v}" for k, v in t.fusion.items())
-    out.append(f"fusion: {fusion}; total {t.timings_ms['total']:.1f} ms; generation {t.generation}")
-    for c in t.channels:
-        status = f"error: {c.error}" if c.error else f"{len(c.hits)} parents from {c.raw_children} children"
-        out.append(f"  channel {c.name}: {status} in {c.elapsed_ms:.1f} ms")
-        if show_trace:
-            for h in c.hits[:5]:
-                out.append(f"    #{h.rank} {h.parent_id} raw score {h.score:.4f}")
-    rw = t.transforms.get("rewrite")
-    if rw:
-        out.append(f"  rewrite: {rw['rewritten']!r}" if rw["rewritten"] else
-                   f"  rewrite failed ({rw['error']}); searched the question as asked")
-    hyde = t.transforms.get("hyde")
-    if hyde:
-        for i, h in enumerate(hyde["hypotheses"]):
-            out.append(f"  HyDE hypothesis {i + 1} ({hyde['mode']}): " + textwrap.shorten(h, width if show_trace else 200))
-        for e in hyde["errors"]:
-            out.append(f"  HyDE error: {e}")
-    mq = t.transforms.get("multi_query")
-    if mq:
-        out.append(f"  multi-query: {mq['queries']}" + (f" (error: {mq['error']})" if mq["error"] else ""))
-    if t.rerank:
-        r = t.rerank
-        out.append(f"  rerank {r['model']}: judged {r['judged']} of the top {r['top_n']}"
-                   + (f" (error: {r['error']})" if r["error"] else ""))
-    return "\n".join(out)
+        out["channels"] = list(dict.fromkeys([*out.get("channels", kb_channels), *extra]))
+    if args.multi_query:
+        out["multi_query_n"] = args.multi_query
+    return out
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -156,9 +143,9 @@ def cmd_query(args: argparse.Namespace) -> int:
             flt = json.loads(args.filter)
         except json.JSONDecodeError as e:
             raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
-    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.channels))
+    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
     if args.json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
     else:
         print(format_result(result, show_trace=args.trace))
     return 0
@@ -167,13 +154,13 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     st = _open(args).stats()
     if args.json:
-        _print_json(st)
+        print_json(st)
     else:
         for k in ("path", "backend", "uri", "collections", "generation", "documents", "parents", "children",
                   "dim", "disk_bytes"):
             if k in st:
                 print(f"{k:12} {st[k]}")
-        print(f"{'embedder':12} {st['settings']['embedder']}")
+        print(f"{'embedder':12} {st['settings']['index']['embedder']}")
         print(f"{'fields':12} {', '.join(st['fields'])}")
     return 0
 
@@ -182,7 +169,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     docs = _open(args).documents()
     rows = sorted(docs.values(), key=lambda d: (d.source, d.doc_id))
     if args.json:
-        _print_json([d.__dict__ for d in rows])
+        print_json([d.__dict__ for d in rows])
     else:
         for d in rows:
             print(f"{d.doc_id}\t{d.source}\t{d.parents} parents\t{d.children} children\t{d.title}")
@@ -197,22 +184,12 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     kb = _open(args)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    dest = kb.copy_to(args.dest, progress=_progress_factory(progress), **_store_overrides(args))
+    dest = kb.copy_to(args.dest, progress=_progress(args), **_store_overrides(args))
     st = dest.stats()
     where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
     print(f"copied {st['documents']} documents, {st['parents']} parents, {st['children']} children "
           f"to {args.dest} on {where}; no re-embedding")
     return 0
-
-
-def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
-    g = parser.add_argument_group(f"store ({what})")
-    g.add_argument("--store", choices=["lancedb", "milvus"], help="lancedb (embedded, default) or milvus")
-    g.add_argument("--store-uri", help="Milvus URI, e.g. http://127.0.0.1:19530 (implies --store milvus); "
-                                       "credentials from $RAGSIFT_MILVUS_TOKEN or $MILVUS_TOKEN")
-    g.add_argument("--store-name", help="Milvus collection prefix (default: from the directory name)")
-    g.add_argument("--store-index", help="Milvus vector index type: FLAT (exact, default), HNSW, AUTOINDEX ...")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -222,15 +199,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ragsift.eval.runner import run_eval_cli
+    from ragsift.eval.runner import load_configs, run_eval
 
-    return run_eval_cli(args)
+    names = _csv(args.configs)
+    report = run_eval(args.dataset, load_configs(names, args.config_file), baseline=args.baseline,
+                      embedder=args.embedder, split=args.split, max_queries=args.max_queries,
+                      skip_queries=args.skip_queries, work_dir=Path(args.work_dir),
+                      out=Path(args.out) if args.out else None,
+                      report_dir=Path(args.report_dir) if args.report_dir else None,
+                      progress=sys.stderr.isatty() if args.progress is None else args.progress,
+                      command="ragsift " + " ".join(_quoted(sys.argv[1:])))
+    print(report.summary)
+    print(report.table)
+    if report.chart_skipped:
+        print("matplotlib is not installed: chart skipped (pip install 'ragsift[bench]')", file=sys.stderr)
+    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ragsift.eval.runner import run_compare_cli
+    from ragsift.eval.runner import compare_configs
 
-    return run_compare_cli(args)
+    print(compare_configs(Path(args.results), args.a, args.b, _csv(args.metrics) if args.metrics else None))
+    return 0
+
+
+def _quoted(argv: list[str]) -> list[str]:
+    import shlex
+
+    return [shlex.quote(a) for a in argv]
 
 
 # ---------------------------------------------------------------- parser
@@ -241,6 +237,13 @@ def _add_progress_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-progress", dest="progress", action="store_false")
 
 
+def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    g = parser.add_argument_group(f"store ({what})")
+    for flat in STORE_SETTINGS:
+        _setting(g, flat, note="implies --store milvus; credentials from $RAGSIFT_MILVUS_TOKEN or $MILVUS_TOKEN"
+                 if flat == "store_uri" else "")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
@@ -248,16 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl)")
     s.add_argument("paths", nargs="+")
-    s.add_argument("--embedder", help="embedder for a NEW knowledge base: e5-small (default, zh+en), "
-                                      "minilm (English, faster), st:<model>")
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
-    s.add_argument("--small-index", help="for a NEW knowledge base, comma-separated: chunks (always), sentences, "
-                                         "keysentences, summaries, raptor, keywords, entities")
-    s.add_argument("--extra-embedders", help="for a NEW knowledge base: more embedders, comma-separated "
-                                             "(channel dense:<name> each)")
-    s.add_argument("--sparse-encoder", help="for a NEW knowledge base: e5-sparse, splade-tiny or splade:<model> "
-                                            "(channel sparse)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
+    g = s.add_argument_group("index (for a NEW knowledge base)")
+    for flat in INDEX_FLAGS:
+        _setting(g, flat)
     _add_store_flags(s, "for a NEW knowledge base")
     _add_progress_flags(s)
     s.set_defaults(func=cmd_ingest)
@@ -267,32 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print passages and trace as JSON")
     s.add_argument("--trace", action="store_true", help="show per-channel hits")
     s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
-    s.add_argument("--channels", help="comma-separated: dense,bm25")
-    s.add_argument("--fusion", choices=["rrf", "weighted"])
-    s.add_argument("--rrf-k", type=int)
-    s.add_argument("--weights", help="for weighted fusion, e.g. dense=0.6,bm25=0.4")
-    s.add_argument("--normalization", choices=["minmax", "zscore", "none"])
-    s.add_argument("--unit", choices=["parent", "child", "document", "window", "auto"],
-                   help="what comes back: the parent section (default), the child chunk, the whole document, "
-                        "a sentence window, auto-merged units")
-    s.add_argument("--index-kinds", help="small-index entries searched, comma-separated: chunk (default), sentence, "
-                                         "keys, summary, raptor, keywords, entities")
-    s.add_argument("--window", type=int, help="sentences on each side for --unit window")
-    s.add_argument("--merge-threshold", type=float, help="share of chunks found that merges a section (--unit auto)")
-    s.add_argument("--max-parents", type=int, help="most passages returned")
-    s.add_argument("--budget", type=int, help="token budget for the returned passages")
-    s.add_argument("--timeout", type=float, help="seconds each channel may take (channel_timeout_s)")
-    g = s.add_argument_group("language model (HyDE, rewriting, multi-query, LLM-judge reranking)")
-    g.add_argument("--llm", help="local:qwen2.5-coder-1.5b (offline), local:FILE.gguf or openai:MODEL")
-    g.add_argument("--llm-base-url", help="for openai:MODEL (else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL); "
-                   "the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY")
+    g = s.add_argument_group("retrieval")
+    for flat in RETRIEVAL_FLAGS:
+        _setting(g, flat, SHORT_FLAGS.get(flat, ""))
+    g = s.add_argument_group("language model (HyDE, rewriting, multi-query, reranking, multi-hop)")
     g.add_argument("--hyde", action="store_true", help="add the HyDE channels (dense and BM25 over a hypothesis)")
-    g.add_argument("--hyde-mode", choices=["hypothesis", "query+hypothesis", "mean"])
-    g.add_argument("--hyde-samples", type=int, help="hypotheses averaged in mean mode")
-    g.add_argument("--rewrite", action="store_true", help="search an LLM rewrite of the question")
     g.add_argument("--multi-query", type=int, metavar="N", help="add a channel that fuses N LLM-written queries")
-    g.add_argument("--rerank", help="llm-judge or cross-encoder:MODEL")
-    g.add_argument("--rerank-top-n", type=int)
+    for flat in LLM_FLAGS:
+        _setting(g, flat, note="the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY" if flat == "llm_base_url" else "")
     s.set_defaults(func=cmd_query)
 
     s = sub.add_parser("stats", help="show counts, generation and settings")

@@ -1,25 +1,58 @@
-"""Typed settings. Index settings are fixed when a knowledge base is created and saved in
-its ``ragsift.toml``; query settings are defaults that any single query may override.
+"""Settings, grouped by concern: frozen, typed, validated once, saved as TOML tables.
+
+    Settings
+      index       how documents are cut and represented (fixed when a knowledge base is created)
+      store       where the index lives: the embedded LanceDB store, or a Milvus server
+      query       channels, fusion, the unit returned, budgets and deadlines
+      llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
+      transforms  HyDE, rewriting and multi-query
+      rerank      the reranker
+      multihop    recursive retrieval
+
+Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``, ``store``
+(the store kind), ``llm`` (the model), ``rerank`` (the reranker), ``multihop`` (the mode).
+Flat names are what ``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``,
+``Settings.replace`` and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works
+too. The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds
+(one table per group) and what ``Settings.model_json_schema()`` exports.
+
+Each group validates its own fields (types, ranges, enums); ``Settings`` checks what spans
+groups (a step that needs a language model, a small index that needs one). Channel names are
+an open set: the channel registry (``ragsift.retrieve.channels``) checks them, and the
+knowledge base runs that check whenever it makes settings.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import tomllib
-from dataclasses import dataclass, field, fields
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Optional
+
+import tomli_w
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError,
+                      create_model, field_validator, model_validator)
+from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
+from ragsift.text.prompts import validate_prompts
 
 
-class FusionMode(str, Enum):
-    RRF = "rrf"
-    WEIGHTED = "weighted"
+class FusionMode(StrEnum):
+    """How channel rankings are fused."""
+
+    RRF = "rrf"  # reciprocal rank fusion
+    WEIGHTED = "weighted"  # weighted sum of normalized scores
 
 
-class Unit(str, Enum):
+class Normalization(StrEnum):
+    """How a channel's raw scores are scaled before weighted fusion."""
+
+    MINMAX = "minmax"
+    ZSCORE = "zscore"
+    NONE = "none"
+
+
+class Unit(StrEnum):
     """What a query returns: the parent section (small-to-big), the child chunk itself
     (flat chunks), the whole document, a sentence window, or auto-merged units."""
 
@@ -30,10 +63,45 @@ class Unit(str, Enum):
     AUTO = "auto"  # auto-merging: entries, or their section, or their document, by the share hit
 
 
-class Normalization(str, Enum):
-    MINMAX = "minmax"
-    ZSCORE = "zscore"
-    NONE = "none"
+class MultiHop(StrEnum):
+    OFF = "off"
+    KEYWORDS = "keywords"  # follow-up queries from entities and key terms of what was found
+    LLM = "llm"  # follow-up queries written by the language model
+
+
+class HydeMode(StrEnum):
+    HYPOTHESIS = "hypothesis"
+    QUERY_HYPOTHESIS = "query+hypothesis"
+    MEAN = "mean"
+
+
+class StoreKind(StrEnum):
+    LANCEDB = "lancedb"
+    MILVUS = "milvus"
+
+
+class SmallIndexOption(StrEnum):
+    """What a knowledge base's small index holds besides its chunks (``ragsift.ingest.small_index``)."""
+
+    CHUNKS = "chunks"
+    SENTENCES = "sentences"
+    KEYSENTENCES = "keysentences"
+    SUMMARIES = "summaries"
+    RAPTOR = "raptor"
+    KEYWORDS = "keywords"
+    ENTITIES = "entities"
+
+
+class EntryKind(StrEnum):
+    """The kind of a small-index entry, as stored; a query searches some of them (``index_kinds``)."""
+
+    CHUNK = "chunk"
+    SENTENCE = "sentence"
+    KEYS = "keys"
+    SUMMARY = "summary"
+    RAPTOR = "raptor"
+    KEYWORDS = "keywords"
+    ENTITIES = "entities"
 
 
 def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
@@ -44,256 +112,458 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
         raise ConfigError(f"unknown {what} {value!r}; valid values: {valid}") from None
 
 
-# Settings that shape the index: changing them needs a new knowledge base (or a re-ingest).
-INDEX_KEYS = ("embedder", "parent_max_tokens", "child_tokens", "child_overlap_tokens",
-              "index_headings", "analyzer", "small_index", "raptor_levels", "extra_embedders",
-              "sparse_encoder", "store", "store_name", "store_index")
-SMALL_INDEX = ("chunks", "sentences", "keysentences", "summaries", "raptor", "keywords", "entities")
-ENTRY_KINDS = ("chunk", "sentence", "keys", "summary", "raptor", "keywords", "entities")
-STORES = ("lancedb", "milvus")
-
-TUPLE_KEYS = ("channels", "small_index", "index_kinds", "extra_embedders")
-KNOWN_CHANNELS = ("dense", "bm25", "hyde", "hyde_bm25", "multi_query", "keywords", "entities")
-LLM_CHANNELS = ("hyde", "hyde_bm25", "multi_query")
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
 TIMED_STEPS = ("rewrite", "rerank", "follow_up", "summary")
 
 
-class MultiHop(str, Enum):
-    OFF = "off"
-    KEYWORDS = "keywords"  # follow-up queries from entities and key terms of what was found
-    LLM = "llm"  # follow-up queries written by the language model
+def _as_tuple(v: Any) -> Any:
+    """Lists become tuples; one string is a one-item tuple (``channels="dense"``)."""
+    if isinstance(v, str):
+        return (v,)
+    if isinstance(v, list):
+        return tuple(v)
+    return v
 
 
-class HydeMode(str, Enum):
-    HYPOTHESIS = "hypothesis"
-    QUERY_HYPOTHESIS = "query+hypothesis"
-    MEAN = "mean"
+# value types: numbers and flags are strict (no "5" for 5, no 1 for True) and finite
+Int = Annotated[int, Strict()]
+Float = Annotated[float, Strict()]
+Bool = Annotated[bool, Strict()]
+Str = Annotated[str, Strict()]
+Names = Annotated[tuple[Str, ...], BeforeValidator(_as_tuple)]
+Seconds = Annotated[float, Strict(), Field(gt=0, le=86_400)]
 
 
-@dataclass(frozen=True)
-class Settings:
-    # --- index settings (saved with the knowledge base) ---
-    embedder: str = "e5-small"
-    parent_max_tokens: int = 1500
-    child_tokens: int = 200
-    child_overlap_tokens: int = 40
-    index_headings: bool = True
-    analyzer: str = "ragsift-zh-en-v1"
-    # what the small index holds (ragsift.ingest.small_index): chunks always; sentences,
-    # keysentences (extractive), summaries (needs llm), raptor (summary tree; llm or extractive),
-    # keywords and entities (for the keywords / entities channels)
-    small_index: tuple[str, ...] = ("chunks",)
-    raptor_levels: int = 3
-    extra_embedders: tuple[str, ...] = ()  # more embedding models; channel "dense:<name>" for each
-    sparse_encoder: str = ""  # learned sparse vectors (e5-sparse, splade-tiny, splade:<model>); channel "sparse"
-    # --- where the index lives: the embedded store in the directory, or a Milvus server ---
-    store: str = "lancedb"  # lancedb | milvus
-    store_uri: str = ""  # milvus: http(s)://host:19530; may change when the cluster moves
-    store_name: str = ""  # milvus: collection prefix (default: from the directory name)
-    store_index: str = "FLAT"  # milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)
-    # --- query settings (defaults; each query may override) ---
-    channels: tuple[str, ...] = ("dense", "bm25")
-    fusion: str = "rrf"
-    rrf_k: int = 60
-    weights: dict[str, float] = field(default_factory=lambda: {"dense": 0.5, "bm25": 0.5})
-    normalization: str = "minmax"
-    channel_depth: int = 100
-    unit: str = "parent"
-    index_kinds: tuple[str, ...] = ("chunk",)  # entry kinds the channels search
-    window_sentences: int = 2  # unit "window": sentences on each side of the entry found
-    merge_threshold: float = 0.5  # unit "auto": share of a section's chunks (or a document's sections) hit
-    max_parents: int = 4
-    token_budget: int = 3000
-    channel_timeout_s: float = 30.0
-    channel_timeouts: dict[str, float] = field(default_factory=dict)  # per channel / step
-    max_query_chars: int = 4000
-    # --- language model (HyDE, rewriting, multi-query, LLM-judge reranking) ---
-    llm: str = ""  # "" (none), "local:<packaged name | file.gguf>" or "openai:<model>"
-    llm_base_url: str = ""  # for openai:*; else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL
-    llm_cache: bool | str = True  # True: $RAGSIFT_CACHE_DIR/llm-cache.sqlite; a path; False: off
-    llm_max_retries: int = 2
-    llm_max_concurrency: int = 4
-    prompts: dict[str, Any] = field(default_factory=dict)  # e.g. {"hyde.en": {system=..., user=...}}
-    hyde_mode: str = "hypothesis"
-    hyde_samples: int = 4  # hypotheses in "mean" mode
-    hyde_temperature: float = 0.7
-    hyde_max_tokens: int = 256
-    rewrite: bool = False  # plain channels search an LLM rewrite of the question
-    multi_query_n: int = 3  # queries the multi_query channel asks for
-    rerank: str = ""  # "" (none), "llm-judge" or "cross-encoder:<model>"
-    rerank_top_n: int = 10
-    rerank_max_tokens: int = 256  # a passage is cut to this before it is judged
-    # --- multi-hop retrieval (retrieve, read, ask the next question, stop when nothing new) ---
-    multihop: str = "off"  # off | keywords | llm
-    hops_max: int = 3  # retrieval rounds, the question's own included
-    hop_queries: int = 2  # follow-up queries per hop in keywords mode (one per new term)
-    hop_top: int = 5  # units per query that count as found, and over which gain is measured
-    hop_min_gain: float = 0.3  # measured on HotpotQA (benchmarks/multihop.py); a hop with less is dropped, the loop stops
-    hop_protect: int = 2  # the question's own top units stay first
-    hop_llm_calls: int = 4  # budget of follow-up LLM calls per question
-    hop_time_s: float = 120.0  # no new hop starts after this many seconds
+class Group(BaseModel):
+    """A group of settings: frozen, no unknown fields, numbers finite. The docstring under each
+    field is its description (the CLI's help and the JSON Schema)."""
 
-    def __post_init__(self) -> None:
-        parse_enum(FusionMode, self.fusion, "fusion mode")
-        parse_enum(Normalization, self.normalization, "normalization")
-        parse_enum(Unit, self.unit, "unit")
-        parse_enum(HydeMode, self.hyde_mode, "hyde_mode")
-        parse_enum(MultiHop, self.multihop, "multihop mode")
-        if "chunks" not in self.small_index or set(self.small_index) - set(SMALL_INDEX):
-            raise ConfigError(f"small_index must include 'chunks' and may add {', '.join(SMALL_INDEX[1:])}; "
-                              f"got {list(self.small_index)}")
-        if not self.index_kinds or set(self.index_kinds) - set(ENTRY_KINDS):
-            raise ConfigError(f"index_kinds must be a non-empty selection of {', '.join(ENTRY_KINDS)}; "
-                              f"got {list(self.index_kinds)}")
-        if self.unit == "auto" and set(self.index_kinds) != {"chunk"}:
-            raise ConfigError("auto-merging measures the share of a section's chunks that were found: "
-                              "use it with index_kinds ['chunk']")
-        if not 0 < self.merge_threshold <= 1:
-            raise ConfigError("merge_threshold must be in (0, 1]")
-        if not isinstance(self.window_sentences, int) or self.window_sentences < 0:
-            raise ConfigError("window_sentences must be an integer >= 0")
-        if "sparse" in self.channels and not self.sparse_encoder:
-            raise ConfigError("the sparse channel needs a knowledge base built with sparse_encoder "
-                              "(e5-sparse, splade-tiny or splade:<model>)")
-        if "summaries" in self.small_index and not self.llm:
-            raise ConfigError("small_index 'summaries' needs a language model (llm) at ingest; "
-                              "'keysentences' is the extractive index that needs none")
-        if self.store not in STORES:
-            raise ConfigError(f"unknown store {self.store!r}; valid stores: {', '.join(STORES)}")
-        for name in ("parent_max_tokens", "child_tokens", "channel_depth", "max_parents",
-                     "token_budget", "max_query_chars", "hyde_samples", "hyde_max_tokens",
-                     "multi_query_n", "rerank_top_n", "rerank_max_tokens", "llm_max_concurrency",
-                     "hops_max", "hop_queries", "hop_top", "hop_llm_calls", "raptor_levels"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ConfigError(f"{name} must be a positive integer, got {v!r}")
-        if not isinstance(self.rrf_k, int) or self.rrf_k < 0:
-            raise ConfigError(f"rrf_k must be an integer >= 0, got {self.rrf_k!r}")
-        if not 0 <= self.child_overlap_tokens < self.child_tokens:
-            raise ConfigError("child_overlap_tokens must be >= 0 and smaller than child_tokens")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+    #: field name -> flat name, where they differ
+    FLAT: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise config_error(e, type(self)) from None
+
+    @classmethod
+    def flat_name(cls, field: str) -> str:
+        return cls.FLAT.get(field, field)
+
+
+class IndexSettings(Group):
+    """How documents are cut, what is indexed and by which models. Fixed when a knowledge base
+    is created (changing them needs a new knowledge base)."""
+
+    embedder: Str = "e5-small"
+    """Dense embedding model: e5-small (zh+en, default), minilm (English, faster), st:<model>."""
+    parent_max_tokens: Int = Field(1500, gt=0, le=100_000)
+    """Largest parent section, in approximate tokens."""
+    child_tokens: Int = Field(200, gt=0, le=10_000)
+    """Size of a child chunk (what is searched), in approximate tokens."""
+    child_overlap_tokens: Int = Field(40, ge=0, le=10_000)
+    """Overlap between neighbouring child chunks."""
+    index_headings: Bool = True
+    """Prepend the title and heading path to each child's indexed text."""
+    analyzer: Str = "ragsift-zh-en-v1"
+    """The BM25 analyzer (the same at index and query time)."""
+    small_index: Annotated[tuple[SmallIndexOption, ...], BeforeValidator(_as_tuple)] = (SmallIndexOption.CHUNKS,)
+    """What the small index holds: chunks (always) and more entries (summaries need llm)."""
+    raptor_levels: Int = Field(3, gt=0, le=10)
+    """Levels of the RAPTOR summary tree."""
+    extra_embedders: Names = ()
+    """More embedding models; the channel dense:<name> searches each."""
+    sparse_encoder: Str = ""
+    """Learned sparse vectors (e5-sparse, splade-tiny, splade:<model>); the channel sparse searches them."""
+
+    @model_validator(mode="after")
+    def _check(self) -> "IndexSettings":
+        if SmallIndexOption.CHUNKS not in self.small_index:
+            raise ValueError(f"small_index must include 'chunks' and may add "
+                             f"{', '.join(o.value for o in SmallIndexOption if o is not SmallIndexOption.CHUNKS)}; "
+                             f"got {[o.value for o in self.small_index]}")
+        if self.child_overlap_tokens >= self.child_tokens:
+            raise ValueError("child_overlap_tokens must be >= 0 and smaller than child_tokens")
         if self.child_tokens > self.parent_max_tokens:
-            raise ConfigError("child_tokens must not exceed parent_max_tokens")
-        if self.channel_timeout_s <= 0:
-            raise ConfigError("channel_timeout_s must be positive")
-        if not self.channels:
-            raise ConfigError("at least one channel is needed")
-        known = self.known_channels()
-        for ch in self.channels:
-            if ch not in known:
-                raise ConfigError(f"unknown channel {ch!r}; valid channels: {', '.join(known)}")
-        for ch, w in self.weights.items():
-            if ch not in known:
-                raise ConfigError(f"weight for unknown channel {ch!r}")
-            if not isinstance(w, (int, float)) or w < 0:
-                raise ConfigError(f"weight for {ch!r} must be a number >= 0")
-        if self.fusion == FusionMode.WEIGHTED.value:
+            raise ValueError("child_tokens must not exceed parent_max_tokens")
+        return self
+
+
+class StoreSettings(Group):
+    """Where the index lives: the embedded LanceDB store in the directory, or a Milvus server."""
+
+    FLAT: ClassVar[dict[str, str]] = {"kind": "store", "uri": "store_uri", "name": "store_name",
+                                      "index": "store_index"}
+    kind: StoreKind = StoreKind.LANCEDB
+    """lancedb (embedded, default) or milvus."""
+    uri: Str = ""
+    """Milvus: http(s)://host:19530; may change when the cluster moves."""
+    name: Str = ""
+    """Milvus: collection prefix (default: from the directory name)."""
+    index: Str = "FLAT"
+    """Milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)."""
+
+
+class QuerySettings(Group):
+    """What a query searches, how rankings are fused, what comes back and how long it may take.
+    Defaults of the knowledge base; any query may override them."""
+
+    channels: Names = Field(("dense", "bm25"), min_length=1)
+    """Retrieval channels run in parallel: dense, bm25, sparse, keywords, entities, hyde,
+    hyde_bm25, multi_query, dense:<extra embedder>."""
+    fusion: FusionMode = FusionMode.RRF
+    """How channel rankings are fused: rrf or weighted."""
+    rrf_k: Int = Field(60, ge=0, le=100_000)
+    """k of reciprocal rank fusion: score = sum of 1 / (k + rank)."""
+    weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1_000)]] = Field(
+        default_factory=lambda: {"dense": 0.5, "bm25": 0.5})
+    """Weighted fusion: a weight per channel."""
+    normalization: Normalization = Normalization.MINMAX
+    """Weighted fusion: how a channel's raw scores are scaled (minmax, zscore, none)."""
+    channel_depth: Int = Field(100, gt=0, le=10_000)
+    """Entries each channel returns before deduplication and fusion."""
+    unit: Unit = Unit.PARENT
+    """What comes back: parent (the section, default), child (the chunk), document, window
+    (a sentence window), auto (auto-merged)."""
+    index_kinds: Annotated[tuple[EntryKind, ...], BeforeValidator(_as_tuple)] = Field(
+        (EntryKind.CHUNK,), min_length=1)
+    """Small-index entries the channels search."""
+    window_sentences: Int = Field(2, ge=0, le=100)
+    """Unit window: sentences on each side of the entry found."""
+    merge_threshold: Float = Field(0.5, gt=0, le=1)
+    """Unit auto: share of a section's chunks (or a document's sections) found that merges them."""
+    max_parents: Int = Field(4, gt=0, le=1_000)
+    """Most passages returned."""
+    token_budget: Int = Field(3000, gt=0, le=1_000_000)
+    """Token budget for the returned passages."""
+    channel_timeout_s: Seconds = 30.0
+    """Seconds each channel may take."""
+    channel_timeouts: dict[Str, Seconds] = Field(default_factory=dict)
+    """Timeouts of single channels or steps (rewrite, rerank, follow_up, summary), in seconds."""
+    max_query_chars: Int = Field(4000, gt=0, le=1_000_000)
+    """Longest query accepted, in characters."""
+
+    @model_validator(mode="after")
+    def _check(self) -> "QuerySettings":
+        if self.unit is Unit.AUTO and set(self.index_kinds) != {EntryKind.CHUNK}:
+            raise ValueError("auto-merging measures the share of a section's chunks that were found: "
+                             "use it with index_kinds ['chunk']")
+        if self.fusion is FusionMode.WEIGHTED and len(self.channels) > 1:
             missing = [c for c in self.channels if c not in self.weights]
             if missing:
-                raise ConfigError(f"weighted fusion needs a weight for every channel; missing: {', '.join(missing)}")
-        for name, t in self.channel_timeouts.items():
-            if name not in known + TIMED_STEPS:
-                raise ConfigError(f"timeout for unknown channel or step {name!r}; valid: "
-                                  f"{', '.join(known + TIMED_STEPS)}")
-            if not isinstance(t, (int, float)) or isinstance(t, bool) or t <= 0:
-                raise ConfigError(f"timeout for {name!r} must be a positive number of seconds")
-        if not isinstance(self.llm_max_retries, int) or self.llm_max_retries < 0:
-            raise ConfigError("llm_max_retries must be an integer >= 0")
-        if not 0 <= self.hyde_temperature <= 2:
-            raise ConfigError("hyde_temperature must be between 0 and 2")
-        needs_llm = [c for c in self.channels if c in LLM_CHANNELS]
-        needs_llm += ["rewrite"] if self.rewrite else []
-        needs_llm += ["rerank = 'llm-judge'"] if self.rerank == "llm-judge" else []
-        needs_llm += ["multihop = 'llm'"] if self.multihop == "llm" else []
-        if not 0 <= self.hop_min_gain <= 1:
-            raise ConfigError("hop_min_gain must be between 0 and 1")
-        if not isinstance(self.hop_protect, int) or self.hop_protect < 0 or self.hop_time_s <= 0:
-            raise ConfigError("hop_protect must be >= 0 and hop_time_s positive")
-        if needs_llm and not self.llm:
-            raise ConfigError(f"{', '.join(needs_llm)} needs a language model: set llm to "
-                              "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
-        if self.rerank and self.rerank != "llm-judge" and not self.rerank.startswith("cross-encoder:"):
-            raise ConfigError(f"unknown reranker {self.rerank!r}; use 'llm-judge' or 'cross-encoder:<model>'")
-        from ragsift.models.prompts import validate_prompts
-        validate_prompts(self.prompts)
+                raise ValueError(f"weighted fusion needs a weight for every channel; missing: {', '.join(missing)}")
+            if not any(self.weights[c] > 0 for c in self.channels):
+                raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
+        return self
 
-    def known_channels(self) -> tuple[str, ...]:
-        """The built-in channels, "sparse", and "dense:<name>" for each extra embedder."""
-        return KNOWN_CHANNELS + ("sparse",) + tuple(f"dense:{e}" for e in self.extra_embedders)
 
+class LLMSettings(Group):
+    """The language model (optional) and its client."""
+
+    FLAT: ClassVar[dict[str, str]] = {"model": "llm", "base_url": "llm_base_url", "cache": "llm_cache",
+                                      "max_retries": "llm_max_retries", "max_concurrency": "llm_max_concurrency",
+                                      "prompts": "prompts"}
+    model: Str = ""
+    """'' (none), local:<packaged name | file.gguf> or openai:<model>."""
+    base_url: Str = ""
+    """For openai:*; else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL."""
+    cache: Bool | Str = True
+    """Answer cache: true ($RAGSIFT_CACHE_DIR/llm-cache.sqlite), a file path, or false."""
+    max_retries: Int = Field(2, ge=0, le=10)
+    """Retries of a call on transient errors, within its deadline."""
+    max_concurrency: Int = Field(4, gt=0, le=256)
+    """Calls in flight per endpoint."""
+    prompts: dict[Str, dict[Str, Str]] = Field(default_factory=dict)
+    """Prompt templates replaced, e.g. {"hyde.en": {"system": "...", "user": "Question: {question}"}}."""
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        kind, _, name = v.partition(":")
+        if v and (kind not in ("local", "openai") or not name):
+            raise ValueError(f"unknown llm {v!r}; use 'openai:<model>' or 'local:<name or file.gguf>'")
+        return v
+
+    @field_validator("prompts")
+    @classmethod
+    def _prompts(cls, v: dict[str, Any]) -> dict[str, Any]:
+        validate_prompts(v)
+        return v
+
+
+class TransformSettings(Group):
+    """Query transforms that call the language model: HyDE, rewriting, multi-query."""
+
+    hyde_mode: HydeMode = HydeMode.HYPOTHESIS
+    """HyDE: hypothesis, query+hypothesis, or mean (of several hypotheses and the question)."""
+    hyde_samples: Int = Field(4, gt=0, le=16)
+    """HyDE mean mode: hypotheses averaged."""
+    hyde_temperature: Float = Field(0.7, ge=0, le=2)
+    """HyDE mean mode: sampling temperature of the hypotheses after the first."""
+    hyde_max_tokens: Int = Field(256, gt=0, le=4096)
+    """HyDE: longest hypothesis, in model tokens."""
+    rewrite: Bool = False
+    """The plain channels search an LLM rewrite of the question."""
+    multi_query_n: Int = Field(3, gt=0, le=16)
+    """Queries the multi_query channel asks the model for."""
+
+
+class RerankSettings(Group):
+    """The reranker of the top fused units."""
+
+    FLAT: ClassVar[dict[str, str]] = {"model": "rerank", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens"}
+    model: Str = ""
+    """'' (none), llm-judge or cross-encoder:<model>."""
+    top_n: Int = Field(10, gt=0, le=1_000)
+    """Fused units reranked; the rest keep their order."""
+    max_tokens: Int = Field(256, gt=0, le=8192)
+    """A passage is cut to this before it is judged."""
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if v and v != "llm-judge" and not (v.startswith("cross-encoder:") and len(v) > len("cross-encoder:")):
+            raise ValueError(f"unknown reranker {v!r}; use 'llm-judge' or 'cross-encoder:<model>'")
+        return v
+
+
+class MultiHopSettings(Group):
+    """Recursive retrieval: retrieve, read, ask the next question, stop when nothing new comes."""
+
+    FLAT: ClassVar[dict[str, str]] = {"mode": "multihop"}
+    mode: MultiHop = MultiHop.OFF
+    """off, keywords (follow-ups from what was found) or llm (follow-ups by the model)."""
+    hops_max: Int = Field(3, gt=0, le=10)
+    """Retrieval rounds, the question's own included."""
+    hop_queries: Int = Field(2, gt=0, le=10)
+    """Follow-up queries per hop in keywords mode (one per new term)."""
+    hop_top: Int = Field(5, gt=0, le=100)
+    """Units per query that count as found, and over which gain is measured."""
+    hop_min_gain: Float = Field(0.3, ge=0, le=1)
+    """A hop with less gain (new units / units looked at) is dropped and the loop stops
+    (measured on HotpotQA, benchmarks/multihop.py)."""
+    hop_protect: Int = Field(2, ge=0, le=100)
+    """The question's own top units that stay first."""
+    hop_llm_calls: Int = Field(4, gt=0, le=100)
+    """Budget of follow-up model calls per question."""
+    hop_time_s: Seconds = 120.0
+    """No new hop starts after this many seconds."""
+
+
+GROUPS: dict[str, type[Group]] = {
+    "index": IndexSettings, "store": StoreSettings, "query": QuerySettings, "llm": LLMSettings,
+    "transforms": TransformSettings, "rerank": RerankSettings, "multihop": MultiHopSettings,
+}
+#: flat name -> (group, field)
+FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUPS.items() for f in cls.model_fields}
+#: settings fixed when a knowledge base is created (flat names)
+INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
+#: settings a single query may not change (flat names)
+NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri",)
+
+
+def _route(data: dict[str, Any]) -> dict[str, Any]:
+    """Flat names into their groups; groups given whole are kept (and flat names added to them).
+    A group and a flat name can share a name (``store``, ``llm``, ``rerank``, ``multihop``): a
+    table or a group object is the group, anything else the flat setting."""
+    out: dict[str, Any] = {}
+    flat: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if key in GROUPS and isinstance(value, (dict, Group)):
+            out[key] = value.model_dump() if isinstance(value, Group) else dict(value)
+        elif key in FLAT:
+            flat.append((key, value))
+        else:
+            out[key] = value  # unknown: rejected by the model, named in the error
+    for key, value in flat:
+        group, field = FLAT[key]
+        out.setdefault(group, {})[field] = value
+    return out
+
+
+class Settings(BaseModel):
+    """All settings of a knowledge base, one group per concern (see the module docstring).
+
+    ``Settings(unit="auto", llm="openai:qwen")`` and ``Settings(query={"unit": "auto"})`` are the
+    same; ``replace(**flat)`` returns a changed copy; ``flat()`` and ``to_dict()`` give the flat
+    and the grouped form; ``save`` / ``load`` write and read ``ragsift.toml``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    query: QuerySettings = Field(default_factory=QuerySettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    transforms: TransformSettings = Field(default_factory=TransformSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    multihop: MultiHopSettings = Field(default_factory=MultiHopSettings)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise config_error(e, Settings) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names(cls, data: Any) -> Any:
+        return _route(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _across_groups(self) -> "Settings":
+        needs = []
+        if self.transforms.rewrite:
+            needs.append("rewrite")
+        if self.rerank.model == "llm-judge":
+            needs.append("rerank = 'llm-judge'")
+        if self.multihop.mode is MultiHop.LLM:
+            needs.append("multihop = 'llm'")
+        if needs and not self.llm.model:
+            raise ValueError(f"{', '.join(needs)} needs a language model: set llm to "
+                             "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
+        if SmallIndexOption.SUMMARIES in self.index.small_index and not self.llm.model:
+            raise ValueError("small_index 'summaries' needs a language model (llm) at ingest; "
+                             "'keysentences' is the extractive index that needs none")
+        return self
+
+    # ------------------------------------------------------------------ reading
     def timeout(self, name: str) -> float:
         """The timeout of a channel or step: its own in ``channel_timeouts``, else
         ``channel_timeout_s`` (half of it for the rewrite, so that the channels waiting for it
         still have time to search the original question when it fails)."""
-        default = self.channel_timeout_s / 2 if name == "rewrite" else self.channel_timeout_s
-        return float(self.channel_timeouts.get(name, default))
+        q = self.query
+        default = q.channel_timeout_s / 2 if name == "rewrite" else q.channel_timeout_s
+        return float(q.channel_timeouts.get(name, default))
 
-    def replace(self, **changes: Any) -> "Settings":
-        unknown = set(changes) - {f.name for f in fields(self)}
-        if unknown:
-            raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        for key in TUPLE_KEYS:
-            if key in changes and changes[key] is not None:
-                changes[key] = (changes[key],) if isinstance(changes[key], str) else tuple(changes[key])
-        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+    def get(self, flat_name: str) -> Any:
+        """A setting by its flat name."""
+        if flat_name not in FLAT:
+            raise ConfigError(f"unknown setting {flat_name!r}")
+        group, field = FLAT[flat_name]
+        return getattr(getattr(self, group), field)
 
-    def index_settings(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in INDEX_KEYS}
+    def flat(self) -> dict[str, Any]:
+        """Every setting by its flat name, as JSON values."""
+        grouped = self.to_dict()
+        return {name: grouped[g][f] for name, (g, f) in FLAT.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        for key in TUPLE_KEYS:
-            d[key] = list(getattr(self, key))
-        return d
+        """The settings by group, as JSON values (what ``ragsift.toml`` holds)."""
+        return self.model_dump(mode="json")
+
+    def index_settings(self) -> dict[str, Any]:
+        """The settings fixed at creation, by flat name."""
+        return {k: self.get(k) for k in INDEX_KEYS}
+
+    # ------------------------------------------------------------------ changing
+    def replace(self, **changes: Any) -> "Settings":
+        """A copy with settings changed by flat name (``None`` leaves a setting as it is)."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if not changes:
+            return self
+        unknown = sorted(set(changes) - set(FLAT))
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+        data = {g: dict(getattr(self, g)) for g in GROUPS}
+        for key, value in changes.items():
+            group, field = FLAT[key]
+            data[group][field] = value
+        return Settings.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Settings":
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        data = dict(data)
-        for key in TUPLE_KEYS:
-            if key in data:
-                data[key] = tuple(data[key])
+        """Settings from a grouped or a flat mapping (an old flat ``ragsift.toml``)."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"settings must be a mapping, not {type(data).__name__}")
         try:
-            return cls(**data)
-        except TypeError as e:
-            raise ConfigError(str(e)) from None
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise config_error(e, cls) from None
 
-    # --- TOML persistence ---
+    # ------------------------------------------------------------------ TOML
     def save(self, path: Path) -> None:
-        lines = ["# ragsift knowledge-base settings. Index settings are fixed at creation;",
-                 "# query settings are defaults that a query may override.", ""]
-        for k, v in self.to_dict().items():
-            lines.append(f"{k} = {_toml_value(v)}")
+        """Write ``ragsift.toml`` (one table per group) atomically."""
+        text = ("# ragsift knowledge-base settings. [index] and the store kind, name and index are fixed\n"
+                "# at creation; the rest are defaults that a query may override.\n\n"
+                + tomli_w.dumps(self.to_dict()))
         tmp = path.with_suffix(".tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> "Settings":
+        """Read ``ragsift.toml``: grouped tables, or the flat form of earlier versions."""
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as e:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read settings {path}: {e}") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    # ------------------------------------------------------------------ schema
+    @staticmethod
+    def field_info(flat_name: str) -> FieldInfo:
+        """The definition of a setting (type, default, constraints, description) by flat name."""
+        group, field = FLAT[flat_name]
+        return GROUPS[group].model_fields[field]
+
+    @staticmethod
+    def query_model() -> type[BaseModel]:
+        """A flat model of the settings a single query may override, every field optional:
+        the body schema of a query over HTTP."""
+        return _query_model()
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        # a JSON string is a valid TOML basic string (control characters escaped), but for DEL
-        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise ConfigError(f"cannot write setting value {v!r}")
+_QUERY_MODEL: type[BaseModel] | None = None
 
 
-def _toml_key(k: str) -> str:
-    return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k)
+def _query_model() -> type[BaseModel]:
+    global _QUERY_MODEL
+    if _QUERY_MODEL is None:
+        fields: dict[str, Any] = {}
+        for name in FLAT:
+            if name in NOT_PER_QUERY:
+                continue
+            info = Settings.field_info(name)
+            typ = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+            fields[name] = (Optional[typ], Field(None, description=info.description))  # noqa: UP007
+        _QUERY_MODEL = create_model("QueryOverrides", __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+                                    **fields)
+    return _QUERY_MODEL
+
+
+def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
+    """One readable line per problem, naming settings by their flat names."""
+    lines = []
+    named: set[str] = set()
+    for err in e.errors(include_url=False):
+        loc = [str(x) for x in err["loc"] if not isinstance(x, int)]
+        if model is Settings and len(loc) >= 2 and loc[0] in GROUPS:
+            name = GROUPS[loc[0]].flat_name(loc[1]) if loc[1] in GROUPS[loc[0]].model_fields else ".".join(loc)
+        elif issubclass(model, Group) and loc and loc[0] in model.model_fields:
+            name = model.flat_name(loc[0])
+        else:
+            name = ".".join(loc) or "settings"
+        if name in named:  # one problem per setting: the first is the one to fix
+            continue
+        named.add(name)
+        value = err.get("input")
+        kind = err["type"]
+        if kind == "enum":
+            valid = err.get("ctx", {}).get("expected", "").replace(" or ", ", ")
+            lines.append(f"unknown {name} {value!r}; valid values: {valid}")
+        elif kind == "extra_forbidden":
+            lines.append(f"unknown setting {name!r}")
+        elif kind in ("value_error", "assertion_error"):
+            lines.append(str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "))
+        else:
+            shown = repr(value)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            lines.append(f"{name}: {err['msg'][:1].lower() + err['msg'][1:]} (got {shown})")
+    return ConfigError("; ".join(dict.fromkeys(lines)))
+

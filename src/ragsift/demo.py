@@ -7,6 +7,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ragsift.console import progress_factory, report_lines
+
 DEMO_KB = Path("ragsift-demo-kb")
 
 
@@ -31,14 +33,13 @@ def expected_rank(result, q: dict[str, Any]) -> int | None:
 
 
 def run_demo(kb_path: Path | None = None, progress: bool = False) -> int:
-    from ragsift.cli import _progress_factory, _report_lines
     from ragsift.kb import KnowledgeBase
 
     kb_path = kb_path or DEMO_KB
     print(f"knowledge base: {kb_path}  (sample documents: {sample_dir() / 'kb'})")
     kb = KnowledgeBase.open(kb_path)
-    report = kb.ingest(sample_dir() / "kb", progress=_progress_factory(progress))
-    print("\n".join(_report_lines(report)))
+    report = kb.ingest(sample_dir() / "kb", progress=progress_factory(progress))
+    print("\n".join(report_lines(report)))
     print()
     at1 = found = 0
     qs = sample_questions()

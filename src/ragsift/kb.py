@@ -1,16 +1,19 @@
 """KnowledgeBase: the Python API. Open a directory, ingest files, ask questions."""
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ragsift.config import INDEX_KEYS, Settings
+from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind
 from ragsift.errors import ConfigError, RagsiftError, StoreError
 from ragsift.ingest.loaders import iter_files, load_file
 from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
+from ragsift.models.llm import llm_for
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.store import default_store_name, open_store
 from ragsift.store.base import IndexedChild, Store
@@ -20,17 +23,28 @@ from ragsift.types import Document, IngestReport, Result, Skipped
 
 SETTINGS_FILE = "ragsift.toml"
 EMBED_BATCH = 64
+OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
 
 ProgressFactory = Callable[[int, str], Any]  # (total, description) -> object with update(n), close()
 
 
 class KnowledgeBase:
-    """A knowledge base in one directory: its settings, and the embedded LanceDB store or the
-    name of its collections on a Milvus server (``store="milvus", store_uri=...``).
+    """A knowledge base in one directory: its settings (``ragsift.toml``), and the embedded
+    LanceDB store or the name of its collections on a Milvus server (``store="milvus",
+    store_uri=...``).
 
-    ``KnowledgeBase.open(path)`` creates it on first use with the given settings; later
-    opens read the settings saved with it. Index settings (embedder, chunk sizes) cannot
-    change on an existing knowledge base; query settings can be overridden per call.
+    ``KnowledgeBase.open(path, **settings)`` creates it on first use with the given settings;
+    later opens read the settings saved with it. Index settings (``[index]``: embedder, chunk
+    sizes, the small index; and the store kind) cannot change on an existing knowledge base;
+    every other setting is a default that a single query may override.
+
+    - ``ingest(paths)``: load, split, embed and store files or directories in one commit;
+    - ``query(question, filter=..., **overrides)``: passages and a trace (``Result``);
+    - ``rank_documents(question, k)``: document ids in final order (evaluation);
+    - ``delete``, ``documents``, ``stats``, ``copy_to`` (another store), ``close``.
+
+    Settings are named by their flat names (``ragsift.config``): ``unit="window"``,
+    ``fusion="weighted"``, ``llm="openai:qwen2.5-7b"``.
     """
 
     def __init__(self, path: Path, settings: Settings, store: Store) -> None:
@@ -40,21 +54,27 @@ class KnowledgeBase:
         self.analyzer = Analyzer()
         self._embedder: Embedder | None = None
         self.retriever = Retriever(store, self.embedder, self.analyzer)
+        self._override_cache: dict[str, tuple[Settings, Settings]] = {}
+        self._override_lock = threading.Lock()
 
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | Path, *, create: bool = True, **overrides: Any) -> "KnowledgeBase":
+        """Open the knowledge base at ``path``, creating it (with ``overrides`` as its settings)
+        when ``create`` and there is none. On an existing one, ``overrides`` change the saved
+        query defaults for this session; an index setting that differs raises ConfigError."""
         path = Path(path)
         sfile = path / SETTINGS_FILE
         if sfile.exists():
             settings = Settings.load(sfile)
-            saved = settings.index_settings()
-            for k, v in overrides.items():
-                v = tuple(v) if isinstance(v, list) else v
-                if k in INDEX_KEYS and v is not None and v != saved[k]:
-                    raise ConfigError(f"this knowledge base was built with {k}={saved[k]!r}; "
-                                      f"it cannot change to {v!r} (create a new knowledge base)")
+            fixed = {k: v for k, v in overrides.items() if k in INDEX_KEYS and v is not None}
+            asked = settings.replace(**fixed)
+            for k in fixed:
+                if asked.get(k) != settings.get(k):
+                    raise ConfigError(f"this knowledge base was built with {k}={_shown(settings.get(k))}; "
+                                      f"it cannot change to {_shown(asked.get(k))} (create a new knowledge base)")
             settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
+            Retriever.check(settings)
             store = open_store(path, settings)
         else:
             if not create:
@@ -62,10 +82,11 @@ class KnowledgeBase:
             if path.exists() and path.is_file():
                 raise StoreError(f"{path} is a file, not a knowledge-base directory")
             settings = Settings().replace(**overrides)
-            if settings.store == "milvus" and not settings.store_name:
+            Retriever.check(settings)
+            if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
                 settings = settings.replace(store_name=default_store_name(path))
-            dim = load_embedder(settings.embedder).dim
-            vectors = {name: load_embedder(name).dim for name in settings.extra_embedders}
+            dim = load_embedder(settings.index.embedder).dim
+            vectors = {name: load_embedder(name).dim for name in settings.index.extra_embedders}
             path.mkdir(parents=True, exist_ok=True)
             store = open_store(path, settings, dim=dim, vectors=vectors)
             settings.save(sfile)
@@ -73,8 +94,9 @@ class KnowledgeBase:
         return kb
 
     def embedder(self) -> Embedder:
+        """The knowledge base's embedding model (loaded on first use)."""
         if self._embedder is None:
-            self._embedder = load_embedder(self.settings.embedder)
+            self._embedder = load_embedder(self.settings.index.embedder)
             if self._embedder.dim != self.store.dim:
                 raise ConfigError(f"embedder {self._embedder.name} gives {self._embedder.dim}-d "
                                   f"vectors; this knowledge base holds {self.store.dim}-d")
@@ -122,8 +144,8 @@ class KnowledgeBase:
             report.seconds = time.perf_counter() - t0
             return report
 
-        cfg = SplitSettings(self.settings.parent_max_tokens, self.settings.child_tokens,
-                            self.settings.child_overlap_tokens)
+        ix = self.settings.index
+        cfg = SplitSettings(ix.parent_max_tokens, ix.child_tokens, ix.child_overlap_tokens)
         split = []
         total_children = 0
         for d in todo:
@@ -132,7 +154,7 @@ class KnowledgeBase:
             total_children += len(children)
         bar = progress(total_children, "embedding") if progress else None
         embedder = self.embedder()
-        entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: self.retriever.llm(self.settings), report))
+        entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm), report))
         txn = self.store.begin()
         try:
             pending: list[tuple[Document, list, list]] = []
@@ -166,7 +188,7 @@ class KnowledgeBase:
             at = {}
             for c in children:
                 at[c.child_id] = len(texts)
-                texts.append(index_text(d, pmap[c.parent_id], c, self.settings.index_headings))
+                texts.append(index_text(d, pmap[c.parent_id], c, self.settings.index.index_headings))
                 # keyword and entity entries are found by BM25 only: they share their chunk's vectors
                 source.append(at[c.child_id[:-1]] if c.kind in DERIVED_KINDS else len(texts) - 1)
         own = [i for i, j in enumerate(source) if i == j]
@@ -187,7 +209,7 @@ class KnowledgeBase:
             if entries.raptor:
                 t = time.perf_counter()
                 more_parents, more = entries.tree(d, parents, indexed, embedder)
-                more_texts = [index_text(d, p, ic.child, self.settings.index_headings)
+                more_texts = [index_text(d, p, ic.child, self.settings.index.index_headings)
                               for p, ic in zip(more_parents, more)]
                 more_extra, more_sparse = self._representations(more_texts)
                 spent += time.perf_counter() - t
@@ -204,34 +226,59 @@ class KnowledgeBase:
         """Vectors of the extra embedders and learned sparse vectors, for the texts indexed."""
         if not texts:
             return {}, None
-        extra = {name: load_embedder(name).embed_passages(texts) for name in self.settings.extra_embedders}
+        ix = self.settings.index
+        extra = {name: load_embedder(name).embed_passages(texts) for name in ix.extra_embedders}
         sparse = None
-        if self.settings.sparse_encoder:
+        if ix.sparse_encoder:
             from ragsift.models.sparse import load_sparse_encoder
-            sparse = load_sparse_encoder(self.settings.sparse_encoder).encode_passages(texts)
+            sparse = load_sparse_encoder(ix.sparse_encoder).encode_passages(texts)
         return extra, sparse
 
     # ------------------------------------------------------------------ query
     def query(self, question: str, *, filter: dict[str, Any] | None = None, **overrides: Any) -> Result:
-        """Answer a question with ranked parent passages and a trace.
+        """Answer a question with ranked passages (parent sections by default) and a trace.
 
-        ``overrides`` are query settings (``ragsift.config.Settings``): channels, fusion, rrf_k,
-        weights, normalization, unit, max_parents, token_budget, channel_depth,
+        ``filter`` is a metadata filter (``ragsift.store.filters``). ``overrides`` are settings
+        by flat name (``ragsift.config``), for this query only: channels, fusion, rrf_k,
+        weights, normalization, unit, index_kinds, max_parents, token_budget, channel_depth,
         channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
         the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
         """
-        bad = set(overrides) & set(INDEX_KEYS)
-        if bad:
-            raise ConfigError(f"index settings cannot change per query: {', '.join(sorted(bad))}")
-        settings = self.settings.replace(**overrides) if overrides else self.settings
+        settings = self._query_settings(overrides)
         self.store.refresh()
         where = parse_filter(filter, self.store.fields())
         return self.retriever.retrieve(question, settings, where, filter)
 
     def rank_documents(self, question: str, k: int = 100, *, details: dict[str, Any] | None = None,
                        **overrides: Any) -> list[tuple[str, float]]:
-        settings = self.settings.replace(**overrides) if overrides else self.settings
-        return self.retriever.rank_documents(question, settings, k, details=details)
+        """The ids of the best ``k`` documents with their scores, best first (a document ranks
+        as its best unit): what evaluation scores. ``details`` receives the multi-hop trace."""
+        return self.retriever.rank_documents(question, self._query_settings(overrides), k, details=details)
+
+    def _query_settings(self, overrides: dict[str, Any]) -> Settings:
+        """The settings of one query: the knowledge base's with ``overrides``, checked. The same
+        overrides again (an evaluation run, a server's clients) reuse the checked settings."""
+        if not overrides:
+            return self.settings
+        try:
+            key = json.dumps(overrides, sort_keys=True, allow_nan=True)
+        except (TypeError, ValueError):
+            key = None
+        with self._override_lock:
+            cached = self._override_cache.get(key) if key is not None else None
+        if cached is not None and cached[0] is self.settings:
+            return cached[1]
+        bad = sorted(k for k, v in overrides.items() if k in NOT_PER_QUERY and v is not None)
+        if bad:
+            raise ConfigError(f"index settings cannot change per query: {', '.join(bad)}")
+        settings = self.settings.replace(**overrides)
+        Retriever.check(settings)
+        if key is not None:
+            with self._override_lock:
+                if len(self._override_cache) >= OVERRIDE_CACHE:
+                    self._override_cache.pop(next(iter(self._override_cache)))
+                self._override_cache[key] = (self.settings, settings)
+        return settings
 
     # ------------------------------------------------------------------ manage
     def delete(self, ids: Iterable[str] = (), *, source: str | None = None) -> list[str]:
@@ -269,9 +316,9 @@ class KnowledgeBase:
             raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
         self.store.refresh()
         settings = self.settings.replace(store_name="", **store)
-        if settings.store == "lancedb":
+        if settings.store.kind is StoreKind.LANCEDB:
             settings = settings.replace(store_uri="", store_name="")
-        elif not settings.store_name:
+        elif not settings.store.name:
             settings = settings.replace(store_name=default_store_name(path))
         path.mkdir(parents=True, exist_ok=True)
         vectors = {name: int(v["dim"]) for name, v in self.store.manifest.get("vectors", {}).items()}
@@ -295,10 +342,12 @@ class KnowledgeBase:
         return kb
 
     def documents(self):
+        """The stored documents by id (``StoredDocument``: source, title, counts, metadata)."""
         self.store.refresh()
         return self.store.get_documents()
 
     def stats(self) -> dict[str, Any]:
+        """Counts, generation, store details and the settings in force (by group)."""
         self.store.refresh()
         st = self.store.stats()
         st["settings"] = self.settings.to_dict()
@@ -312,3 +361,7 @@ class KnowledgeBase:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _shown(v: Any) -> str:
+    return repr(list(v) if isinstance(v, tuple) else str(v) if isinstance(v, str) else v)

@@ -21,9 +21,14 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+# parents at or past this position are summaries (a RAPTOR tree's nodes), not sections
+SYNTHETIC_POSITION = 1_000_000
+
+
 @dataclass(frozen=True)
 class Parent:
-    """A big chunk: a heading section (or paragraph group) that is returned to the user."""
+    """A big chunk: a heading section (or paragraph group) that is returned to the user, or a
+    summary that stands in for several (``synthetic``: at or past ``SYNTHETIC_POSITION``)."""
 
     parent_id: str
     doc_id: str
@@ -31,6 +36,11 @@ class Parent:
     heading_path: tuple[str, ...]
     text: str
     tokens: int
+
+    @property
+    def synthetic(self) -> bool:
+        """A summary parent (RAPTOR), not a section of the document."""
+        return self.position >= SYNTHETIC_POSITION
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,16 @@ class Span:
 
 @dataclass(frozen=True)
 class Passage:
-    """A returned parent section: the context-complete unit handed to an LLM."""
+    """A passage returned for a question: the context-complete unit handed to an LLM.
+
+    What it is depends on the query's ``unit`` (``self.unit``): a parent section (default), a
+    child chunk, a sentence window, a whole document, or, with auto-merging, whichever level
+    was merged to. ``text`` is what to put in the prompt (cut around the best match and marked
+    ``truncated`` when it alone exceeds the token budget); ``matched`` are the spans in ``text``
+    that the channels found, with the channels that found each; ``score`` is the fused score
+    (a rank artefact: compare within one result only); ``provenance`` says which multi-hop hop
+    and query found it. ``parent_id`` / ``doc_id`` / ``source`` / ``heading_path`` locate it.
+    """
 
     rank: int
     parent_id: str
@@ -145,7 +164,18 @@ class Passage:
 
 @dataclass(frozen=True)
 class Trace:
-    """How a result was found: per-channel hits with raw scores, fusion settings, timings."""
+    """How a result was found.
+
+    - ``channels``: per channel, its hits (deduplicated by unit, with raw scores and ranks), the
+      entries the store returned, its time and its error (a failed channel adds nothing);
+    - ``fusion``: the mode and its parameters (k, or weights and normalization); ``fused``: the
+      unit ids with fused scores, before reranking;
+    - ``transforms``: the rewrite and the shared LLM steps (HyDE hypotheses, multi-query queries);
+    - ``rerank``: the reranker's score per judged unit; ``multihop``: every hop's queries, new
+      units and gain, and why it stopped; ``packing``: the budget, the unit, what was skipped
+      and (auto-merging) what merged;
+    - ``timings_ms``: per stage and ``total``; ``generation``: the committed state searched.
+    """
 
     query: str
     language: str
@@ -179,7 +209,8 @@ class Trace:
 
 @dataclass(frozen=True)
 class Result:
-    """Passages for a question, best first, and the trace of how they were found."""
+    """Passages for a question, best first, and the trace of how they were found.
+    ``to_dict()`` gives both as JSON-ready values."""
 
     query: str
     passages: tuple[Passage, ...]

@@ -8,14 +8,13 @@ side, with a Markdown table, a PNG chart, per-query results and paired significa
 from __future__ import annotations
 
 import json
-import shlex
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ragsift.console import progress_factory
 from ragsift.errors import RagsiftError
 from ragsift.eval.datasets import Dataset, load_beir
 from ragsift.eval.metrics import evaluate, per_query
@@ -72,11 +71,11 @@ def load_configs(names: Sequence[str], config_file: str | None) -> dict[str, dic
 
 
 def build_kb(ds: Dataset, work_dir: Path, embedder: str, progress: bool):
-    from ragsift.cli import _progress_factory
+    """The dataset's knowledge base in ``work_dir`` (built once; unchanged documents are kept)."""
     from ragsift.kb import KnowledgeBase
 
     kb = KnowledgeBase.open(work_dir / f"{ds.name}-{embedder}", embedder=embedder)
-    report = kb.ingest(ds.corpus, progress=_progress_factory(progress))
+    report = kb.ingest(ds.corpus, progress=progress_factory(progress))
     return kb, report
 
 
@@ -89,10 +88,8 @@ def run_config(kb, ds: Dataset, name: str, overrides: dict[str, Any], qids: Sequ
                metrics: Sequence[str] = METRICS, k: int = 100, progress: bool = False) -> ConfigResult:
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(qids), desc=name, unit="query", file=sys.stderr, dynamic_ncols=True)
+    make_bar = progress_factory(progress, unit="query")
+    bar = make_bar(len(qids), name) if make_bar else None
     if qids:
         kb.rank_documents(ds.queries[qids[0]], k=k, **overrides)  # warm-up (model load, caches)
     hops: list[int] = []
@@ -172,61 +169,72 @@ def write_chart(results: Sequence[ConfigResult], path: Path, title: str) -> bool
     return True
 
 
-def run_eval_cli(args) -> int:
-    ds = load_beir(args.dataset, args.split)
-    names = [c.strip() for c in args.configs.split(",") if c.strip()]
-    configs = load_configs(names, args.config_file)
-    baseline = args.baseline or names[0]
+@dataclass
+class EvalReport:
+    """What ``run_eval`` did: the results per configuration, the table, the JSON payload."""
+
+    results: list[ConfigResult]
+    table: str
+    summary: str
+    payload: dict[str, Any]
+    chart_skipped: bool = False
+
+
+def run_eval(dataset: str | Path, configs: dict[str, dict[str, Any]], *, baseline: str | None = None,
+             embedder: str = "minilm", split: str = "test", max_queries: int | None = None,
+             skip_queries: int = 0, work_dir: Path = Path(".cache/eval"), out: Path | None = None,
+             report_dir: Path | None = None, progress: bool = False, command: str = "") -> EvalReport:
+    """Run named configurations (query settings by flat name) over a BEIR dataset's judged
+    queries; write the JSON results to ``out`` and the Markdown table, chart and per-query file
+    to ``report_dir`` when given."""
+    ds = load_beir(dataset, split)
+    names = list(configs)
+    baseline = baseline or names[0]
     if baseline not in configs:
         raise RagsiftError(f"baseline {baseline!r} is not among the configs run")
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    kb, report = build_kb(ds, Path(args.work_dir), args.embedder, progress)
-    qids = judged_queries(ds, args.max_queries, args.skip_queries)
-    print(f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
-          f"({report.children} children embedded now, {len(report.unchanged)} documents unchanged)")
+    kb, report = build_kb(ds, Path(work_dir), embedder, progress)
+    qids = judged_queries(ds, max_queries, skip_queries)
+    summary = (f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
+               f"({report.children} children embedded now, {len(report.unchanged)} documents unchanged)")
     results = [run_config(kb, ds, n, configs[n], qids, progress=progress) for n in names]
     table = markdown_table(results, baseline)
-    print(table)
-    command = "ragsift " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    payload = {"dataset": str(ds.path), "split": args.split, "embedder": args.embedder,
+    payload = {"dataset": str(ds.path), "split": split, "embedder": embedder,
                "date": time.strftime("%Y-%m-%d"), "command": command, "queries": len(qids),
                "baseline": baseline,
                "results": {r.name: {"settings": r.settings, "metrics": r.metrics, "p50_ms": r.p50,
                                     "p95_ms": r.p95, "per_query": r.per_query, "run": r.run,
                                     "latencies_ms": r.latencies_ms, "multihop": r.multihop}
                            for r in results}}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-    if args.report_dir:
-        out = Path(args.report_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{ds.name}.md").write_text(
-            f"# {ds.name}: {len(qids)} queries, embedder {args.embedder}, {payload['date']}\n\n"
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    chart_skipped = False
+    if report_dir:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / f"{ds.name}.md").write_text(
+            f"# {ds.name}: {len(qids)} queries, embedder {embedder}, {payload['date']}\n\n"
             f"Command: `{command}`\n\n{table}\n", encoding="utf-8")
-        with open(out / f"{ds.name}-per-query.jsonl", "w", encoding="utf-8") as f:
+        with open(report_dir / f"{ds.name}-per-query.jsonl", "w", encoding="utf-8") as f:
             for r in results:
                 for qid, vals in r.per_query.items():
                     f.write(json.dumps({"config": r.name, "qid": qid, **vals}) + "\n")
-        if not write_chart(results, out / f"{ds.name}.png", f"{ds.name} ({args.embedder})"):
-            print("matplotlib is not installed: chart skipped (pip install 'ragsift[bench]')", file=sys.stderr)
-    return 0
+        chart_skipped = not write_chart(results, report_dir / f"{ds.name}.png", f"{ds.name} ({embedder})")
+    return EvalReport(results, table, summary, payload, chart_skipped)
 
 
-def run_compare_cli(args) -> int:
+def compare_configs(results_file: Path, a: str, b: str, metrics: Sequence[str] | None = None) -> str:
+    """Two configurations of an ``run_eval`` results file, metric by metric, with paired tests."""
     try:
-        data = json.loads(Path(args.results).read_text(encoding="utf-8"))
+        data = json.loads(Path(results_file).read_text(encoding="utf-8"))
         res = data["results"]
-    except (OSError, json.JSONDecodeError, KeyError) as e:
-        raise RagsiftError(f"cannot read evaluation results {args.results}: {e}") from None
-    for name in (args.a, args.b):
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise RagsiftError(f"cannot read evaluation results {results_file}: {e}") from None
+    for name in (a, b):
         if name not in res:
-            raise RagsiftError(f"no config {name!r} in {args.results}; it has: {', '.join(res)}")
-    metrics = args.metrics.split(",") if args.metrics else list(res[args.a]["metrics"])
-    print(f"| metric | {args.a} | {args.b} | Δ | p (paired randomization) | wins/losses/ties |")
-    print("|---|---|---|---|---|---|")
-    for m in metrics:
-        c = compare(res[args.a]["per_query"], res[args.b]["per_query"], m)
-        print(f"| {m} | {c.mean_a:.4f} | {c.mean_b:.4f} | {c.diff:+.4f} | {c.p_value:.4f} | "
-              f"{c.wins}/{c.losses}/{c.ties} |")
-    return 0
+            raise RagsiftError(f"no config {name!r} in {results_file}; it has: {', '.join(res)}")
+    lines = [f"| metric | {a} | {b} | Δ | p (paired randomization) | wins/losses/ties |", "|---|---|---|---|---|---|"]
+    for m in metrics or list(res[a]["metrics"]):
+        c = compare(res[a]["per_query"], res[b]["per_query"], m)
+        lines.append(f"| {m} | {c.mean_a:.4f} | {c.mean_b:.4f} | {c.diff:+.4f} | {c.p_value:.4f} | "
+                     f"{c.wins}/{c.losses}/{c.ties} |")
+    return "\n".join(lines)

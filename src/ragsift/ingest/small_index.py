@@ -29,27 +29,20 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ragsift.config import EntryKind, Settings, SmallIndexOption
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens, cut_to_tokens
-from ragsift.types import Child, Document, Parent
+from ragsift.types import SYNTHETIC_POSITION, Child, Document, Parent
 
 log = logging.getLogger(__name__)
 
-# small_index option -> entry kind
-OPTIONS = {"chunks": "chunk", "sentences": "sentence", "keysentences": "keys", "summaries": "summary",
-           "raptor": "raptor", "keywords": "keywords", "entities": "entities"}
-KINDS = tuple(OPTIONS.values())
-DERIVED_KINDS = ("keywords", "entities")  # one per chunk, child id = chunk id + one letter, the chunk's vectors
-SYNTHETIC_POSITION = 1_000_000  # parents at or past this position are summaries, not sections
+# one per chunk, child id = chunk id + one letter, the chunk's vectors
+DERIVED_KINDS = (EntryKind.KEYWORDS, EntryKind.ENTITIES)
 KEY_SENTENCES = 3
 KEYWORDS = 10  # key words and phrases per chunk
 RAPTOR_CLUSTER = 5  # about this many nodes per cluster
 SUMMARY_TOKENS = 200  # an extractive or model summary is cut to this
 SUMMARY_INPUT_TOKENS = 1200  # what the model reads of a cluster
-
-
-def is_synthetic(parent: Parent) -> bool:
-    return parent.position >= SYNTHETIC_POSITION
 
 
 def sentence_entries(parent: Parent) -> list[Child]:
@@ -70,7 +63,7 @@ def whole_parent_entry(parent: Parent, text: str, kind: str, suffix: str) -> Chi
 
 
 def key_sentence_text(text: str, k: int = KEY_SENTENCES) -> str:
-    from ragsift.text.keywords import key_sentences
+    from ragsift.text.textrank import key_sentences
 
     spans = key_sentences(text, k)
     return cut_to_tokens(" ".join(text[s:e].strip() for s, e in spans), SUMMARY_TOKENS)
@@ -157,24 +150,23 @@ def extractive_summary(texts: list[str]) -> str:
     return key_sentence_text("\n".join(texts), k=4)
 
 
-def make_summarizer(settings, llm_loader: Callable[[], Any], report) -> Callable[[list[str]], str]:
-    """Summaries for the small index: by the language model when ``settings.llm`` is set (an
+def make_summarizer(settings: Settings, llm_loader: Callable[[], Any], report) -> Callable[[list[str]], str]:
+    """Summaries for the small index: by the language model when ``settings.llm.model`` is set (an
     extractive one when a call fails, counted in the report), else extractive key sentences."""
-    if not settings.llm:
+    if not settings.llm.model:
         def extractive(texts: list[str]) -> str:
             report.summaries += 1
             return extractive_summary(texts)
         return extractive
     from ragsift.cancel import Deadline
     from ragsift.errors import RagsiftError
-    from ragsift.models.prompts import get_prompt
-    from ragsift.retrieve.transforms import clean_answer
     from ragsift.text.lang import detect_language
+    from ragsift.text.prompts import clean_answer, get_prompt
 
     def by_model(texts: list[str]) -> str:
         report.summaries += 1
         text = cut_to_tokens("\n\n".join(texts), SUMMARY_INPUT_TOKENS)
-        prompt = get_prompt("summary", detect_language(text), settings.prompts)
+        prompt = get_prompt("summary", detect_language(text), settings.llm.prompts)
         try:
             out = clean_answer(llm_loader().generate(prompt.messages(text=text), temperature=0.0,
                                                      max_tokens=2 * SUMMARY_TOKENS,
@@ -191,12 +183,12 @@ def make_summarizer(settings, llm_loader: Callable[[], Any], report) -> Callable
 class SmallIndex:
     """Builds the entries a knowledge base's ``small_index`` asks for, beside its chunks."""
 
-    def __init__(self, settings, summarize: Callable[[list[str]], str]) -> None:
-        opts = set(settings.small_index)
-        self.sentences, self.keys = "sentences" in opts, "keysentences" in opts
-        self.summaries, self.raptor = "summaries" in opts, "raptor" in opts
-        self.keywords, self.entities = "keywords" in opts, "entities" in opts
-        self.levels = settings.raptor_levels
+    def __init__(self, settings: Settings, summarize: Callable[[list[str]], str]) -> None:
+        opts = set(settings.index.small_index)
+        self.sentences, self.keys = SmallIndexOption.SENTENCES in opts, SmallIndexOption.KEYSENTENCES in opts
+        self.summaries, self.raptor = SmallIndexOption.SUMMARIES in opts, SmallIndexOption.RAPTOR in opts
+        self.keywords, self.entities = SmallIndexOption.KEYWORDS in opts, SmallIndexOption.ENTITIES in opts
+        self.levels = settings.index.raptor_levels
         self.summarize = summarize
         self.parents = 0  # summary parents made (raptor)
         self.entries = 0  # entries made besides chunks
@@ -204,7 +196,8 @@ class SmallIndex:
     def extra(self, parents: Sequence[Parent], chunks: Sequence[Child] = ()) -> list[Child]:
         out: list[Child] = []
         if self.keywords or self.entities:
-            from ragsift.text.keywords import entities, keywords
+            from ragsift.text.entities import entities
+            from ragsift.text.keywords import keywords
 
             for c in chunks:
                 if self.keywords and (words := keywords(c.text, KEYWORDS)):

@@ -20,6 +20,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ragsift.errors import ModelError
+from ragsift.models.registry import ModelRegistry
 
 
 class Embedder(Protocol):
@@ -137,7 +138,8 @@ class SentenceTransformerEmbedder:
         except Exception as e:  # hub unreachable, bad path ...
             raise ModelError(f"cannot load sentence-transformers model {model!r}: {e}") from e
         self.name = f"st:{model}"
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim())
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
@@ -146,20 +148,12 @@ class SentenceTransformerEmbedder:
         return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
 
 
-_cache: dict[str, Embedder] = {}
-_cache_lock = threading.Lock()
+EMBEDDERS: ModelRegistry[Embedder] = ModelRegistry("embedder")
+EMBEDDERS.add("e5-small", E5Small)
+EMBEDDERS.add("minilm", MiniLMOnnx)
+EMBEDDERS.add_family("st:", SentenceTransformerEmbedder)
 
 
 def load_embedder(name: str) -> Embedder:
     """The embedder for a name, loaded once per process."""
-    with _cache_lock:
-        if name not in _cache:
-            if name == "e5-small":
-                _cache[name] = E5Small()
-            elif name == "minilm":
-                _cache[name] = MiniLMOnnx()
-            elif name.startswith("st:") and len(name) > 3:
-                _cache[name] = SentenceTransformerEmbedder(name[3:])
-            else:
-                raise ModelError(f"unknown embedder {name!r}; valid: 'e5-small', 'minilm', 'st:<model>'")
-        return _cache[name]
+    return EMBEDDERS.load(name)

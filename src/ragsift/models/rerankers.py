@@ -17,7 +17,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 from ragsift.cancel import Deadline
 from ragsift.errors import ConfigError, ModelError
 from ragsift.models.llm import LLM
-from ragsift.models.prompts import get_prompt
+from ragsift.models.registry import ModelRegistry
+from ragsift.text.prompts import get_prompt
 from ragsift.text.lang import detect_language
 
 
@@ -63,15 +64,14 @@ class LLMJudgeReranker:
         return out
 
 
-_loaded: dict[str, Reranker] = {}
+CROSS_ENCODERS: ModelRegistry[Reranker] = ModelRegistry("reranker", ConfigError)
+CROSS_ENCODERS.add_family("cross-encoder:", CrossEncoderReranker)
 
 
 def load_reranker(spec: str, llm: Callable[[], LLM], prompts: Mapping[str, Any] | None = None) -> Reranker:
+    """``llm-judge`` (the configured model judges) or ``cross-encoder:<model>`` (loaded once)."""
     if spec == "llm-judge":
         return LLMJudgeReranker(llm(), prompts)
-    kind, _, model = spec.partition(":")
-    if kind == "cross-encoder" and model:
-        if spec not in _loaded:
-            _loaded[spec] = CrossEncoderReranker(model)
-        return _loaded[spec]
+    if spec.startswith("cross-encoder:"):
+        return CROSS_ENCODERS.load(spec)
     raise ConfigError(f"unknown reranker {spec!r}; use 'llm-judge' or 'cross-encoder:<model>'")

@@ -48,15 +48,13 @@ from typing import Protocol
 import numpy as np
 
 from ragsift.errors import ConfigError, ModelError
+from ragsift.models.registry import ModelRegistry
 
 SparseVector = dict[int, float]
 
 DEFAULT_PASSAGE_TOP_K = 256  # splade-tiny and splade:<model>
 E5_PASSAGE_TOP_K = 512  # e5-sparse: see E5Sparse
 DEFAULT_QUERY_TOP_K: int | None = None
-
-BUILTIN = ("e5-sparse", "splade-tiny")
-VALID_NAMES = "'e5-sparse', 'splade-tiny', 'splade:<hub model id or local path>'"
 
 
 class SparseEncoder(Protocol):
@@ -435,20 +433,12 @@ class HFSplade(_Base):
         return out
 
 
-_cache: dict[str, SparseEncoder] = {}
-_cache_lock = threading.Lock()
+SPARSE_ENCODERS: ModelRegistry[SparseEncoder] = ModelRegistry("sparse encoder", ConfigError)
+SPARSE_ENCODERS.add("e5-sparse", E5Sparse)
+SPARSE_ENCODERS.add("splade-tiny", Splade)
+SPARSE_ENCODERS.add_family("splade:", HFSplade)
 
 
 def load_sparse_encoder(name: str) -> SparseEncoder:
     """The sparse encoder for a name, loaded once per process (default pruning)."""
-    with _cache_lock:
-        if name not in _cache:
-            if name == "e5-sparse":
-                _cache[name] = E5Sparse()
-            elif name == "splade-tiny":
-                _cache[name] = Splade()
-            elif name.startswith("splade:") and len(name) > len("splade:"):
-                _cache[name] = HFSplade(name[len("splade:"):])
-            else:
-                raise ConfigError(f"unknown sparse encoder {name!r}; valid: {VALID_NAMES}")
-        return _cache[name]
+    return SPARSE_ENCODERS.load(name)

@@ -26,23 +26,21 @@ follow-up found.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ragsift.cancel import Deadline
-from ragsift.config import Settings
+from ragsift.config import MultiHop, Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLMError
-from ragsift.models.prompts import get_prompt
 from ragsift.retrieve.fusion import rrf
-from ragsift.retrieve.packing import hits_by_unit
-from ragsift.retrieve.transforms import clean_answer
+from ragsift.retrieve.packing import Found, hits_by_unit
+from ragsift.retrieve.rerank import rerank
+from ragsift.retrieve.search import Searcher, SearchRound
 from ragsift.store.filters import Node
-from ragsift.text.keyterms import new_terms, residual_words
+from ragsift.text.entities import new_terms, residual_words
+from ragsift.text.prompts import answer_lines, get_prompt
 from ragsift.text.tokens import cut_to_tokens
-
-if TYPE_CHECKING:
-    from ragsift.retrieve.pipeline import Retriever
 
 FOUND_IN_PROMPT = 3  # passages shown to the model when it writes the next query
 TOKENS_PER_PASSAGE = 120
@@ -70,40 +68,41 @@ def _norm(q: str) -> str:
 
 
 class MultiHopSearch:
-    def __init__(self, retriever: "Retriever", question: str, s: Settings, where: Node | None) -> None:
-        self.r, self.question, self.s, self.where = retriever, question, s, where
+    """One question's multi-hop search: rounds on a ``Searcher``, merged into one ``SearchRound``."""
+
+    def __init__(self, searcher: Searcher, question: str, s: Settings, where: Node | None) -> None:
+        self.searcher, self.question, self.s, self.where = searcher, question, s, where
         # each hop is a plain search; reranking, if any, runs once on the merged result
         self.hop_settings = s.replace(multihop="off", rerank="")
 
-    def _texts(self, f: dict[str, Any], units: list[str]) -> list[str]:
+    def _texts(self, r: SearchRound, units: list[str]) -> list[str]:
         """Title and text of units (best first), for reading them."""
-        hit_of = hits_by_unit(f["best_hit"], self.r.unit_key(self.s.unit))
+        hit_of = hits_by_unit(r.found, r.unit.key)
         hits = [hit_of[u] for u in units if u in hit_of]
-        parents = self.r.store.get_parents(h.parent_id for h in hits)
+        parents = self.searcher.store.get_parents(h.parent_id for h in hits)
         out = []
         for h in hits:
             sp = parents.get(h.parent_id)
             if sp is not None:
-                text = sp.parent.text[h.start:h.end] if self.s.unit == "child" else sp.parent.text
+                text = r.unit.read(h, sp, self.s.query)
                 out.append(f"{sp.title}: {text}" if sp.title and sp.title not in text[:200] else text)
         return out
 
     def _follow_up(self, found: list[str], deadline: Deadline) -> str:
         shown = "\n".join(f"- {cut_to_tokens(t, TOKENS_PER_PASSAGE, ' …')}" for t in found[:FOUND_IN_PROMPT])
-        msgs = get_prompt("follow_up", self.language, self.s.prompts).messages(question=self.question, found=shown)
-        text = self.r.llm(self.s).generate(msgs, temperature=0.0, max_tokens=64, deadline=deadline)
-        lines = [clean_answer(ln) for ln in text.splitlines() if clean_answer(ln)]
+        msgs = get_prompt("follow_up", self.language, self.s.llm.prompts).messages(question=self.question, found=shown)
+        text = self.searcher.llm(self.s).generate(msgs, temperature=0.0, max_tokens=64, deadline=deadline)
+        lines = answer_lines(text)
         if not lines:
             raise LLMError("empty follow-up query")
         return lines[0]
 
-    def run(self) -> dict[str, Any]:
-        s, t0 = self.s, time.perf_counter()
-        first = self.r.search(self.question, self.hop_settings, self.where)
-        self.language = first["language"]
-        key = self.r.unit_key(s.unit)
+    def run(self) -> SearchRound:
+        s, m, t0 = self.s, self.s.multihop, time.perf_counter()
+        first = self.searcher.search(self.question, self.hop_settings, self.where)
+        self.language = first.language
         hops = [Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
-                    top=[[u for u, _ in first["ranked"][: s.hop_top]]])]
+                    top=[[u for u, _ in first.ranked[: m.hop_top]]])]
         hops[0].new_units = hops[0].top[0]
         rankings: dict[str, list[tuple[str, float]]] = {}  # the follow-ups' rankings
         weights: dict[str, float] = {}
@@ -112,23 +111,24 @@ class MultiHopSearch:
         last_found = self._texts(first, hops[0].new_units)
         all_found = list(last_found)
         asked = {_norm(self.question)}
-        spans, best_hit = first["spans"], dict(first["best_hit"])
+        spans = {pid: dict(v) for pid, v in first.spans.items()}
+        entries: dict[str, Found] = dict(first.found)
         provenance: dict[str, list[dict[str, Any]]] = {}
-        self._provenance(provenance, first["ranked"], 0, self.question)
+        self._provenance(provenance, first.ranked, 0, self.question)
         llm_calls, stop, error = 0, "depth", None
-        for h in range(1, s.hops_max):
+        for h in range(1, m.hops_max):
             t_hop = time.perf_counter()
-            if t_hop - t0 > s.hop_time_s:
+            if t_hop - t0 > m.hop_time_s:
                 stop = "time_budget"
                 break
-            if s.multihop == "llm":
-                if llm_calls >= s.hop_llm_calls:
+            if m.mode is MultiHop.LLM:
+                if llm_calls >= m.hop_llm_calls:
                     stop = "llm_budget"
                     break
                 llm_calls += 1
                 try:
                     q = self._follow_up(last_found, Deadline(min(s.timeout("follow_up"),
-                                                                  max(0.1, s.hop_time_s - (t_hop - t0)))))
+                                                                  max(0.1, m.hop_time_s - (t_hop - t0)))))
                 except RagsiftError as e:
                     stop, error = "llm_error", f"{type(e).__name__}: {e}"
                     break
@@ -137,7 +137,7 @@ class MultiHopSearch:
                     break
                 queries, source = [q], "llm"
             else:
-                terms = new_terms(self.question, last_found, limit=s.hop_queries)
+                terms = new_terms(self.question, last_found, limit=m.hop_queries)
                 if not terms:
                     stop = "no_follow_up"
                     break
@@ -149,51 +149,54 @@ class MultiHopSearch:
                 break
             asked.update(_norm(q) for q in queries)
             hop = Hop(h, queries, source)
-            results = [self.r.search(q, self.hop_settings, self.where) for q in queries]
+            results = [self.searcher.search(q, self.hop_settings, self.where) for q in queries]
             new: list[str] = []
-            for f in results:
-                top = [u for u, _ in f["ranked"][: s.hop_top]]
+            for r in results:
+                top = [u for u, _ in r.ranked[: m.hop_top]]
                 hop.top.append(top)
                 new += [u for u in top if u not in found and u not in new]
             hop.new_units = new
-            hop.gain = len(new) / (s.hop_top * len(queries))
+            hop.gain = len(new) / (m.hop_top * len(queries))
             hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
             hops.append(hop)
             if not new:
                 hop.merged, stop = False, "nothing_new"
                 break
-            if hop.gain < s.hop_min_gain:
+            if hop.gain < m.hop_min_gain:
                 hop.merged, stop = False, "low_gain"
                 break
-            for i, (q, f) in enumerate(zip(queries, results)):
+            for i, (q, r) in enumerate(zip(queries, results)):
                 name = f"hop{h}.{i}"
                 # a follow-up adds what is new: units the question's own search already ranked in
                 # its top hop_top keep that credit only, so a follow-up that repeats them cannot
                 # push out the new ones; and only its top hop_top count (deeper, its noise adds up)
-                rankings[name] = [(u, v) for u, v in f["ranked"][: s.hop_top] if u not in hop0_top]
+                rankings[name] = [(u, v) for u, v in r.ranked[: m.hop_top] if u not in hop0_top]
                 weights[name] = 1.0 / h  # earlier hops first
-                self._provenance(provenance, f["ranked"], h, q)
-                for pid, sp in f["spans"].items():
-                    spans.setdefault(pid, {}).update({c: v for c, v in sp.items() if c not in spans.get(pid, {})})
-                for cid, v in f["best_hit"].items():
-                    best_hit.setdefault(cid, v)
+                self._provenance(provenance, r.ranked, h, q)
+                for pid, sp in r.spans.items():
+                    mine = spans.setdefault(pid, {})
+                    for cid, v in sp.items():
+                        mine.setdefault(cid, v)
+                for cid, v in r.found.items():
+                    entries.setdefault(cid, v)
             found.update(new)
             # read what this hop found: its new units, best first across its queries
             last_found = []
-            for f in results:
-                last_found += self._texts(f, [u for u in new if u in dict(f["ranked"][: s.hop_top])])
+            for r in results:
+                last_found += self._texts(r, [u for u in new if u in dict(r.ranked[: m.hop_top])])
             all_found += last_found
-        merged = merge_hops(first["ranked"], rankings, weights, s.hop_protect, s.rrf_k)
-        info = {"mode": s.multihop, "hops": [hp.to_dict() for hp in hops], "stop": stop, "error": error,
-                "llm_calls": llm_calls, "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
-        out = dict(first)
-        out.update(spans=spans, best_hit=best_hit, fused=merged, ranked=merged, multihop=info,
-                   provenance=provenance, rerank=None)
-        if s.rerank and merged:
-            out["ranked"], out["rerank"] = self.r.rerank(self.question, merged, s, best_hit, key)
-        t_end = time.perf_counter()
-        out["times"] = (t0, t_end, t_end, t_end)
-        return out
+        merged = merge_hops(first.ranked, rankings, weights, m.hop_protect, s.query.rrf_k)
+        t_hops = time.perf_counter()
+        info = {"mode": m.mode, "hops": [hp.to_dict() for hp in hops], "stop": stop, "error": error,
+                "llm_calls": llm_calls, "elapsed_ms": round((t_hops - t0) * 1000, 3)}
+        timings = {"multihop": (t_hops - t0) * 1000}
+        ranked, rerank_info = merged, None
+        if s.rerank.model and merged:
+            ranked, rerank_info = rerank(self.question, merged, s, entries, first.unit, self.searcher.store,
+                                         lambda: self.searcher.llm(s))
+            timings["rerank"] = (time.perf_counter() - t_hops) * 1000
+        return replace(first, found=entries, spans=spans, fused=merged, ranked=ranked, rerank=rerank_info,
+                       timings_ms=timings, multihop=info, provenance=provenance)
 
     @staticmethod
     def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: list[tuple[str, float]], hop: int,

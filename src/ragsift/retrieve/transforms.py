@@ -13,7 +13,6 @@ The first hypothesis is greedy (temperature 0); the others in ``mean`` mode are 
 """
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -22,20 +21,10 @@ import numpy as np
 
 from ragsift.cancel import Deadline
 from ragsift.errors import RagsiftError
+from ragsift.config import HydeMode
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, LLMError
-from ragsift.models.prompts import get_prompt
-
-HYDE_MODES = ("hypothesis", "query+hypothesis", "mean")
-
-_LEAD = re.compile(r"^\s*(?:passage|answer|query|search query|rewritten query|段落|答案|查询|检索查询)\s*[:：]\s*",
-                   re.IGNORECASE)
-_NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|[（(]\d+[)）])\s*")
-
-
-def clean_answer(text: str) -> str:
-    text = _LEAD.sub("", text.strip())
-    return text.strip().strip('"“”「」').strip()
+from ragsift.text.prompts import answer_lines, clean_answer, get_prompt
 
 
 @dataclass
@@ -72,10 +61,10 @@ def generate_hypotheses(llm: LLM, question: str, language: str, n: int, *, tempe
     return out
 
 
-def hyde_vector(embedder: Embedder, question: str, hyp: Hypotheses, mode: str) -> np.ndarray:
-    if mode == "hypothesis":
+def hyde_vector(embedder: Embedder, question: str, hyp: Hypotheses, mode: HydeMode) -> np.ndarray:
+    if mode == HydeMode.HYPOTHESIS:
         v = embedder.embed_passages([hyp.texts[0]])[0]
-    elif mode == "query+hypothesis":
+    elif mode == HydeMode.QUERY_HYPOTHESIS:
         v = embedder.embed_passages([question + "\n" + hyp.texts[0]])[0]
     else:  # mean of the N hypothesis vectors and the question's vector
         vecs = np.vstack([embedder.embed_passages(hyp.texts), embedder.embed_queries([question])])
@@ -84,11 +73,11 @@ def hyde_vector(embedder: Embedder, question: str, hyp: Hypotheses, mode: str) -
     return v / n if n else v
 
 
-def hyde_text(question: str, hyp: Hypotheses, mode: str) -> str:
+def hyde_text(question: str, hyp: Hypotheses, mode: HydeMode) -> str:
     """What the BM25 HyDE channel searches."""
-    if mode == "hypothesis":
+    if mode == HydeMode.HYPOTHESIS:
         return hyp.texts[0]
-    if mode == "query+hypothesis":
+    if mode == HydeMode.QUERY_HYPOTHESIS:
         return question + "\n" + hyp.texts[0]
     return "\n".join([question, *hyp.texts])
 
@@ -98,7 +87,7 @@ def rewrite_query(llm: LLM, question: str, language: str, *, prompts: Mapping[st
     """One rewritten query; raises LLMError when the answer is unusable."""
     msgs = get_prompt("rewrite", language, prompts).messages(question=question)
     text = llm.generate(msgs, temperature=0.0, max_tokens=96, deadline=deadline)
-    lines = [clean_answer(ln) for ln in text.splitlines() if clean_answer(ln)]
+    lines = answer_lines(text)
     if not lines:
         raise LLMError("empty rewrite")
     rewritten = lines[0]
@@ -113,9 +102,8 @@ def multi_queries(llm: LLM, question: str, language: str, n: int, *, prompts: Ma
     text = llm.generate(msgs, temperature=0.0, max_tokens=64 * n, deadline=deadline)
     seen: set[str] = {question.strip().lower()}
     out: list[str] = []
-    for ln in text.splitlines():
-        q = clean_answer(_NUMBERING.sub("", ln))
-        if q and q.lower() not in seen and len(q) <= 4 * len(question) + 200:
+    for q in answer_lines(text, numbered=True):
+        if q.lower() not in seen and len(q) <= 4 * len(question) + 200:
             seen.add(q.lower())
             out.append(q)
     if not out:

@@ -6,6 +6,7 @@ import re
 import uuid
 from pathlib import Path
 
+from ragsift.config import Settings, StoreKind
 from ragsift.errors import ConfigError
 from ragsift.store.base import Store
 
@@ -16,20 +17,20 @@ def default_store_name(path: Path) -> str:
     return f"rs_{stem}_{uuid.uuid4().hex[:8]}"
 
 
-def open_store(path: Path, settings, dim: int | None = None, vectors: dict[str, int] | None = None) -> Store:
+def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: dict[str, int] | None = None) -> Store:
     """The store a knowledge base's settings name; ``dim`` given: create it if missing, with
     ``vectors`` (extra embedder name -> dimension) and learned sparse vectors if the settings
     name a sparse encoder."""
-    sparse = bool(settings.sparse_encoder)
-    if settings.store == "lancedb":
+    sparse = bool(settings.index.sparse_encoder)
+    st = settings.store
+    if st.kind is StoreKind.LANCEDB:
         from ragsift.store.lance import LanceStore
 
         return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse)
-    if settings.store == "milvus":
+    if st.kind is StoreKind.MILVUS:
         from ragsift.store.milvus import MilvusStore
 
-        if not settings.store_uri:
+        if not st.uri:
             raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
-        return MilvusStore(settings.store_uri, settings.store_name, dim=dim, index=settings.store_index,
-                           vectors=vectors, sparse=sparse)
-    raise ConfigError(f"unknown store {settings.store!r}")
+        return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse)
+    raise ConfigError(f"unknown store {st.kind!r}")

@@ -13,36 +13,23 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from typing import Iterable
 
 import Stemmer
 
+from ragsift.text.wordlists import words
+
 _RUN_RE = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([A-Za-z0-9]+(?:['’][A-Za-z]+)?)")
 
-ENGLISH_STOPWORDS = frozenset("""
-a about above after again against all am an and any are aren't as at be because been
-before being below between both but by can can't cannot could couldn't did didn't do does
-doesn't doing don't down during each few for from further had hadn't has hasn't have
-haven't having he he'd he'll he's her here here's hers herself him himself his how how's
-i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
-myself no nor not of off on once only or other ought our ours ourselves out over own same
-shan't she she'd she'll she's should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they they'd they'll they're they've this
-those through to too under until up very was wasn't we we'd we'll we're we've were weren't
-what what's when when's where where's which while who who's whom why why's with won't
-would wouldn't you you'd you'll you're you've your yours yourself yourselves
-""".split())
-
-CHINESE_STOPWORDS = frozenset("""
-的 了 是 在 和 与 及 或 等 吗 呢 吧 啊 呀 么 什么 怎么 怎样 如何 哪些 哪个 为什么 是否 有没有
-一个 一种 这 那 这个 那个 这些 那些 之 其 也 就 都 而 并 但 被 把 对 从 到 以 于 为 着 过 让 给
-请问 可以 能 会 要 应该 需要 我 你 他 她 它 我们 你们 他们 吗？ 多少 几 个
-""".split())
+ENGLISH_STOPWORDS = words("stopwords-en")
+CHINESE_STOPWORDS = words("stopwords-zh")
 
 _jieba_lock = threading.Lock()
 _jieba = None
 
 
-def _load_jieba():
+def load_jieba():
+    """jieba, initialised once (quietly)."""
     global _jieba
     with _jieba_lock:
         if _jieba is None:
@@ -74,7 +61,7 @@ class Analyzer:
         for m in _RUN_RE.finditer(text):
             cjk, latin = m.group(1), m.group(2)
             if cjk:
-                jieba = _load_jieba()
+                jieba = load_jieba()
                 for w in jieba.cut_for_search(cjk):
                     if w not in CHINESE_STOPWORDS:
                         out.append(w)
@@ -90,3 +77,33 @@ class Analyzer:
     def analyze(self, text: str) -> str:
         """Terms as one space-joined string, the form the stores index."""
         return " ".join(self.terms(text))
+
+
+def posseg(text: str) -> list[tuple[str, str]]:
+    """jieba (word, part-of-speech tag) pairs covering ``text`` character for character."""
+    load_jieba()
+    import jieba.posseg as pseg
+
+    return [(w, t) for w, t in pseg.lcut(text)]
+
+
+_shared: Analyzer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_analyzer() -> Analyzer:
+    """One analyzer for helpers that need the BM25 view of words (keywords, key sentences)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Analyzer()
+    return _shared
+
+
+def analyzed_terms(phrases: Iterable[str]) -> str:
+    """The analyzer terms of some phrases, space-joined, each term once, in order."""
+    analyzer = shared_analyzer()
+    out: dict[str, None] = {}
+    for phrase in phrases:
+        out.update(dict.fromkeys(analyzer.terms(phrase)))
+    return " ".join(out)

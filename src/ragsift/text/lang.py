@@ -4,12 +4,12 @@ from __future__ import annotations
 import re
 
 # CJK Unified Ideographs (+ extension A, compatibility ideographs)
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 
 
 def is_cjk_char(ch: str) -> bool:
-    return bool(_CJK_RE.match(ch))
+    return bool(CJK_RE.match(ch))
 
 
 def detect_language(text: str) -> str:
@@ -17,7 +17,7 @@ def detect_language(text: str) -> str:
 
     One CJK character counts against one Latin word, so "什么是 BERT?" is 'zh'.
     """
-    cjk = len(_CJK_RE.findall(text))
+    cjk = len(CJK_RE.findall(text))
     words = len(_LATIN_WORD_RE.findall(text))
     if cjk == 0:
         return "en"

@@ -1,4 +1,5 @@
-"""Prompt templates in Chinese and English, chosen by the question's language.
+"""Prompt templates in Chinese and English, chosen by the question's language, and the
+cleaning of what a model answers to them.
 
 Each template is a system text and a user text with ``{placeholders}``. Any of them can be
 replaced through the ``prompts`` setting, e.g.
@@ -6,6 +7,7 @@ replaced through the ``prompts`` setting, e.g.
 """
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -124,3 +126,24 @@ def get_prompt(kind: str, language: str, overrides: Mapping[str, Any] | None = N
         o = overrides[name]
         return Prompt(o["system"], o["user"])
     return DEFAULTS[name]
+
+
+_LEAD = re.compile(r"^\s*(?:passage|answer|query|search query|rewritten query|段落|答案|查询|检索查询)\s*[:：]\s*",
+                   re.IGNORECASE)
+_NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|[（(]\d+[)）])\s*")
+
+
+def clean_answer(text: str) -> str:
+    """A model's answer without a leading label ("Passage:", "查询：") and surrounding quotes."""
+    text = _LEAD.sub("", text.strip())
+    return text.strip().strip('"“”「」').strip()
+
+
+def answer_lines(text: str, numbered: bool = False) -> list[str]:
+    """The non-empty lines of an answer, each cleaned; ``numbered``: list markers removed too."""
+    out = []
+    for ln in text.splitlines():
+        ln = clean_answer(_NUMBERING.sub("", ln) if numbered else ln)
+        if ln:
+            out.append(ln)
+    return out

@@ -1,0 +1,134 @@
+"""A GGUF chat model run in process by llama.cpp (``local:<packaged name | file.gguf>``),
+offline. One call at a time; the call's deadline is checked between tokens and, while the
+prompt is evaluated, between graph nodes."""
+from __future__ import annotations
+
+import math
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ragsift.cancel import Deadline
+from ragsift.errors import ModelError
+from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, logsumexp
+from ragsift.models.llm.packaged import PACKAGED, packaged_model_path
+
+
+class LocalLLM:
+    """A GGUF chat model run in-process by llama.cpp. One call at a time (one context)."""
+
+    def __init__(self, model: str, *, n_ctx: int = 4096, threads: int | None = None,
+                 timeout_s: float = 300.0) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ModelError("local:* models need llama-cpp-python (pip install 'ragsift[llm]')") from None
+        path = Path(model) if model.endswith(".gguf") else packaged_model_path(model)
+        if not path.exists():
+            raise ModelError(f"no GGUF model file at {path}")
+        self.path = path
+        self.name = f"local:{model if model in PACKAGED else path.name}"
+        self.timeout_s = timeout_s
+        threads = threads or int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
+        try:
+            self._llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                                        verbose=False)
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"cannot load {path}: {e}") from None
+        self._lock = threading.Lock()
+        self._yes_ids: list[int] | None = None
+        # llama.cpp asks this between graph nodes, so even a long prompt evaluation stops at the
+        # deadline (decoding then fails and the context is reset). The callback takes the GIL at
+        # every node: it is on only while a prompt is evaluated, where nodes are big; token by
+        # token generation checks the deadline between tokens instead (measured: on for every
+        # token, generation ran 2.3x slower beside a busy Python thread).
+        self._deadline: Deadline | None = None
+        self._llama_cpp = llama_cpp
+        self._abort_cb = llama_cpp.ggml_abort_callback(self._should_abort)
+        self._no_abort_cb = llama_cpp.ggml_abort_callback(0)
+
+    def _should_abort(self, _data: Any) -> bool:
+        d = self._deadline
+        return d is not None and d.expired
+
+    def _abort_on(self, on: bool) -> None:
+        self._llama_cpp.llama_set_abort_callback(self._llm._ctx.ctx, self._abort_cb if on else self._no_abort_cb, None)
+
+    @contextmanager
+    def _call(self, deadline: Deadline) -> Iterator[None]:
+        """One model call at a time, under ``deadline``; llama.cpp errors become LLMError and an
+        aborted call resets the context (its cached prompt state is unknown)."""
+        if not self._lock.acquire(timeout=min(deadline.remaining(), 3600.0)):
+            raise LLMError(f"{self.name}: busy until the deadline")
+        self._deadline = deadline
+        self._abort_on(True)
+        failed = True
+        try:
+            yield
+            failed = False
+        except (ValueError, RuntimeError) as e:
+            if deadline.expired:
+                raise LLMError(f"{self.name}: out of time (aborted)") from None
+            raise LLMError(f"{self.name}: {e}") from None
+        finally:
+            self._deadline = None
+            if failed:
+                self._llm.reset()
+            self._lock.release()
+
+    def generate(self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256,
+                 seed: int = 0, deadline: Deadline | None = None) -> str:
+        deadline = deadline or Deadline(self.timeout_s)
+        parts: list[str] = []
+        with self._call(deadline):
+            stream = self._llm.create_chat_completion(
+                list(messages), temperature=temperature, max_tokens=max_tokens, seed=seed, stream=True)
+            for i, chunk in enumerate(stream):  # one token at a time: stop when the deadline passes
+                if i == 0:
+                    self._abort_on(False)  # the prompt is evaluated
+                if deadline.expired:
+                    stream.close()
+                    raise LLMError(f"{self.name}: out of time (generation stopped)")
+                parts.append(chunk["choices"][0]["delta"].get("content") or "")
+        text = "".join(parts).strip()
+        if not text:
+            raise LLMError(f"{self.name}: empty answer")
+        return text
+
+    def _token_sets(self) -> tuple[list[int], list[int]]:
+        if self._yes_ids is None:
+            def ids(words: Sequence[str]) -> list[int]:
+                out: set[int] = set()
+                for w in words:
+                    for form in (w, w.capitalize(), " " + w, " " + w.capitalize()):
+                        toks = self._llm.tokenize(form.encode("utf-8"), add_bos=False, special=False)
+                        if len(toks) == 1:
+                            out.add(toks[0])
+                return sorted(out)
+            self._yes_ids, self._no_ids = ids(YES_WORDS), ids(NO_WORDS)
+        return self._yes_ids, self._no_ids
+
+    def yes_no(self, messages: Messages, *, deadline: Deadline | None = None) -> float:
+        import numpy as np
+
+        deadline = deadline or Deadline(self.timeout_s)
+        captured: list[Any] = []
+
+        def capture(ids: Any, logits: Any) -> Any:
+            if not captured:
+                captured.append(np.array(logits, dtype=np.float64))
+            return logits
+
+        with self._call(deadline):
+            yes, no = self._token_sets()
+            self._llm.create_chat_completion(list(messages), temperature=0.0, max_tokens=1,
+                                             logits_processor=[capture])
+        if not captured:
+            raise LLMError(f"{self.name}: no logits")
+        logits = captured[0]
+        lse = logits.max() + math.log(float(np.exp(logits - logits.max()).sum()))
+        logp = logits - lse
+        return logsumexp([float(logp[i]) for i in yes]) - logsumexp([float(logp[i]) for i in no])
+

@@ -1,0 +1,107 @@
+"""A chat model behind any OpenAI-compatible endpoint (``openai:<model>``): vLLM, Ollama,
+llama.cpp's server, hosted Qwen or DeepSeek, OpenAI.
+
+The base URL comes from the ``llm_base_url`` setting or ``RAGSIFT_LLM_BASE_URL`` /
+``OPENAI_BASE_URL``; the key from ``RAGSIFT_LLM_API_KEY`` or ``OPENAI_API_KEY`` (never from the
+knowledge base's settings file). Calls are retried a bounded number of times on transient
+errors (connection errors, 429, 5xx) within their deadline; a semaphore caps calls in flight.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from ragsift.cancel import Cancelled, Deadline
+from ragsift.errors import ModelError
+from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, short, yes_no_from_logprobs
+
+
+class OpenAILLM:
+    """A chat model behind an OpenAI-compatible endpoint."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout_s: float = 60.0, max_retries: int = 2, max_concurrency: int = 4) -> None:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - a declared dependency
+            raise ModelError("openai:* models need the 'openai' package") from e
+        base_url = base_url or os.environ.get("RAGSIFT_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        api_key = api_key or os.environ.get("RAGSIFT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "none"
+        self._openai = openai
+        # our own retry loop runs within the channel's deadline; the client's would not
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
+        self.model = model
+        self.base_url = str(self._client.base_url)
+        self.name = f"openai:{model}@{self.base_url}"
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+
+    def _call(self, deadline: Deadline | None, **kwargs: Any) -> Any:
+        deadline = deadline or Deadline(self.timeout_s)
+        errors: list[str] = []
+        for attempt in range(self.max_retries + 1):
+            if not self._slots.acquire(timeout=min(deadline.remaining(), 3600.0)):
+                raise LLMError(f"{self.model}: no free slot before the deadline")
+            try:
+                timeout = deadline.bound(self.timeout_s)
+                return self._client.chat.completions.create(model=self.model, timeout=timeout, **kwargs)
+            except Cancelled:
+                raise LLMError(f"{self.model}: out of time" + (f" after {'; '.join(errors)}" if errors else "")) from None
+            except self._openai.APITimeoutError:
+                raise LLMError(f"{self.model}: timed out" + (f" after {'; '.join(errors)}" if errors else "")) from None
+            except self._openai.APIStatusError as e:
+                errors.append(f"HTTP {e.status_code}")
+                if e.status_code != 429 and e.status_code < 500:
+                    raise LLMError(f"{self.model}: HTTP {e.status_code}: {short(e.message)}") from None
+            except self._openai.APIConnectionError as e:
+                errors.append(f"connection error ({short(str(e.__cause__ or e))})")
+            except (self._openai.APIError, ValueError, TypeError) as e:  # unparseable body
+                raise LLMError(f"{self.model}: bad response: {short(str(e))}") from None
+            finally:
+                self._slots.release()
+            backoff = min(0.25 * 2 ** attempt, 2.0)
+            if deadline.remaining() <= backoff:
+                break
+            time.sleep(backoff)
+        raise LLMError(f"{self.model}: failed after {len(errors)} attempt(s): {'; '.join(errors)}")
+
+    def _choice(self, resp: Any) -> Any:
+        try:
+            choice = resp.choices[0]
+            choice.message.content  # noqa: B018 - the attribute must exist
+            return choice
+        except (AttributeError, IndexError, TypeError):
+            raise LLMError(f"{self.model}: bad response (not a chat completion): {short(repr(resp))}") from None
+
+    def generate(self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256,
+                 seed: int = 0, deadline: Deadline | None = None) -> str:
+        resp = self._call(deadline, messages=list(messages), temperature=temperature,
+                          max_tokens=max_tokens, seed=seed)
+        text = self._choice(resp).message.content
+        if not isinstance(text, str) or not text.strip():
+            raise LLMError(f"{self.model}: empty answer")
+        return text.strip()
+
+    def yes_no(self, messages: Messages, *, deadline: Deadline | None = None) -> float:
+        resp = self._call(deadline, messages=list(messages), temperature=0.0, max_tokens=1,
+                          logprobs=True, top_logprobs=20)
+        choice = self._choice(resp)
+        try:
+            content = choice.logprobs.content if choice.logprobs else None
+            if content:
+                score = yes_no_from_logprobs([(t.token, t.logprob) for t in content[0].top_logprobs])
+                if score is not None:
+                    return score
+            text = (choice.message.content or "").strip().lower()
+        except (AttributeError, IndexError, TypeError):
+            raise LLMError(f"{self.model}: bad response: {short(repr(resp))}") from None
+        # endpoints without logprobs: the answer itself, as a hard vote
+        if text.startswith(YES_WORDS):
+            return 10.0
+        if text.startswith(NO_WORDS):
+            return -10.0
+        raise LLMError(f"{self.model}: judge answered neither yes nor no: {short(text)!r}")
+

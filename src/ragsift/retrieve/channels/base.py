@@ -1,0 +1,187 @@
+"""What a channel is, what it sees, and the registry that names channels.
+
+A channel is a small object: a ``name``, the shared ``steps`` it waits for (an LLM generation
+such as "hyde"), a ``check`` of the settings it needs, and ``search``, which turns one query
+into store hits (best first, raw scores, higher is better) before the deadline. Channels run
+in parallel (``ragsift.retrieve.runner``); one that fails or times out adds nothing and its
+error is traced.
+
+Adding a channel is one module and one registration::
+
+    from ragsift.retrieve.channels import Channel, register_channel
+
+    @register_channel("titles")
+    class TitleChannel(Channel):
+        def search(self, ctx, deadline):
+            return ctx.store.search_bm25(ctx.analyzer.analyze(ctx.plain_query(deadline)), ctx.depth,
+                                         ctx.where, ("chunk",))
+
+    kb.query("...", channels=["dense", "bm25", "titles"])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
+
+from ragsift.cancel import Deadline
+from ragsift.config import TIMED_STEPS, EntryKind, Settings
+from ragsift.errors import ConfigError
+from ragsift.models.embedders import Embedder
+from ragsift.store.base import Store, StoredHit
+from ragsift.store.filters import Node
+from ragsift.text.analyzer import Analyzer
+
+if TYPE_CHECKING:
+    from ragsift.retrieve.steps import Steps
+
+LLM_HINT = "set llm to 'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)"
+
+
+@dataclass(frozen=True)
+class ChannelContext:
+    """What one query gives every channel: the question, the settings in force, the filter, the
+    store and models, and the query's shared steps."""
+
+    query: str  # the question as asked (checked, stripped)
+    language: str  # "zh" or "en"
+    settings: Settings
+    where: Node | None  # the parsed metadata filter
+    store: Store
+    analyzer: Analyzer
+    embedder: Callable[[], Embedder]  # the knowledge base's embedder (loaded on first use)
+    steps: "Steps"
+
+    @property
+    def depth(self) -> int:
+        """How many entries a channel asks the store for."""
+        return self.settings.query.channel_depth
+
+    @property
+    def kinds(self) -> tuple[EntryKind, ...]:
+        """The small-index entry kinds a query searches."""
+        return self.settings.query.index_kinds
+
+    def plain_query(self, deadline: Deadline) -> str:
+        """The text plain channels search: the LLM rewrite when rewriting is on (and worked),
+        else the question."""
+        return self.steps.plain_query(deadline)
+
+    def step(self, name: str, deadline: Deadline) -> Any:
+        """The value of a shared step (computed once per query, by the first channel that asks)."""
+        return self.steps.get(name, deadline)
+
+
+class Channel:
+    """Base class of channels: override ``search``; set ``steps`` and ``needs_llm`` when the
+    channel waits for a model's output; override ``check`` for settings it needs."""
+
+    name: str = ""
+    steps: ClassVar[tuple[str, ...]] = ()  # shared steps it waits for (``ragsift.retrieve.steps``)
+    needs_llm: ClassVar[bool] = False
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            self.name = name
+
+    def check(self, settings: Settings) -> None:
+        """Raise ConfigError when the channel cannot run with these settings."""
+
+    def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<channel {self.name}>"
+
+
+class LLMChannel(Channel):
+    """A channel that searches what the language model wrote (a shared step): it needs ``llm``."""
+
+    needs_llm = True
+
+
+@dataclass(frozen=True)
+class _Family:
+    prefix: str
+    factory: Callable[[str], Channel]
+    names: Callable[[Settings], Iterable[str]]  # the names the settings make available
+
+
+class ChannelRegistry:
+    """Channels by name: single names (``bm25``) and families by prefix (``dense:<embedder>``)."""
+
+    def __init__(self) -> None:
+        self._channels: dict[str, Callable[[str], Channel]] = {}
+        self._families: dict[str, _Family] = {}
+
+    def register(self, name: str, factory: Callable[[str], Channel]) -> None:
+        """Register ``factory(name) -> Channel`` under ``name`` (a later registration replaces it)."""
+        if not name or ":" in name:
+            raise ConfigError(f"a channel name must be non-empty and without ':' (got {name!r}); "
+                              "families of names use register_family")
+        self._channels[name] = factory
+
+    def register_family(self, prefix: str, factory: Callable[[str], Channel],
+                        names: Callable[[Settings], Iterable[str]]) -> None:
+        """Register channels named ``<prefix><x>``; ``names(settings)`` lists those available."""
+        self._families[prefix] = _Family(prefix, factory, names)
+
+    def unregister(self, name: str) -> None:
+        self._channels.pop(name, None)
+        self._families.pop(name, None)
+
+    def names(self, settings: Settings | None = None) -> list[str]:
+        """The registered channel names; with settings, the family members they make available."""
+        out = list(self._channels)
+        if settings is not None:
+            for fam in self._families.values():
+                out += list(fam.names(settings))
+        return out
+
+    def get(self, name: str) -> Channel:
+        if name in self._channels:
+            return self._channels[name](name)
+        for prefix, fam in self._families.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return fam.factory(name)
+        raise ConfigError(f"unknown channel {name!r}; valid channels: {', '.join(self.names())}")
+
+    def build(self, settings: Settings) -> dict[str, Channel]:
+        """The channels a query runs, by name, after ``check``."""
+        self.check(settings)
+        return {name: self.get(name) for name in settings.query.channels}
+
+    def check(self, settings: Settings) -> None:
+        """Every named channel exists and can run with these settings; weights and timeouts name
+        known channels or steps."""
+        from ragsift.retrieve.steps import STEPS
+
+        known = self.names(settings)
+        q = settings.query
+        for name in q.channels:
+            if name not in known:
+                raise ConfigError(f"unknown channel {name!r}; valid channels: {', '.join(known)}")
+        chans = [self.get(name) for name in q.channels]
+        for ch in chans:
+            ch.check(settings)
+        needs = [ch.name for ch in chans if ch.needs_llm]
+        if needs and not settings.llm.model:
+            raise ConfigError(f"{', '.join(needs)} needs a language model: {LLM_HINT}")
+        for name in q.weights:
+            if name not in known:
+                raise ConfigError(f"weight for unknown channel {name!r}; valid channels: {', '.join(known)}")
+        timed = known + list(TIMED_STEPS) + [s for s in STEPS if s not in known]
+        for name in q.channel_timeouts:
+            if name not in timed:
+                raise ConfigError(f"timeout for unknown channel or step {name!r}; valid: {', '.join(timed)}")
+
+
+CHANNELS = ChannelRegistry()
+
+
+def register_channel(name: str) -> Callable[[type[Channel]], type[Channel]]:
+    """Class decorator: register a Channel subclass under ``name``."""
+
+    def wrap(cls: type[Channel]) -> type[Channel]:
+        CHANNELS.register(name, cls)
+        return cls
+    return wrap

@@ -1,0 +1,16 @@
+"""Entities: the question's named entities against the chunks' entities (entries of kind
+``entities``, built with ``small_index`` entities). A question without an entity adds nothing."""
+from __future__ import annotations
+
+from ragsift.cancel import Deadline
+from ragsift.config import EntryKind
+from ragsift.retrieve.channels.base import Channel, ChannelContext, register_channel
+from ragsift.store.base import StoredHit
+from ragsift.text.entities import entity_terms
+
+
+@register_channel("entities")
+class EntityChannel(Channel):
+    def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
+        terms = entity_terms(ctx.plain_query(deadline))
+        return ctx.store.search_bm25(terms, ctx.depth, ctx.where, (EntryKind.ENTITIES,)) if terms else []

@@ -1,0 +1,129 @@
+"""One retrieval round: channels in parallel -> deduplicate each channel by unit -> fuse ->
+rerank. Its result is a ``SearchRound``, which single-shot retrieval expands into passages and
+multi-hop merges with the rounds of its follow-up queries."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ragsift.config import Settings
+from ragsift.errors import QueryError
+from ragsift.models.embedders import Embedder
+from ragsift.models.llm import LLM, llm_for
+from ragsift.retrieve.channels import CHANNELS, ChannelContext
+from ragsift.retrieve.fusion import fuse
+from ragsift.retrieve.packing import Found
+from ragsift.retrieve.rerank import rerank
+from ragsift.retrieve.runner import run_channels
+from ragsift.retrieve.steps import Steps
+from ragsift.retrieve.units import UnitStrategy, unit_strategy
+from ragsift.store.base import Store, StoredHit
+from ragsift.store.filters import Node
+from ragsift.text.analyzer import Analyzer
+from ragsift.text.lang import detect_language
+from ragsift.types import ChannelTrace, Hit, Span
+
+Ranking = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class SearchRound:
+    """What one round found, before expansion.
+
+    Rankings hold unit ids (``unit.key`` of a hit: a parent, entry or document id) with scores,
+    best first. ``found`` has every entry any channel returned (its first hit, and the channels
+    that returned it); ``spans`` the same entries as spans inside their parents.
+    """
+
+    query: str
+    language: str
+    unit: UnitStrategy
+    channels: tuple[ChannelTrace, ...]  # per channel: deduplicated hits, time, error
+    rankings: Mapping[str, Ranking]  # per channel that succeeded, unit ids with raw scores
+    found: Mapping[str, Found]  # entry id -> its hit and the channels that found it
+    spans: Mapping[str, Mapping[str, Span]]  # parent id -> entry id -> span in the parent
+    fused: Ranking  # after fusion
+    ranked: Ranking  # after reranking (the fused order without a reranker)
+    transforms: Mapping[str, Any] = field(default_factory=dict)  # rewrite, HyDE, multi-query traces
+    rerank: Mapping[str, Any] | None = None
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    multihop: Mapping[str, Any] | None = None  # multi-hop: every hop, and why it stopped
+    provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
+
+    def span_lists(self) -> dict[str, list[Span]]:
+        return {p: list(v.values()) for p, v in self.spans.items()}
+
+
+def dedupe(hits: list[StoredHit], key: Callable[[StoredHit], str]) -> list[tuple[StoredHit, int]]:
+    """Keep the best hit per unit (parent, child or document; hits come best first), so the
+    chunks of one unit cannot each add score in fusion. Ranks are 1-based after dedup."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        k = key(h)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append((h, len(out) + 1))
+    return out
+
+
+def checked_query(query: Any, s: Settings) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty")
+    if len(query) > s.query.max_query_chars:
+        raise QueryError(f"the query is {len(query)} characters; the limit is {s.query.max_query_chars} "
+                         "(setting max_query_chars)")
+    return query.strip()
+
+
+class Searcher:
+    """Runs rounds on one store with one embedder and analyzer."""
+
+    def __init__(self, store: Store, embedder: Callable[[], Embedder], analyzer: Analyzer) -> None:
+        self.store, self.embedder, self.analyzer = store, embedder, analyzer
+
+    def llm(self, s: Settings) -> LLM:
+        return llm_for(s.llm)
+
+    def search(self, query: str, s: Settings, where: Node | None) -> SearchRound:
+        """One round: channels, fusion, optional reranking (no expansion)."""
+        t0 = time.perf_counter()
+        query = checked_query(query, s)
+        language = detect_language(query)
+        channels = CHANNELS.build(s)
+        steps = Steps(query, language, s, channels, lambda: self.llm(s))
+        ctx = ChannelContext(query, language, s, where, self.store, self.analyzer, self.embedder, steps)
+        results = run_channels({name: (lambda d, ch=ch: ch.search(ctx, d)) for name, ch in channels.items()},
+                               {name: s.timeout(name) for name in channels})
+        t_channels = time.perf_counter()
+
+        unit = unit_strategy(s.query.unit)
+        traces: list[ChannelTrace] = []
+        rankings: dict[str, Ranking] = {}
+        spans: dict[str, dict[str, Span]] = {}
+        found: dict[str, Found] = {}
+        for name, outcome in results.items():
+            hits = outcome.value or []
+            deduped = dedupe(hits, unit.key)
+            traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r, h.start, h.end)
+                                                   for h, r in deduped), outcome.elapsed_ms, outcome.error, len(hits)))
+            if outcome.error is None:
+                rankings[name] = [(unit.key(h), h.score) for h, _ in deduped]
+            for h, _ in deduped:
+                cur = spans.setdefault(h.parent_id, {}).get(h.child_id)
+                chans = (cur.channels if cur else ()) + (name,)
+                spans[h.parent_id][h.child_id] = Span(h.child_id, h.start, h.end, chans)
+                found[h.child_id] = Found(found[h.child_id].hit if h.child_id in found else h, chans)
+        q = s.query
+        fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization) \
+            if rankings else []
+        t_fuse = time.perf_counter()
+        ranked, rerank_info = fused, None
+        timings = {"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000}
+        if s.rerank.model and fused:
+            ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s))
+            timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
+        return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
+                           steps.trace(), rerank_info, timings)

@@ -1,0 +1,116 @@
+"""Shared steps of one query: work several channels wait for, done once (``runner.Shared``).
+
+- The **rewrite** (``rewrite = true``): the plain channels search an LLM rewrite of the question.
+  It has its own, shorter timeout (half the channel timeout by default), so the channels waiting
+  for it can still search the question as asked when it fails.
+- **Registered steps** (``register_step``): an LLM generation a channel declares in its
+  ``steps``, e.g. ``hyde`` (hypothetical answers, for ``hyde`` and ``hyde_bm25``) and
+  ``multi_query``. A step runs until the last channel that needs it must end, so it never
+  outlives them nor starves one of them; its trace goes to ``Trace.transforms[<step>]``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+
+from ragsift.cancel import Deadline
+from ragsift.config import Settings
+from ragsift.errors import RagsiftError
+from ragsift.models.llm import LLM
+from ragsift.retrieve.runner import Shared
+from ragsift.retrieve.transforms import rewrite_query
+
+
+class NeedsSteps(Protocol):
+    """What steps need to know of a channel: the shared steps it waits for."""
+
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """What a step works from."""
+
+    query: str
+    language: str
+    settings: Settings
+    llm: Callable[[], LLM]
+
+
+@dataclass(frozen=True)
+class Step:
+    """A registered shared step: ``run(input, deadline) -> value``; ``trace(value, error,
+    settings) -> dict`` for the trace (value and error are None when it never ran)."""
+
+    name: str
+    run: Callable[[StepInput, Deadline], Any]
+    trace: Callable[[Any, BaseException | None, Settings], dict[str, Any]]
+
+
+STEPS: dict[str, Step] = {}
+
+Run = Callable[[StepInput, Deadline], Any]
+
+
+def register_step(name: str, trace: Callable[[Any, BaseException | None, Settings], dict[str, Any]]
+                  ) -> Callable[[Run], Run]:
+    """Decorator: register ``run(input, deadline)`` as the shared step ``name``."""
+
+    def wrap(run: Run) -> Run:
+        STEPS[name] = Step(name, run, trace)
+        return run
+    return wrap
+
+
+def error_text(e: BaseException | None) -> str | None:
+    return f"{type(e).__name__}: {e}" if e is not None else None
+
+
+class Steps:
+    """The shared steps of one query, for the channels it runs."""
+
+    def __init__(self, query: str, language: str, settings: Settings, channels: Mapping[str, NeedsSteps],
+                 llm: Callable[[], LLM]) -> None:
+        self.query, self.settings = query, settings
+        inp = StepInput(query, language, settings, llm)
+
+        def last(names: list[str]) -> float:
+            """When the last of these channels must end (channel deadlines run from the same start)."""
+            return max((settings.timeout(n) for n in names), default=settings.query.channel_timeout_s)
+
+        self.rewrite: Shared[str] | None = None
+        self.rewrite_error: str | None = None
+        if settings.transforms.rewrite:
+            plain = [n for n, ch in channels.items() if not ch.steps]
+            until = Deadline(min(settings.timeout("rewrite"), last(plain)))
+            self.rewrite = Shared(lambda d: rewrite_query(llm(), query, language, prompts=settings.llm.prompts,
+                                                          deadline=until))
+        self._shared: dict[str, Shared[Any]] = {}
+        for name in dict.fromkeys(s for ch in channels.values() for s in ch.steps):
+            step = STEPS[name]
+            step_until = Deadline(last([n for n, ch in channels.items() if name in ch.steps]))
+            self._shared[name] = Shared(lambda d, step=step, until=step_until: step.run(inp, until))
+
+    def plain_query(self, deadline: Deadline) -> str:
+        """The rewrite, or the question when rewriting is off or fails."""
+        if self.rewrite is None:
+            return self.query
+        try:
+            return self.rewrite.get(deadline)
+        except RagsiftError as e:
+            self.rewrite_error = error_text(e)
+            return self.query
+
+    def get(self, name: str, deadline: Deadline) -> Any:
+        return self._shared[name].get(deadline)
+
+    def trace(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.rewrite is not None and self.rewrite.done:
+            value, err = self.rewrite.outcome()
+            out["rewrite"] = {"original": self.query, "rewritten": value,
+                              "error": self.rewrite_error or error_text(err)}
+        for name, shared in self._shared.items():
+            value, err = shared.outcome()
+            out[name] = STEPS[name].trace(value, err, self.settings)
+        return out
