@@ -89,9 +89,35 @@ class WriteTransaction(Protocol):
 
 class TransactionBase:
     """What every store's write transaction shares: use once, commit on a clean ``with`` exit,
-    abort on an exception."""
+    abort on an exception; deleting a document from what this transaction buffered or wrote,
+    and from what is committed (``_stored``, removed at commit: ``_doomed``)."""
 
     _done: bool
+    _pending_docs: set[str]  # doc ids with rows buffered by this transaction
+    _stored: set[str]  # committed doc ids
+    _doomed: set[str]  # committed doc ids this transaction replaces or deletes
+
+    def _drop_pending(self, doc_id: str) -> None:  # pragma: no cover - each store implements it
+        """Forget the buffered rows of a document."""
+        raise NotImplementedError
+
+    def _drop_written(self, doc_id: str) -> bool:
+        """Remove rows this transaction already wrote for a document; True if there were some."""
+        return False
+
+    def delete_document(self, doc_id: str) -> bool:
+        """Remove a document with all its parents and children. False if it is not stored."""
+        self._check_open()
+        existed = doc_id in self._pending_docs
+        if existed:
+            self._pending_docs.discard(doc_id)
+            self._drop_pending(doc_id)
+        existed = self._drop_written(doc_id) or existed
+        if doc_id in self._stored:
+            self._stored.discard(doc_id)
+            self._doomed.add(doc_id)
+            existed = True
+        return existed
 
     def commit(self) -> int:  # pragma: no cover - each store implements it
         raise NotImplementedError
@@ -114,6 +140,31 @@ class TransactionBase:
                 self.commit()
         else:
             self.abort()
+
+
+class ManifestStore:
+    """What both stores share around their manifest (the committed generation, the vector
+    columns, the filter fields): picking up a newer one, and the fields a filter may name."""
+
+    generation: int
+    manifest: dict[str, Any]
+
+    def _load_manifest(self) -> None:  # pragma: no cover - each store implements it
+        raise NotImplementedError
+
+    def _manifest_changed(self) -> bool:  # pragma: no cover - each store implements it
+        raise NotImplementedError
+
+    def refresh(self) -> bool:
+        """Pick up a generation committed by another process. True if it changed."""
+        if not self._manifest_changed():
+            return False
+        old = self.generation
+        self._load_manifest()
+        return self.generation != old
+
+    def fields(self) -> dict[str, str]:
+        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
 
 
 class Store(Protocol):

@@ -31,8 +31,8 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
-                                TransactionBase, export_documents, filterable_values,
+from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, ManifestStore, StoredDocument, StoredHit,
+                                StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
@@ -98,7 +98,7 @@ def _write_atomic(path: Path, data: str) -> None:
         os.close(dfd)
 
 
-class LanceStore:
+class LanceStore(ManifestStore):
     """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
 
     def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
@@ -158,19 +158,11 @@ class LanceStore:
         self._flat: dict[str, _FlatIndex] = {}  # exact in-memory matrices (per vector column) of one generation
         self._sparse = None
 
-    def refresh(self) -> bool:
+    def _manifest_changed(self) -> bool:
         try:
-            mtime = (self.path / MANIFEST).stat().st_mtime_ns
+            return (self.path / MANIFEST).stat().st_mtime_ns != self._manifest_mtime
         except OSError as e:
             raise StoreError(f"knowledge base vanished: {e}") from None
-        if mtime == self._manifest_mtime:
-            return False
-        old = self.generation
-        self._load_manifest()
-        return self.generation != old
-
-    def fields(self) -> dict[str, str]:
-        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
 
     # ------------------------------------------------------------------ reads
     def _where(self, where: Node | None) -> str | None:
@@ -507,7 +499,7 @@ class LanceTransaction(TransactionBase):
             self._pending: dict[str, list] = {n: [] for n in TABLES}
             self._pending_docs: set[str] = set()  # doc ids with rows in _pending
             self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
-            self._to_delete: set[str] = set()
+            self._doomed: set[str] = set()
             self._pending_children = 0
             self._done = False
         except BaseException:
@@ -563,29 +555,19 @@ class LanceTransaction(TransactionBase):
         if self._pending_children >= BATCH_CHILDREN:
             self._flush()
 
-    def delete_document(self, doc_id: str) -> bool:
-        self._check_open()
-        existed = False
-        if doc_id in self._pending_docs:  # only then scan the pending rows
-            self._pending_docs.discard(doc_id)
-            for name in TABLES:
-                self._pending[name] = [r for r in self._pending[name] if r["doc_id"] != doc_id]
-            self._pending_children = len(self._pending["children"])
-            existed = True
-        if doc_id in self._stored:
-            self._stored.discard(doc_id)
-            self._to_delete.add(doc_id)
-            existed = True
-        return existed
+    def _drop_pending(self, doc_id: str) -> None:
+        for name in TABLES:
+            self._pending[name] = [r for r in self._pending[name] if r["doc_id"] != doc_id]
+        self._pending_children = len(self._pending["children"])
 
     def _flush(self) -> None:
         # deletes first, so a replaced document's new rows are never deleted
-        doomed = sorted(self._to_delete)
+        doomed = sorted(self._doomed)
         for i in range(0, len(doomed), 500):
             where = f"doc_id IN ({', '.join(sql_literal(d) for d in doomed[i:i + 500])})"
             for name in TABLES:
                 self.tables[name].delete(where)
-        self._to_delete.clear()
+        self._doomed.clear()
         self._stored.update(r["doc_id"] for r in self._pending["documents"])
         schemas = _schemas(self.store.dim, self.manifest.get("vectors"), bool(self.manifest.get("sparse")))
         vector_dims = {"vector": self.store.dim, **{v["column"]: int(v["dim"])

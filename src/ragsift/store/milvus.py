@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, StoredDocument, StoredHit, StoredParent,
+from ragsift.store.base import (IndexedChild, ManifestStore, StoredDocument, StoredHit, StoredParent,
                                 TransactionBase, export_documents, filterable_values,
                                 integrity_problems)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
@@ -100,7 +100,7 @@ def _bm25_score(distance: float) -> float:
     return -distance if distance < 0 else distance
 
 
-class MilvusStore:
+class MilvusStore(ManifestStore):
     """Store on a Milvus server. ``name`` prefixes the collections of this knowledge base."""
 
     def __init__(self, uri: str, name: str, dim: int | None = None, *, token: str | None = None,
@@ -227,18 +227,11 @@ class MilvusStore:
                 parts.append(f"not (doc_id in [{chunk}] and gen < {gen})")
         return " and ".join(parts)
 
-    def refresh(self) -> bool:
+    def _manifest_changed(self) -> bool:
         m = self._get_meta("manifest")
         if m is None:
             raise StoreError(f"knowledge base {self.name!r} vanished from Milvus at {self.uri}")
-        if m == self.manifest:
-            return False
-        old = self.generation
-        self._load_manifest()
-        return self.generation != old
-
-    def fields(self) -> dict[str, str]:
-        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
+        return m != self.manifest
 
     # ------------------------------------------------------------------ reads
     def _filter(self, where: Node | None, extra: str = "") -> str:
@@ -478,7 +471,7 @@ class MilvusTransaction(TransactionBase):
             self._rows: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
             self._pending_docs: set[str] = set()  # doc ids with rows buffered, not yet written
             self._written_docs: set[str] = set()  # doc ids with rows of this generation written
-            self._retire: set[str] = set()  # committed doc ids this transaction replaces or deletes
+            self._doomed: set[str] = set()  # committed doc ids this transaction replaces or deletes
             self._stored = {r["doc_id"] for r in store._query("documents", "", ["doc_id"])}
         except BaseException:
             self._release()
@@ -576,23 +569,16 @@ class MilvusTransaction(TransactionBase):
         if len(self._rows["children"]) >= BATCH_CHILDREN:
             self._flush()
 
-    def delete_document(self, doc_id: str) -> bool:
-        self._check_open()
-        existed = False
-        if doc_id in self._pending_docs:
-            self._pending_docs.discard(doc_id)
-            for kind in KINDS:
-                self._rows[kind] = [r for r in self._rows[kind] if r["doc_id"] != doc_id]
-            existed = True
-        if doc_id in self._written_docs:
-            self._written_docs.discard(doc_id)
-            self._rollback(f"doc_id == {milvus_literal(doc_id)} and gen == {self.generation}", "replaced in this write")
-            existed = True
-        if doc_id in self._stored:
-            self._stored.discard(doc_id)
-            self._retire.add(doc_id)
-            existed = True
-        return existed
+    def _drop_pending(self, doc_id: str) -> None:
+        for kind in KINDS:
+            self._rows[kind] = [r for r in self._rows[kind] if r["doc_id"] != doc_id]
+
+    def _drop_written(self, doc_id: str) -> bool:
+        if doc_id not in self._written_docs:
+            return False
+        self._written_docs.discard(doc_id)
+        self._rollback(f"doc_id == {milvus_literal(doc_id)} and gen == {self.generation}", "replaced in this write")
+        return True
 
     def _flush(self) -> None:
         for kind in ("documents", "parents", "children"):
@@ -616,9 +602,9 @@ class MilvusTransaction(TransactionBase):
                 self.client.flush(self.store.coll[kind])
             manifest = dict(self.manifest)
             retired = dict(manifest.get("retired", {}))
-            if self._retire:
+            if self._doomed:
                 key = f"retired@{self.generation}"
-                self.store._put_meta(key, {"doc_ids": sorted(self._retire)})
+                self.store._put_meta(key, {"doc_ids": sorted(self._doomed)})
                 retired[str(self.generation)] = key
             manifest.update(generation=self.generation, fields=self.fields, committed_at=time.time(),
                             retired=retired)
