@@ -311,7 +311,6 @@ class Splade(_Base):
     """
 
     name = "splade-tiny"
-    rows_per_matmul = 512  # token rows sent through the vocabulary projection at once
     texts_per_chunk = 64
 
     def __init__(self, model_dir: str | Path | None = None, max_tokens: int = 512,
@@ -350,20 +349,13 @@ class Splade(_Base):
         return out
 
     def _encode_chunk(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-        windows = [(t, win) for t, text in enumerate(texts) for win in self._windows(text)]
         pooled = np.full((len(texts), self.dim), -np.inf, np.float32)
-        i = 0
-        while i < len(windows):  # group windows so one matmul covers ~rows_per_matmul rows
-            group, rows = [], 0
-            while i < len(windows) and (not group or rows + len(windows[i][1]) <= self.rows_per_matmul):
-                group.append(windows[i])
-                rows += len(windows[i][1])
-                i += 1
-            states = [self._net.hidden(win) for _, win in group]
-            starts = np.cumsum([0] + [len(s) for s in states[:-1]]).tolist()
-            m = self._net.max_logits(np.concatenate(states), starts)
-            for (t, _), row in zip(group, m):
-                np.maximum(pooled[t], row, out=pooled[t])
+        for t, text in enumerate(texts):
+            for win in self._windows(text):
+                # one window per vocabulary projection: BLAS gives a row results that depend on
+                # the other rows of its matmul, so a text's vector would depend on its batch
+                m = self._net.max_logits(self._net.hidden(win), [0])[0]
+                np.maximum(pooled[t], m, out=pooled[t])
         out = []
         for row in pooled:  # log1p(relu(.)) is monotone, so it commutes with the max-pool
             ix = np.flatnonzero(row > 0)
