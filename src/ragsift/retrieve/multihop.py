@@ -16,7 +16,8 @@ The loop stops, with the reason in the trace, when
 - ``no_follow_up``: no new term to ask about (keywords mode);
 - ``llm_done``: the model said the passages answer the question;
 - ``llm_error``: the model failed (the results found so far are returned);
-- ``llm_budget`` / ``time_budget``: ``hop_llm_calls`` or ``hop_time_s`` is spent.
+- ``llm_budget`` / ``time_budget``: ``hop_llm_calls`` or ``hop_time_s`` is spent;
+- ``cancelled``: the query's deadline was cancelled (a client went away).
 
 Hops are merged by ``merge_hops``: the question's own top ``hop_protect`` units stay first, then
 the question's ranking and the follow-ups' new units (RRF over the follow-ups, earlier hops
@@ -70,8 +71,10 @@ def _norm(q: str) -> str:
 class MultiHopSearch:
     """One question's multi-hop search: rounds on a ``Searcher``, merged into one ``SearchRound``."""
 
-    def __init__(self, searcher: Searcher, question: str, s: Settings, where: Node | None) -> None:
+    def __init__(self, searcher: Searcher, question: str, s: Settings, where: Node | None,
+                 deadline: Deadline | None = None) -> None:
         self.searcher, self.question, self.s, self.where = searcher, question, s, where
+        self.deadline = deadline
         # each hop is a plain search; reranking, if any, runs once on the merged result
         self.hop_settings = s.replace(multihop="off", rerank="")
 
@@ -99,7 +102,7 @@ class MultiHopSearch:
 
     def run(self) -> SearchRound:
         s, m, t0 = self.s, self.s.multihop, time.perf_counter()
-        first = self.searcher.search(self.question, self.hop_settings, self.where)
+        first = self.searcher.search(self.question, self.hop_settings, self.where, self.deadline)
         self.language = first.language
         hops = [Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
                     top=[[u for u, _ in first.ranked[: m.hop_top]]])]
@@ -120,6 +123,9 @@ class MultiHopSearch:
             t_hop = time.perf_counter()
             if t_hop - t0 > m.hop_time_s:
                 stop = "time_budget"
+                break
+            if self.deadline is not None and self.deadline.expired:
+                stop = "cancelled"
                 break
             if m.mode is MultiHop.LLM:
                 if llm_calls >= m.hop_llm_calls:
@@ -149,7 +155,7 @@ class MultiHopSearch:
                 break
             asked.update(_norm(q) for q in queries)
             hop = Hop(h, queries, source)
-            results = [self.searcher.search(q, self.hop_settings, self.where) for q in queries]
+            results = [self.searcher.search(q, self.hop_settings, self.where, self.deadline) for q in queries]
             new: list[str] = []
             for r in results:
                 top = [u for u, _ in r.ranked[: m.hop_top]]
@@ -193,7 +199,7 @@ class MultiHopSearch:
         ranked, rerank_info = merged, None
         if s.rerank.model and merged:
             ranked, rerank_info = rerank(self.question, merged, s, entries, first.unit, self.searcher.store,
-                                         lambda: self.searcher.llm(s))
+                                         lambda: self.searcher.llm(s), self.deadline)
             timings["rerank"] = (time.perf_counter() - t_hops) * 1000
         return replace(first, found=entries, spans=spans, fused=merged, ranked=ranked, rerank=rerank_info,
                        timings_ms=timings, multihop=info, provenance=provenance)

@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
+from ragsift.cancel import Deadline
 from ragsift.config import FusionMode, MultiHop, Settings
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve.channels import CHANNELS
@@ -46,16 +47,16 @@ class Retriever:
         """Settings the query layer must accept: channels, their weights and timeouts."""
         CHANNELS.check(s)
 
-    def find(self, query: str, s: Settings, where: Node | None) -> SearchRound:
+    def find(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
         """The ranked units for a query: one round, or a multi-hop search."""
         if s.multihop.mode is not MultiHop.OFF:
-            return MultiHopSearch(self.searcher, checked_query(query, s), s, where).run()
-        return self.searcher.search(query, s, where)
+            return MultiHopSearch(self.searcher, checked_query(query, s), s, where, deadline).run()
+        return self.searcher.search(query, s, where, deadline)
 
     def retrieve(self, query: str, s: Settings, where: Node | None,
-                 filter_spec: dict[str, Any] | None = None) -> Result:
+                 filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Result:
         t0 = time.perf_counter()
-        r = self.find(query, s, where)
+        r = self.find(query, s, where, deadline)
         t_found = time.perf_counter()
         q = s.query
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)

@@ -19,7 +19,7 @@ from ragsift.text.tokens import cut_to_tokens
 
 
 def rerank(query: str, fused: list[tuple[str, float]], s: Settings, found: Mapping[str, Found],
-           unit: UnitStrategy, store: Store, llm: Callable[[], LLM]
+           unit: UnitStrategy, store: Store, llm: Callable[[], LLM], parent: Deadline | None = None
            ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     t = time.perf_counter()
     r = s.rerank
@@ -36,7 +36,8 @@ def rerank(query: str, fused: list[tuple[str, float]], s: Settings, found: Mappi
             sp = parents[h.parent_id]
             head = " > ".join(sp.parent.heading_path)
             texts.append(cut_to_tokens((head + "\n" if head else "") + unit.read(h, sp, s.query), r.max_tokens))
-        scores = reranker.score(query, texts, Deadline(s.timeout("rerank")))
+        timeout = s.timeout("rerank")
+        scores = reranker.score(query, texts, parent.child(timeout) if parent is not None else Deadline(timeout))
     except RagsiftError as e:
         info["error"] = f"{type(e).__name__}: {e}"
         scores = []

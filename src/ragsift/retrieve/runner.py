@@ -55,10 +55,16 @@ def _run(fn: ChannelFn, deadline: Deadline) -> tuple[object, float, str | None, 
             _active -= 1
 
 
-def run_channels(channels: dict[str, ChannelFn], timeouts: dict[str, float]) -> dict[str, ChannelOutcome]:
-    """Run ``channels`` concurrently; ``timeouts[name]`` bounds each one (seconds)."""
+def run_channels(channels: dict[str, ChannelFn], timeouts: dict[str, float],
+                 parent: Deadline | None = None) -> dict[str, ChannelOutcome]:
+    """Run ``channels`` concurrently; ``timeouts[name]`` bounds each one (seconds); cancelling
+    ``parent`` (the query's deadline) ends them all."""
     t0 = time.perf_counter()
-    deadlines = {name: Deadline(timeouts[name]) for name in channels}
+    deadlines = {name: parent.child(timeouts[name]) if parent else Deadline(timeouts[name]) for name in channels}
+
+    def ended(name: str) -> str:
+        return "cancelled" if parent is not None and parent.expired else f"timed out after {timeouts[name]:g}s"
+
     futures: dict[str, Future] = {name: _pool.submit(_run, fn, deadlines[name]) for name, fn in channels.items()}
     out: dict[str, ChannelOutcome] = {}
     pending = dict(futures)
@@ -70,15 +76,16 @@ def run_channels(channels: dict[str, ChannelFn], timeouts: dict[str, float]) -> 
             fut = pending[name]
             if fut.done():
                 value, ms, err, late_return = fut.result()
-                if err is None and late_return:  # it gave up at its deadline: what it has may be partial
-                    value, err = None, f"timed out after {timeouts[name]:g}s"
+                if parent is not None and parent.expired:  # the query was cancelled: say so
+                    value, err = None, "cancelled" + (f" ({err})" if err else "")
+                elif err is None and late_return:  # it gave up at its deadline: what it has may be partial
+                    value, err = None, ended(name)
                 out[name] = ChannelOutcome(value if err is None else None, ms, err)
                 del pending[name]
             elif deadlines[name].expired:
                 deadlines[name].cancel()
                 late.append(fut)
-                out[name] = ChannelOutcome(None, (time.perf_counter() - t0) * 1000,
-                                           f"timed out after {timeouts[name]:g}s")
+                out[name] = ChannelOutcome(None, (time.perf_counter() - t0) * 1000, ended(name))
                 del pending[name]
     if late:
         # cancelled work ends at its next deadline check; wait for it so nothing outlives the query

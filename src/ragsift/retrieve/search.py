@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import QueryError
 from ragsift.models.embedders import Embedder
@@ -87,16 +88,17 @@ class Searcher:
     def llm(self, s: Settings) -> LLM:
         return llm_for(s.llm)
 
-    def search(self, query: str, s: Settings, where: Node | None) -> SearchRound:
-        """One round: channels, fusion, optional reranking (no expansion)."""
+    def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
+        """One round: channels, fusion, optional reranking (no expansion). Cancelling
+        ``deadline`` ends the round's channels and steps."""
         t0 = time.perf_counter()
         query = checked_query(query, s)
         language = detect_language(query)
         channels = CHANNELS.build(s)
-        steps = Steps(query, language, s, channels, lambda: self.llm(s))
+        steps = Steps(query, language, s, channels, lambda: self.llm(s), deadline)
         ctx = ChannelContext(query, language, s, where, self.store, self.analyzer, self.embedder, steps)
         results = run_channels({name: (lambda d, ch=ch: ch.search(ctx, d)) for name, ch in channels.items()},
-                               {name: s.timeout(name) for name in channels})
+                               {name: s.timeout(name) for name in channels}, deadline)
         t_channels = time.perf_counter()
 
         unit = unit_strategy(s.query.unit)
@@ -123,7 +125,7 @@ class Searcher:
         ranked, rerank_info = fused, None
         timings = {"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000}
         if s.rerank.model and fused:
-            ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s))
+            ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s), deadline)
             timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
         return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
                            steps.trace(), rerank_info, timings)

@@ -70,9 +70,12 @@ class Steps:
     """The shared steps of one query, for the channels it runs."""
 
     def __init__(self, query: str, language: str, settings: Settings, channels: Mapping[str, NeedsSteps],
-                 llm: Callable[[], LLM]) -> None:
+                 llm: Callable[[], LLM], parent: Deadline | None = None) -> None:
         self.query, self.settings = query, settings
         inp = StepInput(query, language, settings, llm)
+
+        def until(seconds: float) -> Deadline:
+            return parent.child(seconds) if parent is not None else Deadline(seconds)
 
         def last(names: list[str]) -> float:
             """When the last of these channels must end (channel deadlines run from the same start)."""
@@ -82,13 +85,13 @@ class Steps:
         self.rewrite_error: str | None = None
         if settings.transforms.rewrite:
             plain = [n for n, ch in channels.items() if not ch.steps]
-            until = Deadline(min(settings.timeout("rewrite"), last(plain)))
+            rewrite_until = until(min(settings.timeout("rewrite"), last(plain)))
             self.rewrite = Shared(lambda d: rewrite_query(llm(), query, language, prompts=settings.llm.prompts,
-                                                          deadline=until))
+                                                          deadline=rewrite_until))
         self._shared: dict[str, Shared[Any]] = {}
         for name in dict.fromkeys(s for ch in channels.values() for s in ch.steps):
             step = STEPS[name]
-            step_until = Deadline(last([n for n, ch in channels.items() if name in ch.steps]))
+            step_until = until(last([n for n, ch in channels.items() if name in ch.steps]))
             self._shared[name] = Shared(lambda d, step=step, until=step_until: step.run(inp, until))
 
     def plain_query(self, deadline: Deadline) -> str:

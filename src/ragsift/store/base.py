@@ -155,6 +155,10 @@ class ManifestStore:
     def _manifest_changed(self) -> bool:  # pragma: no cover - each store implements it
         raise NotImplementedError
 
+    def stale(self) -> bool:
+        """Whether a newer generation was committed (by another process or store object)."""
+        return self._manifest_changed()
+
     def refresh(self) -> bool:
         """Pick up a generation committed by another process. True if it changed."""
         if not self._manifest_changed():
@@ -175,6 +179,9 @@ class Store(Protocol):
 
     def refresh(self) -> bool:
         """Pick up a generation committed by another process. True if it changed."""
+
+    def stale(self) -> bool:
+        """Whether ``refresh`` would pick up a newer generation."""
 
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
                      kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
