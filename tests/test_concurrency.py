@@ -85,12 +85,23 @@ def test_cancelling_a_query_stops_its_channels(kb):
     kb.add_documents(DOCS)
     with FaultInjectingLLMServer("hang") as srv:
         deadline = Deadline.never()
-        threading.Timer(0.5, deadline.cancel).start()
+
+        def cancel_once_asked() -> None:  # the caller goes away while the model call hangs
+            while not srv.requests:
+                time.sleep(0.02)
+            time.sleep(0.3)
+            deadline.cancel()
+        threading.Thread(target=cancel_once_asked, daemon=True).start()
         t = time.monotonic()
         res = kb.query("绿茶怎么保存？", channels=["dense", "hyde"], llm="openai:stub", llm_base_url=srv.url,
                        llm_cache=False, channel_timeout_s=60, deadline=deadline)
         took = time.monotonic() - t
+        # the model call itself was aborted: its connection closed, its thread ended, while the
+        # endpoint still hangs
+        t = time.monotonic()
+        while (runner.active_channels() or not srv.disconnects) and time.monotonic() - t < 10:
+            time.sleep(0.05)
+        assert runner.active_channels() == 0 and srv.disconnects == 1
     hyde = {c.name: c for c in res.trace.channels}["hyde"]
     assert hyde.error.startswith("cancelled") and took < 30  # not the 60 s timeout
     assert {c.name: c for c in res.trace.channels}["dense"].error is None  # done before the cancel
-    assert runner.active_channels() == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ragsift.errors import RagsiftError
 
@@ -24,6 +24,8 @@ class Deadline:
         self._at = None if seconds is None else time.monotonic() + seconds
         self._event = threading.Event()
         self._parent = parent
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
 
     def child(self, seconds: float) -> "Deadline":
         """A deadline ``seconds`` from now that also ends when this one does."""
@@ -45,7 +47,35 @@ class Deadline:
         return self.remaining() <= 0.0
 
     def cancel(self) -> None:
-        self._event.set()
+        """End this deadline (and its children) now, and run what was registered to stop the
+        work waiting on it (``on_cancel``)."""
+        with self._lock:
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # a callback that fails must not stop the others
+                pass
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Run ``fn`` when this deadline or a parent is cancelled (at once if it already is):
+        how blocking work that cannot check the deadline is interrupted (an HTTP read is
+        aborted by shutting its socket). Returns a function that unregisters ``fn``."""
+        chain: list[Deadline] = []
+        d: Deadline | None = self
+        while d is not None:
+            with d._lock:
+                if d._event.is_set():
+                    break
+                d._callbacks.append(fn)
+            chain.append(d)
+            d = d._parent
+        else:
+            return lambda: _unregister(chain, fn)
+        _unregister(chain, fn)  # one in the chain was cancelled already
+        fn()
+        return lambda: None
 
     def check(self, what: str = "work") -> None:
         if self.expired:
@@ -57,6 +87,13 @@ class Deadline:
         if left <= 0:
             raise Cancelled("out of time")
         return min(seconds, left)
+
+
+def _unregister(chain: list[Deadline], fn: Callable[[], None]) -> None:
+    for d in chain:
+        with d._lock:
+            if fn in d._callbacks:
+                d._callbacks.remove(fn)
 
 
 class RWLock:

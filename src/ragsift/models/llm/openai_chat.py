@@ -9,6 +9,7 @@ errors (connection errors, 429, 5xx) within their deadline; a semaphore caps cal
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from typing import Any
@@ -16,6 +17,49 @@ from typing import Any
 from ragsift.cancel import Cancelled, Deadline
 from ragsift.errors import ModelError
 from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, short, yes_no_from_logprobs
+
+
+class _AbortableBackend:
+    """Opens TCP connections as httpcore does and keeps their sockets, so another thread can
+    shut them: a read blocked on a silent endpoint then ends at once (closing a socket from
+    another thread does not wake a blocked read on Linux; shutting it down does)."""
+
+    def __init__(self) -> None:
+        import httpcore2
+
+        self._inner = httpcore2.SyncBackend()
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+        stream = self._inner.connect_tcp(*args, **kwargs)
+        sock = stream.get_extra_info("socket")
+        with self._lock:
+            self._socks.append(sock)
+        return stream
+
+    def __getattr__(self, name: str) -> Any:  # connect_unix_socket, sleep: as httpcore's own
+        return getattr(self._inner, name)
+
+    def abort(self) -> None:
+        with self._lock:
+            socks = list(self._socks)
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _abortable_client(timeout: float) -> tuple[Any, _AbortableBackend]:
+    """An HTTP client for one call, and the backend that can abort it."""
+    import httpcore2
+    import httpx2
+
+    backend = _AbortableBackend()
+    transport = httpx2.HTTPTransport()
+    transport._pool = httpcore2.ConnectionPool(ssl_context=httpx2.create_ssl_context(), network_backend=backend)
+    return httpx2.Client(transport=transport, timeout=timeout), backend
 
 
 class OpenAILLM:
@@ -45,9 +89,16 @@ class OpenAILLM:
         for attempt in range(self.max_retries + 1):
             if not self._slots.acquire(timeout=min(deadline.remaining(), 3600.0)):
                 raise LLMError(f"{self.model}: no free slot before the deadline")
+            http = None
+            unregister = None
             try:
                 timeout = deadline.bound(self.timeout_s)
-                return self._client.chat.completions.create(model=self.model, timeout=timeout, **kwargs)
+                # each call has its own connection, shut at once when the deadline is cancelled
+                # (a query whose client went away), not left to its network timeout
+                http, backend = _abortable_client(timeout)
+                unregister = deadline.on_cancel(backend.abort)
+                client = self._client.with_options(http_client=http)
+                return client.chat.completions.create(model=self.model, timeout=timeout, **kwargs)
             except Cancelled:
                 raise LLMError(f"{self.model}: out of time" + (f" after {'; '.join(errors)}" if errors else "")) from None
             except self._openai.APITimeoutError:
@@ -57,10 +108,16 @@ class OpenAILLM:
                 if e.status_code != 429 and e.status_code < 500:
                     raise LLMError(f"{self.model}: HTTP {e.status_code}: {short(e.message)}") from None
             except self._openai.APIConnectionError as e:
+                if deadline.expired:
+                    raise LLMError(f"{self.model}: cancelled") from None
                 errors.append(f"connection error ({short(str(e.__cause__ or e))})")
             except (self._openai.APIError, ValueError, TypeError) as e:  # unparseable body
                 raise LLMError(f"{self.model}: bad response: {short(str(e))}") from None
             finally:
+                if unregister is not None:
+                    unregister()
+                if http is not None:
+                    http.close()
                 self._slots.release()
             backoff = min(0.25 * 2 ** attempt, 2.0)
             if deadline.remaining() <= backoff:
