@@ -32,6 +32,10 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/ragsift demo
 
 test: $(VENV)/.installed
+	@# the web page's tests drive Debian's chromium: installed here when missing (root, apt-get)
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "warning: chromium is missing (apt-get install chromium): the browser tests will fail"
 	$(PY) -m pytest -q
 
 clean:

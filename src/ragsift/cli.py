@@ -223,6 +223,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    import uvicorn
+
+    from ragsift.server import Limits, ServerConfig, create_app, load_keys
+
+    limits = Limits()
+    for flag, field, scale in (("max_body_mb", "max_body_bytes", 1 << 20), ("max_upload_mb", "max_upload_bytes", 1 << 20),
+                               ("max_batch", "max_batch", 1), ("max_files", "max_files", 1)):
+        if getattr(args, flag) is not None:
+            limits = replace(limits, **{field: int(getattr(args, flag) * scale)})
+    cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args), kb_root=Path(args.kb_root) if args.kb_root else None,
+                       default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
+                       insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
+                       mcp_ingest=args.mcp_ingest, embedder=args.embedder or "")
+    cfg.check_bind()
+    where = f"{cfg.kb_root} (by name)" if cfg.kb_root else str(cfg.kb)
+    print(f"ragsift serving {where} on http://{args.host}:{args.port}/ (API /v1, docs /docs"
+          f"{', MCP /mcp' if cfg.mcp else ''}); {len(cfg.keys)} API key(s)", file=sys.stderr)
+    uvicorn.run(create_app(cfg), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ragsift.mcp import serve_stdio
+
+    serve_stdio(_open(args), allow_ingest=args.allow_ingest)
+    return 0
+
+
 def _quoted(argv: list[str]) -> list[str]:
     import shlex
 
@@ -294,6 +325,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store_flags(s, "of the copy")
     _add_progress_flags(s)
     s.set_defaults(func=cmd_copy)
+
+    s = sub.add_parser("serve", help="serve the knowledge base(s) over HTTP: API, web page, MCP")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; another address "
+                                                      "needs API keys or --insecure-no-auth)")
+    s.add_argument("--port", type=int, default=8321)
+    s.add_argument("--kb-root", help="serve every knowledge base under this directory by name (/v1/kbs/NAME)")
+    s.add_argument("--default-kb", default="default", help="with --kb-root: the one served at /v1")
+    s.add_argument("--keys-file", help="API keys, one a line: KEY [read|write]; also $RAGSIFT_API_KEYS (write) "
+                                       "and $RAGSIFT_READ_KEYS (read only)")
+    s.add_argument("--insecure-no-auth", action="store_true", help="serve a non-loopback address without keys")
+    s.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
+    s.add_argument("--mcp-ingest", action="store_true", help="enable the MCP add_documents tool (write keys)")
+    s.add_argument("--embedder", help="embedder of knowledge bases the server creates")
+    s.add_argument("--max-body-mb", type=float, help="largest JSON request (default 16)")
+    s.add_argument("--max-upload-mb", type=float, help="largest upload request, all files (default 64)")
+    s.add_argument("--max-batch", type=int, help="most queries in one batch (default 32)")
+    s.add_argument("--max-files", type=int, help="most files in one upload (default 100)")
+    s.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("mcp", help="serve the knowledge base to an MCP client over stdio")
+    s.add_argument("--allow-ingest", action="store_true", help="enable the add_documents tool")
+    s.set_defaults(func=cmd_mcp)
 
     s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
     s.set_defaults(func=cmd_demo)

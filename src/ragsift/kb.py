@@ -18,7 +18,7 @@ from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.store import default_store_name, open_store
-from ragsift.store.base import IndexedChild, Store
+from ragsift.store.base import IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import Analyzer
 from ragsift.types import Document, IngestReport, Result, Skipped
@@ -315,6 +315,11 @@ class KnowledgeBase:
         with self._rw.write():
             self.store.refresh()
 
+    def query_settings(self, **overrides: Any) -> Settings:
+        """The settings a query with these overrides would run with, checked (ConfigError when
+        a value or a channel is wrong)."""
+        return self._query_settings(overrides)
+
     def _query_settings(self, overrides: dict[str, Any]) -> Settings:
         """The settings of one query: the knowledge base's with ``overrides``, checked. The same
         overrides again (an evaluation run, a server's clients) reuse the checked settings."""
@@ -405,6 +410,20 @@ class KnowledgeBase:
         kb = KnowledgeBase(path, settings, dest)
         kb._embedder = self._embedder
         return kb
+
+    def document(self, doc_id: str) -> tuple[StoredDocument, list[StoredParent]] | None:
+        """A stored document and its sections in order (summary parents left out), or None."""
+        with self.reading() as store:
+            doc = store.get_documents([doc_id]).get(doc_id)
+            if doc is None:
+                return None
+            parents = store.get_document_parents([doc_id]).get(doc_id, [])
+        return doc, [sp for sp in parents if not sp.parent.synthetic]
+
+    def sections(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+        """Whole sections (parents) by id: what a passage was cut from."""
+        with self.reading() as store:
+            return store.get_parents(list(parent_ids))
 
     def documents(self):
         """The stored documents by id (``StoredDocument``: source, title, counts, metadata)."""
