@@ -496,6 +496,38 @@ def milvus_section() -> list[str]:
     return lines
 
 
+def serve_section() -> list[str]:
+    r = load("serve_load.json")
+    lines = ["## The server under load (`ragsift serve`)", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/serve_load.py`._", ""]
+    job = r["ingest_job"]
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+              f"- {r['clients']} concurrent clients (asyncio + httpx) sent {r['api']['queries']:,} SciFact queries in "
+              f"all to a server on 127.0.0.1 over the SciFact knowledge base ({r['documents']:,} documents, embedder "
+              f"`{r['embedder']}`), each `POST /v1/query` with its trace. An error is a non-2xx answer or a channel "
+              f"error in a trace. Timeouts: channels {r['channel_timeout_s']:g} s (the default), clients "
+              f"{r['client_timeout_s']} s.",
+              f"- Under ingest: {job['jobs']} jobs of {job['documents']:,} HotpotQA paragraphs in all ({job['chunks']:,} "
+              f"chunks) ran during the whole query phase (covered: {job['share_of_query_phase_covered']:.0%}); they "
+              f"took {job['seconds']:g} s and ended {', '.join(job['states'])}.",
+              f"- Python API: the same queries from {r['clients']} threads calling `KnowledgeBase.query` in one "
+              "process, in the same run; the ratios are the server's against it.", "",
+              "| run | queries | errors | queries/s | p50 ms | p95 ms | p99 ms | p50 vs API | queries/s vs API |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for name, label in (("api", "Python API"), ("idle", "server, idle"), ("ingesting", "server, ingest running")):
+        x = r[name]
+        lines.append(f"| {label} | {x['queries']:,} | {x['errors']} | {x['qps']} | {x['p50_ms']} | {x['p95_ms']} | "
+                     f"{x['p99_ms']} | {x.get('p50_vs_api', 1.0):.2f}x | {x.get('qps_vs_api', 1.0):.2f}x |")
+    lines += ["", f"- The latencies are those of {r['clients']} queries in flight on two cores: a query is about "
+              f"{1000 / r['api']['qps'] * 1:.0f} ms of work here, so a client waits behind the others (Little's law: "
+              f"{r['clients']} / {r['api']['qps']} queries/s = {r['clients'] / r['api']['qps']:.2f} s). The server "
+              f"adds HTTP, JSON and the trace to each answer: {r['idle']['qps_vs_api']:.2f}x the throughput of the "
+              f"Python API. An ingest embedding beside the queries takes CPU from them "
+              f"({r['ingesting']['qps_vs_api']:.2f}x); no query waited for it to end and none failed.", ""]
+    return lines
+
+
 def main() -> int:
     sci_lines, sci = ablation_section(
         "scifact", "Ablation: BEIR SciFact",
@@ -517,7 +549,7 @@ def main() -> int:
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(),
-           *milvus_section()]
+           *milvus_section(), *serve_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

@@ -31,4 +31,6 @@ fi
 # the local 1.5B model generating
 benchmarks/llm.sh
 .venv/bin/python benchmarks/multihop.py --dataset "$DATASETS/hotpotqa-ircot-dev500" --work-dir "$WORK/eval"
+.venv/bin/python benchmarks/serve_load.py --dataset "$DATASETS/scifact" --ingest-dataset "$DATASETS/hotpotqa-ircot-dev500" \
+    --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/report.py
