@@ -17,8 +17,15 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
 .PHONY: demo test install clean
 
-$(VENV)/.installed: pyproject.toml
+# the main job needs only the base package (about a minute to install)
+$(VENV)/.base: pyproject.toml
 	python3 -m venv $(VENV)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# the tests need everything: the language models, llama.cpp (built), Milvus Lite, the server, the
+# framework integrations, the browser driver
+$(VENV)/.installed: $(VENV)/.base
 	# the CPU build of PyTorch (from this machine's disk; a plain torch requirement pulls a CUDA build)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
@@ -28,7 +35,7 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.base
 	$(VENV)/bin/ragsift demo
 
 test: $(VENV)/.installed

@@ -34,7 +34,7 @@ def test_ingest_query_stats_list_delete(cli_kb):
     assert len(report["added"]) == 1 and report["generation"] == 1
     assert report["skipped"] == [{"path": "bad.md", "reason": "binary content (NUL bytes) in a text file"}]
 
-    res = json.loads(ragsift("--kb", str(kb), "query", "告警阈值是多少？", "--json").stdout)
+    res = json.loads(ragsift("--kb", str(kb), "query", "告警阈值是多少？", "--json", "--trace").stdout)
     top = res["passages"][0]
     assert top["heading_path"] == ["Guide", "监控"] and "百分之九十" in top["text"]
     assert {c["name"] for c in res["trace"]["channels"]} == {"dense", "bm25"}
@@ -43,10 +43,17 @@ def test_ingest_query_stats_list_delete(cli_kb):
     text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
     assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text
 
-    res = json.loads(ragsift("--kb", str(kb), "query", "backups", "--json", "--fusion", "weighted",
+    res = json.loads(ragsift("--kb", str(kb), "query", "backups", "--json", "--trace", "--fusion", "weighted",
                              "--weights", "dense=0.2,bm25=0.8", "--filter", '{"team": "infra"}').stdout)
     assert res["trace"]["fusion"]["weights"] == {"dense": 0.2, "bm25": 0.8}
     assert res["passages"]
+
+    lean = json.loads(ragsift("--kb", str(kb), "query", "How long are backups kept?", "--format", "json").stdout)
+    assert "trace" not in lean and lean["trace_id"] and lean["passages"][0]["source"] == "guide.md"
+    context = ragsift("--kb", str(kb), "query", "告警阈值是多少？", "--format", "context").stdout
+    assert context.startswith("[1] guide.md › Guide > 监控\n") and "百分之九十" in context
+    short = ragsift("--kb", str(kb), "query", "告警阈值是多少？", "--format", "context", "--context-tokens", "12").stdout
+    assert short.startswith("[1] guide.md") and short.rstrip().endswith("…") and len(short) < len(context)
 
     stats = json.loads(ragsift("--kb", str(kb), "stats", "--json").stdout)
     assert stats["documents"] == 1 and stats["fields"]["team"] == "string"
@@ -90,7 +97,7 @@ def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_pat
                       "--rerank", "llm-judge", *env_args).stdout
         assert "HyDE hypothesis 1 (hypothesis): Backups run nightly" in out
         assert "rewrite: 'Backups run nightly" in out and "rerank llm-judge:openai:stub" in out
-        res = json.loads(ragsift("--kb", str(kb), "query", "备份什么时候运行？", "--hyde", "--json",
+        res = json.loads(ragsift("--kb", str(kb), "query", "备份什么时候运行？", "--hyde", "--json", "--trace",
                                  "--hyde-mode", "mean", "--hyde-samples", "2", *env_args).stdout)
         assert [c["name"] for c in res["trace"]["channels"]] == ["dense", "bm25", "hyde", "hyde_bm25"]
         assert res["trace"]["transforms"]["hyde"]["mode"] == "mean"
@@ -112,3 +119,49 @@ def test_small_index_and_units_from_the_command_line(tmp_path):
     assert "1 unchanged" in again.stdout
     bad = ragsift("--kb", kb, "query", "x", "--unit", "auto", "--index-kinds", "sentence", check=False)
     assert bad.returncode == 2 and "auto-merging" in bad.stderr
+
+
+def test_version_and_logging(cli_kb):
+    from server_process import free_port
+
+    kb, docs = cli_kb
+    from ragsift import __version__
+    assert ragsift("--version").stdout.strip() == f"ragsift {__version__}"
+    ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
+    quiet = ragsift("--kb", str(kb), "query", "告警阈值是多少？")
+    assert quiet.stderr == ""
+    loud = ragsift("-v", "--kb", str(kb), "query", "告警阈值是多少？")
+    assert "ragsift: INFO: query " in loud.stderr and "passages in" in loud.stderr
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    failed = ragsift("--kb", str(kb), "query", "When do backups run?", "--hyde", "--llm", "openai:none",
+                     "--llm-base-url", dead, "--timeout", "5")
+    assert failed.returncode == 0 and "[1] guide.md" in failed.stdout  # the other channels answer
+    assert "ragsift: WARNING: channel hyde failed" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_jsonl_documents_on_standard_input(tmp_path):
+    kb = str(tmp_path / "kb")
+    rows = [{"id": "faq-zh", "title": "退货", "text": "商品签收后七天内可以无理由退货，运费由买家承担。", "metadata": {"lang": "zh"}},
+            {"id": "faq-en", "title": "Returns", "text": "Items can be returned within seven days of delivery.",
+             "metadata": {"lang": "en"}}]
+    stdin = "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n{not json\n"
+    p = subprocess.run([sys.executable, "-m", "ragsift.cli", "--kb", kb, "ingest", "-", "--json", "--no-progress",
+                        "--embedder", "e5-small"], input=stdin, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert sorted(report["added"]) == ["faq-en", "faq-zh"]
+    assert report["skipped"] == [{"path": "stdin:3", "reason": "malformed JSON: Expecting property name enclosed "
+                                                               "in double quotes at column 2"}]
+    res = json.loads(ragsift("--kb", kb, "query", "多少天内可以退货？", "--json", "--filter", '{"lang": "zh"}').stdout)
+    assert res["passages"][0]["doc_id"] == "faq-zh" and res["passages"][0]["source"] == "stdin"
+    changed = json.dumps({**rows[1], "text": "Items can be returned within thirty days of delivery."})
+    p = subprocess.run([sys.executable, "-m", "ragsift.cli", "--kb", kb, "ingest", "-", "--json", "--no-progress"],
+                       input=changed + "\n", capture_output=True, text=True, timeout=600)
+    assert json.loads(p.stdout)["updated"] == ["faq-en"]
+    assert "thirty" in json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)[
+        "passages"][0]["text"]
+    assert "deleted 1 document(s): faq-en" in ragsift("--kb", kb, "delete", "faq-en").stdout
+    left = json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)["passages"]
+    assert [p["doc_id"] for p in left] == ["faq-zh"]
+    bad = ragsift("--kb", kb, "ingest", "-", str(tmp_path), check=False)
+    assert bad.returncode == 2 and "cannot be mixed" in bad.stderr

@@ -387,3 +387,23 @@ def test_in_memory_exact_search_equals_the_store_scan(sample_kb, question, flt):
     assert [h.child_id for h in flat] == [h.child_id for h in scan]
     assert [h.score for h in flat] == pytest.approx([h.score for h in scan], abs=1e-5)
     assert flat[0].start < flat[0].end
+
+
+@pytest.mark.parametrize("question,source", [("恢复出厂设置要按哪些键？", "speaker_manual_zh.md"),
+                                             ("How do I reset the hub?", "smarthub_manual_en.md")])
+def test_results_as_prompt_context_with_citations(sample_kb, question, source):
+    from ragsift.text.tokens import count_tokens
+
+    res = sample_kb.query(question, max_parents=3)
+    context = res.to_context()
+    blocks = context.split("\n\n[")
+    assert context.startswith(f"[1] {source} › ") and len(blocks) == 3
+    for p in res.passages:
+        assert f"[{p.rank}] {p.source} › {' > '.join(p.heading_path)}\n{p.text}" in context
+    small = res.to_context(token_budget=count_tokens(context.split("\n\n[2]")[0]) + 5)
+    assert small.startswith("[1] ") and "\n\n[2]" not in small
+    tiny = res.to_context(token_budget=20)
+    assert count_tokens(tiny) <= 22 and tiny.endswith("…")
+    assert res.to_context(citations=False).startswith(res.passages[0].text)
+    d = res.to_dict(trace=False)
+    assert "trace" not in d and d["trace_id"] == res.trace.trace_id == res.to_dict()["trace"]["trace_id"]

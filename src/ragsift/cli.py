@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
+from ragsift import __version__
 from ragsift.config import Settings
 from ragsift.console import format_result, print_json, progress_factory, report_lines
 from ragsift.errors import RagsiftError
@@ -117,7 +119,16 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
     kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
-    report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
+    if args.paths == ["-"]:  # JSONL documents on standard input, read as a JSONL file would be
+        from ragsift.ingest.loaders import load_jsonl
+
+        loaded = load_jsonl(sys.stdin.read(), args.prefix + "stdin")
+        report = kb.add_documents(loaded.documents, progress=_progress(args))
+        report.skipped[:0] = loaded.skipped
+    elif "-" in args.paths:
+        raise RagsiftError("'-' (JSONL on standard input) cannot be mixed with paths")
+    else:
+        report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
     if args.json:
         print_json(report.to_dict())
     else:
@@ -144,10 +155,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as e:
             raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
     result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
-    if args.json:
-        print_json(result.to_dict())
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        print_json(result.to_dict(trace=args.trace))
+    elif fmt == "context":
+        print(result.to_context(args.context_tokens))
     else:
-        print(format_result(result, show_trace=args.trace))
+        print(format_result(result, show_trace=args.trace, max_chars=args.max_chars))
     return 0
 
 
@@ -277,11 +291,16 @@ def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
+    p.add_argument("--version", action="version", version=f"ragsift {__version__}")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log more: -v what each step does, -vv details (warnings such as a failed channel always)")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl)")
-    s.add_argument("paths", nargs="+")
+    s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl), or '-' for "
+                                      "JSONL documents on standard input")
+    s.add_argument("paths", nargs="+", help="files or directories; '-': JSONL on standard input "
+                                            '({"id": ..., "text": ..., "title"?, "metadata"?} a line)')
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     g = s.add_argument_group("index (for a NEW knowledge base)")
@@ -293,8 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("query", help="ask a question")
     s.add_argument("question")
-    s.add_argument("--json", action="store_true", help="print passages and trace as JSON")
-    s.add_argument("--trace", action="store_true", help="show per-channel hits")
+    s.add_argument("--format", choices=["text", "json", "context"], default="text",
+                   help="text (passages and a summary of the trace), json (passages; with --trace the trace), "
+                        "context (the passages with numbered citations, ready for a prompt)")
+    s.add_argument("--json", action="store_true", help="the same as --format json")
+    s.add_argument("--trace", action="store_true", help="the trace: per-channel hits (text) or the whole trace (json)")
+    s.add_argument("--max-chars", type=int, default=0, help="text format: cut each passage at this many characters")
+    s.add_argument("--context-tokens", type=int, help="context format: the token budget of the context")
     s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
     g = s.add_argument_group("retrieval")
     for flat in RETRIEVAL_FLAGS:
@@ -382,6 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    logging.basicConfig(level=max(logging.DEBUG, logging.WARNING - 10 * args.verbose), stream=sys.stderr,
+                        format="ragsift: %(levelname)s: %(message)s")
     try:
         return args.func(args)
     except RagsiftError as e:

@@ -39,8 +39,8 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
-def format_result(result: Result, show_trace: bool = False, width: int = 100) -> str:
-    """Passages (text cut at 600 characters) and a summary of the trace, for a terminal."""
+def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
+    """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
     if not result.passages:
         out.append("no passages found")
@@ -49,7 +49,7 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100) ->
         if p.heading_path:
             head += f" :: {' > '.join(p.heading_path)}"
         out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
-        body = p.text if len(p.text) <= 600 else p.text[:600] + " ..."
+        body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
         spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
         out.append(f"    matched children: {spans}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind
 from ragsift.errors import ConfigError, RagsiftError, StoreError
-from ragsift.ingest.loaders import iter_files, load_file, record_document
+from ragsift.ingest.loaders import as_record, iter_files, load_file, record_document
 from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
@@ -23,6 +24,7 @@ from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import Analyzer
 from ragsift.types import Document, IngestReport, Result, Skipped
 
+log = logging.getLogger(__name__)
 SETTINGS_FILE = "ragsift.toml"
 EMBED_BATCH = 64
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
@@ -138,17 +140,21 @@ class KnowledgeBase:
                 docs.extend(loaded.documents)
         return self._ingest(docs, report, t0, progress)
 
-    def add_documents(self, documents: Iterable[Mapping[str, Any]], *, source: str = "api",
+    def add_documents(self, documents: Iterable[Any], *, source: str = "api",
                       progress: ProgressFactory | None = None) -> IngestReport:
-        """Ingest documents held in code or a database, in one transaction: each a mapping with
-        ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat mapping of
-        filterable values) and ``source`` (default ``source``). A document whose id is stored
-        already replaces it (unless unchanged); a bad one is skipped with its reason."""
+        """Ingest documents held in code or a database, in one transaction. Each is a mapping
+        with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
+        mapping of filterable values) and ``source`` (default ``source``), or an object with
+        those attributes: a ragsift ``Document``, a LangChain ``Document`` (``page_content``,
+        ``metadata``, ``id``), a LlamaIndex node (``text``, ``metadata``, ``id_``) or a Haystack
+        ``Document`` (``content``, ``meta``, ``id``). A document whose id is stored already
+        replaces it (unless unchanged); a bad one is skipped with its reason."""
         t0 = time.perf_counter()
         report = IngestReport()
         docs: list[Document] = []
         seen: set[str] = set()
         for i, row in enumerate(documents):
+            row = as_record(row)
             src = str(row.get("source") or source) if isinstance(row, Mapping) else source
             item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen,
                                    fmt="text")
@@ -219,6 +225,9 @@ class KnowledgeBase:
         report.parents = entries.parents + sum(len(p) for _, p, _ in split)
         report.children = entries.entries + total_children
         report.seconds = time.perf_counter() - t0
+        log.info("ingest: generation %d, %d added, %d updated, %d unchanged, %d skipped, %d children in %.1fs",
+                 report.generation, len(report.added), len(report.updated), len(report.unchanged),
+                 len(report.skipped), report.children, report.seconds)
         return report
 
     def _write(self, txn, pending, embedder: Embedder, entries: "SmallIndex", bar) -> float:
@@ -292,7 +301,10 @@ class KnowledgeBase:
         settings = self._query_settings(overrides)
         with self.reading():
             where = parse_filter(filter, self.store.fields())
-            return self.retriever.retrieve(question, settings, where, filter, deadline=deadline)
+            result = self.retriever.retrieve(question, settings, where, filter, deadline=deadline)
+        log.info("query %s %r: %d passages in %.1f ms", result.trace.trace_id[:8], question[:80],
+                 len(result.passages), result.trace.timings_ms["total"])
+        return result
 
     def rank_documents(self, question: str, k: int = 100, *, details: dict[str, Any] | None = None,
                        **overrides: Any) -> list[tuple[str, float]]:

@@ -4,6 +4,7 @@ All are frozen dataclasses; nothing in ragsift mutates a caller's objects.
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -189,9 +190,11 @@ class Trace:
     transforms: dict[str, Any] = field(default_factory=dict)  # rewrite, HyDE hypotheses, multi-query
     rerank: dict[str, Any] | None = None  # reranker, judged units and their scores
     multihop: dict[str, Any] | None = None  # every hop's queries, new units and gain; why it stopped
+    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this query in logs and metadata
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "trace_id": self.trace_id,
             "query": self.query,
             "language": self.language,
             "generation": self.generation,
@@ -210,16 +213,39 @@ class Trace:
 @dataclass(frozen=True)
 class Result:
     """Passages for a question, best first, and the trace of how they were found.
-    ``to_dict()`` gives both as JSON-ready values."""
+    ``to_dict()`` gives both as JSON-ready values; ``to_context()`` the text for a prompt."""
 
     query: str
     passages: tuple[Passage, ...]
     trace: Trace
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query,
-                "passages": [p.to_dict() for p in self.passages],
-                "trace": self.trace.to_dict()}
+    def to_dict(self, trace: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {"query": self.query, "trace_id": self.trace.trace_id,
+                             "passages": [p.to_dict() for p in self.passages]}
+        if trace:
+            d["trace"] = self.trace.to_dict()
+        return d
+
+    def to_context(self, token_budget: int | None = None, *, citations: bool = True) -> str:
+        """The passages as context for an LLM prompt, best first, each headed by its citation
+        ``[n] source › heading path`` (n is the passage's rank); with ``token_budget``, passages
+        are added whole while they fit (the first is cut to the budget if it alone is over)."""
+        from ragsift.text.tokens import count_tokens, cut_to_tokens
+
+        blocks: list[str] = []
+        used = 0
+        for p in self.passages:
+            head = f"[{p.rank}] {p.source}" + (f" › {' > '.join(p.heading_path)}" if p.heading_path else "")
+            block = f"{head}\n{p.text}" if citations else p.text
+            n = count_tokens(block)
+            if token_budget is not None and used + n > token_budget:
+                if blocks:
+                    break
+                block = cut_to_tokens(block, token_budget, " …")
+                n = token_budget
+            blocks.append(block)
+            used += n
+        return "\n\n".join(blocks)
 
 
 @dataclass(frozen=True)

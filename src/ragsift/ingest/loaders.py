@@ -81,7 +81,7 @@ def load_file(path: Path, source: str) -> LoadResult:
         res.skipped.append(Skipped(source, err or "undecodable"))
         return res
     if fmt == "jsonl":
-        return _load_jsonl(text, source)
+        return load_jsonl(text, source)
     meta: dict[str, Any] = {}
     if fmt == "md":
         meta, text = split_front_matter(text)
@@ -278,7 +278,7 @@ def _join_wrapped(cur: str, line: str) -> str:
 
 
 # ---------------------------------------------------------------- JSONL (BEIR corpus)
-def _load_jsonl(text: str, source: str) -> LoadResult:
+def load_jsonl(text: str, source: str) -> LoadResult:
     """One document per line: ``{"_id", "title"?, "text", "metadata"?}`` (BEIR corpus rows).
 
     ``id`` is accepted for ``_id``. A malformed line is reported and skipped.
@@ -296,6 +296,29 @@ def _load_jsonl(text: str, source: str) -> LoadResult:
             continue
         res.add(record_document(row, where, source, seen))
     return res
+
+
+def as_record(obj: Any) -> Any:
+    """A document object as a record mapping (mappings and anything unrecognised pass through):
+    a ragsift Document, or the document types of LangChain, LlamaIndex and Haystack."""
+    if isinstance(obj, dict) or obj is None or isinstance(obj, (str, bytes, int, float)):
+        return obj
+    if isinstance(obj, Document):
+        return {"id": obj.doc_id, "text": obj.text, "title": obj.title, "source": obj.source,
+                "metadata": obj.metadata}
+    text = next((getattr(obj, a) for a in ("text", "page_content", "content") if isinstance(getattr(obj, a, None), str)),
+                None)
+    if text is None:
+        return obj
+    rid = next((getattr(obj, a) for a in ("id", "id_", "doc_id") if getattr(obj, a, None)), None)
+    meta = getattr(obj, "metadata", None) or getattr(obj, "meta", None) or {}
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    rec = {"id": rid if rid is not None else meta.get("id"), "text": text,
+           "metadata": {k: v for k, v in meta.items() if k not in ("id", "title", "source")}}
+    for key in ("title", "source"):
+        if isinstance(meta.get(key), str):
+            rec[key] = meta[key]
+    return rec
 
 
 def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str = "jsonl") -> Document | Skipped:

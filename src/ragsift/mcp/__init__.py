@@ -43,16 +43,11 @@ class SinglePool:
 
 def citations(result: Any) -> dict[str, Any]:
     """Passages numbered for citation, and a context text that cites them: "[1] source › heading"."""
-    out = []
-    blocks = []
-    for p in result.passages:
-        where = p.source + (f" › {' > '.join(p.heading_path)}" if p.heading_path else "")
-        out.append({"citation": p.rank, "source": p.source, "heading": " > ".join(p.heading_path),
-                    "parent_id": p.parent_id, "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6),
-                    "truncated": p.truncated, "text": p.text})
-        blocks.append(f"[{p.rank}] {where}\n{p.text}")
-    return {"question": result.query, "passages": out, "context": "\n\n".join(blocks),
-            "generation": result.trace.generation}
+    out = [{"citation": p.rank, "source": p.source, "heading": " > ".join(p.heading_path), "parent_id": p.parent_id,
+            "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "truncated": p.truncated, "text": p.text}
+           for p in result.passages]
+    return {"question": result.query, "passages": out, "context": result.to_context(),
+            "generation": result.trace.generation, "trace_id": result.trace.trace_id}
 
 
 def _call(fn: Any) -> Any:

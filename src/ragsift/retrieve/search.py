@@ -3,6 +3,7 @@ rerank. Its result is a ``SearchRound``, which single-shot retrieval expands int
 multi-hop merges with the rounds of its follow-up queries."""
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -26,6 +27,7 @@ from ragsift.text.lang import detect_language
 from ragsift.types import ChannelTrace, Hit, Span
 
 Ranking = list[tuple[str, float]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ class Searcher:
         spans: dict[str, dict[str, Span]] = {}
         found: dict[str, Found] = {}
         for name, outcome in results.items():
+            if outcome.error is not None:
+                log.warning("channel %s failed for %r: %s", name, query[:80], outcome.error)
             hits = outcome.value or []
             deduped = dedupe(hits, unit.key)
             traces.append(ChannelTrace(name, tuple(Hit(h.child_id, h.parent_id, h.doc_id, h.score, r, h.start, h.end)

@@ -266,9 +266,8 @@ async def run_cancellable(request: Request, fn: Callable[[Deadline], Any]) -> An
 
 
 def _answer(result: Any, trace: bool) -> dict[str, Any]:
-    d = result.to_dict()
+    d = result.to_dict(trace=trace)
     if not trace:
-        d.pop("trace")
         d["generation"] = result.trace.generation
         d["timings_ms"] = {"total": round(result.trace.timings_ms["total"], 3)}
     return d
