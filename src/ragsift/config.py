@@ -3,6 +3,7 @@
     Settings
       index       how documents are cut and represented (fixed when a knowledge base is created)
       store       where the index lives: the embedded LanceDB store, or a Milvus server
+      embedding   how an embedder behind an endpoint is called
       query       channels, fusion, the unit returned, budgets and deadlines
       llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
       transforms  HyDE, rewriting and multi-query
@@ -73,6 +74,16 @@ class HydeMode(StrEnum):
     HYPOTHESIS = "hypothesis"
     QUERY_HYPOTHESIS = "query+hypothesis"
     MEAN = "mean"
+
+
+class EmbedPrefixes(StrEnum):
+    """Instructions an embedding model expects before queries and passages (endpoint and
+    sentence-transformers embedders; the packaged ones add their own)."""
+
+    NONE = "none"
+    E5 = "e5"  # "query: " / "passage: "
+    BGE = "bge"  # "Represent this sentence for searching relevant passages: " before queries
+    QWEN3 = "qwen3"  # "Instruct: ...\nQuery: " before queries
 
 
 class StoreKind(StrEnum):
@@ -158,7 +169,10 @@ class IndexSettings(Group):
     is created (changing them needs a new knowledge base)."""
 
     embedder: Str = "e5-small"
-    """Dense embedding model: e5-small (zh+en, default), minilm (English, faster), st:<model>."""
+    """Dense embedding model: e5-small (zh+en, default), minilm (English, faster), st:<model>, or
+    openai:<model> (any OpenAI-compatible /v1/embeddings endpoint: vLLM, Ollama, TEI, OpenAI)."""
+    embed_prefixes: EmbedPrefixes = EmbedPrefixes.NONE
+    """Query and passage instructions for openai:/st: embedders: none, e5, bge, qwen3."""
     parent_max_tokens: Int = Field(1500, gt=0, le=100_000)
     """Largest parent section, in approximate tokens."""
     child_tokens: Int = Field(200, gt=0, le=10_000)
@@ -204,6 +218,26 @@ class StoreSettings(Group):
     """Milvus: collection prefix (default: from the directory name)."""
     index: Str = "FLAT"
     """Milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)."""
+
+
+class EmbeddingSettings(Group):
+    """How embedders behind an endpoint (openai:<model>) are called. The base URL may change
+    when the server moves; the key comes from $RAGSIFT_EMBED_API_KEY or $OPENAI_API_KEY."""
+
+    FLAT: ClassVar[dict[str, str]] = {"base_url": "embed_base_url", "batch_size": "embed_batch_size",
+                                      "concurrency": "embed_concurrency", "timeout_s": "embed_timeout_s",
+                                      "max_retries": "embed_max_retries"}
+    base_url: Str = ""
+    """openai:<model> embedders: the server, e.g. http://127.0.0.1:8080/v1 (else $RAGSIFT_EMBED_BASE_URL,
+    $OPENAI_BASE_URL)."""
+    batch_size: Int = Field(32, gt=0, le=2048)
+    """Texts per request."""
+    concurrency: Int = Field(4, gt=0, le=64)
+    """Requests in flight at once (a big ingest scales with the embedding cluster)."""
+    timeout_s: Seconds = 60.0
+    """Seconds one request may take, retries included."""
+    max_retries: Int = Field(2, ge=0, le=10)
+    """Retries of a request on transient errors (connection errors, 429, 5xx), within its time."""
 
 
 class QuerySettings(Group):
@@ -313,19 +347,26 @@ class TransformSettings(Group):
 class RerankSettings(Group):
     """The reranker of the top fused units."""
 
-    FLAT: ClassVar[dict[str, str]] = {"model": "rerank", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens"}
+    FLAT: ClassVar[dict[str, str]] = {"model": "rerank", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens",
+                                      "base_url": "rerank_base_url"}
     model: Str = ""
-    """'' (none), llm-judge or cross-encoder:<model>."""
+    """'' (none), llm-judge, cross-encoder:<model>, api:<model> (a /rerank endpoint: Cohere, Jina,
+    vLLM) or tei:<model> (Text Embeddings Inference's /rerank)."""
     top_n: Int = Field(10, gt=0, le=1_000)
     """Fused units reranked; the rest keep their order."""
     max_tokens: Int = Field(256, gt=0, le=8192)
     """A passage is cut to this before it is judged."""
+    base_url: Str = ""
+    """api:/tei: rerankers: the server, e.g. http://127.0.0.1:8080/v1 (else $RAGSIFT_RERANK_BASE_URL); the
+    key comes from $RAGSIFT_RERANK_API_KEY."""
 
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
-        if v and v != "llm-judge" and not (v.startswith("cross-encoder:") and len(v) > len("cross-encoder:")):
-            raise ValueError(f"unknown reranker {v!r}; use 'llm-judge' or 'cross-encoder:<model>'")
+        kind, _, name = v.partition(":")
+        if v and v != "llm-judge" and not (kind in ("cross-encoder", "api", "tei") and name):
+            raise ValueError(f"unknown reranker {v!r}; use 'llm-judge', 'cross-encoder:<model>', 'api:<model>' "
+                             "or 'tei:<model>'")
         return v
 
 
@@ -353,7 +394,8 @@ class MultiHopSettings(Group):
 
 
 GROUPS: dict[str, type[Group]] = {
-    "index": IndexSettings, "store": StoreSettings, "query": QuerySettings, "llm": LLMSettings,
+    "index": IndexSettings, "store": StoreSettings, "embedding": EmbeddingSettings, "query": QuerySettings,
+    "llm": LLMSettings,
     "transforms": TransformSettings, "rerank": RerankSettings, "multihop": MultiHopSettings,
 }
 #: flat name -> (group, field)
@@ -361,7 +403,8 @@ FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUP
 #: settings fixed when a knowledge base is created (flat names)
 INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
 #: settings a single query may not change (flat names)
-NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri",)
+NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri",) + tuple(
+    EmbeddingSettings.flat_name(f) for f in EmbeddingSettings.model_fields)
 
 
 def _route(data: dict[str, Any]) -> dict[str, Any]:
@@ -395,6 +438,7 @@ class Settings(BaseModel):
 
     index: IndexSettings = Field(default_factory=IndexSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     transforms: TransformSettings = Field(default_factory=TransformSettings)
@@ -424,6 +468,9 @@ class Settings(BaseModel):
         if needs and not self.llm.model:
             raise ValueError(f"{', '.join(needs)} needs a language model: set llm to "
                              "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
+        if self.index.embed_prefixes is not EmbedPrefixes.NONE and not self.index.embedder.startswith(("openai:", "st:")):
+            raise ValueError(f"embed_prefixes applies to openai:<model> and st:<model> embedders; "
+                             f"{self.index.embedder} adds its own")
         if SmallIndexOption.SUMMARIES in self.index.small_index and not self.llm.model:
             raise ValueError("small_index 'summaries' needs a language model (llm) at ingest; "
                              "'keysentences' is the extractive index that needs none")

@@ -77,12 +77,11 @@ class KnowledgeBase:
         sfile = path / SETTINGS_FILE
         if sfile.exists():
             settings = Settings.load(sfile)
-            fixed = {k: v for k, v in overrides.items() if k in INDEX_KEYS and v is not None}
-            asked = settings.replace(**fixed)
-            for k in fixed:
-                if asked.get(k) != settings.get(k):
+            for k, v in overrides.items():
+                asked = tuple(v) if isinstance(v, list) else v
+                if k in INDEX_KEYS and v is not None and asked != settings.get(k):
                     raise ConfigError(f"this knowledge base was built with {k}={_shown(settings.get(k))}; "
-                                      f"it cannot change to {_shown(asked.get(k))} (create a new knowledge base)")
+                                      f"it cannot change to {_shown(asked)} (create a new knowledge base)")
             settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
             Retriever.check(settings)
             store = open_store(path, settings)
@@ -95,8 +94,8 @@ class KnowledgeBase:
             Retriever.check(settings)
             if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
                 settings = settings.replace(store_name=default_store_name(path))
-            dim = load_embedder(settings.index.embedder).dim
-            vectors = {name: load_embedder(name).dim for name in settings.index.extra_embedders}
+            dim = load_embedder(settings.index.embedder, settings.embedding).dim
+            vectors = {name: load_embedder(name, settings.embedding).dim for name in settings.index.extra_embedders}
             path.mkdir(parents=True, exist_ok=True)
             store = open_store(path, settings, dim=dim, vectors=vectors)
             settings.save(sfile)
@@ -106,7 +105,8 @@ class KnowledgeBase:
     def embedder(self) -> Embedder:
         """The knowledge base's embedding model (loaded on first use)."""
         if self._embedder is None:
-            self._embedder = load_embedder(self.settings.index.embedder)
+            ix = self.settings.index
+            self._embedder = load_embedder(ix.embedder, self.settings.embedding, ix.embed_prefixes)
             if self._embedder.dim != self.store.dim:
                 raise ConfigError(f"embedder {self._embedder.name} gives {self._embedder.dim}-d "
                                   f"vectors; this knowledge base holds {self.store.dim}-d")
@@ -279,7 +279,7 @@ class KnowledgeBase:
         if not texts:
             return {}, None
         ix = self.settings.index
-        extra = {name: load_embedder(name).embed_passages(texts) for name in ix.extra_embedders}
+        extra = {name: load_embedder(name, self.settings.embedding).embed_passages(texts) for name in ix.extra_embedders}
         sparse = None
         if ix.sparse_encoder:
             from ragsift.models.sparse import load_sparse_encoder

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any, Iterator, Protocol, Sequence
@@ -172,12 +174,131 @@ class SentenceTransformerEmbedder:
         return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
 
 
-EMBEDDERS: ModelRegistry[Embedder] = ModelRegistry("embedder")
+PREFIXES: dict[str, tuple[str, str]] = {  # embed_prefixes -> (query, passage) instructions
+    "none": ("", ""),
+    "e5": ("query: ", "passage: "),
+    "bge": ("Represent this sentence for searching relevant passages: ", ""),
+    "qwen3": ("Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: ", ""),
+}
+
+
+class Prefixed:
+    """An embedder with query and passage instructions put before the texts."""
+
+    def __init__(self, inner: Embedder, prefixes: str) -> None:
+        self.inner, (self.query_prefix, self.passage_prefix) = inner, PREFIXES[prefixes]
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries([self.query_prefix + t for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_passages([self.passage_prefix + t for t in texts])
+
+
+class EndpointEmbedder:
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (``openai:<model>``): vLLM, Ollama, Text
+    Embeddings Inference, OpenAI. Texts go in batches of ``batch_size``, ``concurrency`` batches
+    in flight; a batch is retried on transient errors (connection errors, 429, 5xx) a bounded
+    number of times within ``timeout_s``. The dimension is discovered from the first answer;
+    every vector must have it. Vectors are L2-normalised."""
+
+    def __init__(self, model: str, options: Any = None) -> None:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - a declared dependency
+            raise ModelError("openai:<model> embedders need the 'openai' package") from e
+        o = options
+        base_url = (getattr(o, "base_url", "") or os.environ.get("RAGSIFT_EMBED_BASE_URL")
+                    or os.environ.get("OPENAI_BASE_URL"))
+        api_key = os.environ.get("RAGSIFT_EMBED_API_KEY") or os.environ.get("OPENAI_API_KEY") or "none"
+        self.timeout_s = float(getattr(o, "timeout_s", 60.0))
+        self.batch_size = int(getattr(o, "batch_size", 32))
+        self.concurrency = int(getattr(o, "concurrency", 4))
+        self.max_retries = int(getattr(o, "max_retries", 2))
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=self.timeout_s)
+        self.model = model
+        self.name = f"openai:{model}"
+        self.where = str(self._client.base_url)
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._embed(["dimension probe"])
+        return self._dim  # type: ignore[return-value]
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        t0 = time.monotonic()
+        errors: list[str] = []
+        for attempt in range(self.max_retries + 1):
+            left = self.timeout_s - (time.monotonic() - t0)
+            if left <= 0:
+                break
+            try:
+                resp = self._client.embeddings.create(model=self.model, input=texts, encoding_format="float",
+                                                      timeout=left)
+                rows = sorted(resp.data, key=lambda d: d.index)
+                vecs = np.asarray([r.embedding for r in rows], np.float32)
+            except self._openai.APIStatusError as e:
+                errors.append(f"HTTP {e.status_code}")
+                if e.status_code != 429 and e.status_code < 500:
+                    raise ModelError(f"{self.name} at {self.where}: HTTP {e.status_code}: {e.message}") from None
+            except (self._openai.APIConnectionError, self._openai.APITimeoutError) as e:
+                errors.append(f"{type(e).__name__}: {e}")
+            except (self._openai.APIError, ValueError, TypeError, AttributeError) as e:
+                raise ModelError(f"{self.name} at {self.where}: not an embeddings answer ({e})") from None
+            else:
+                if vecs.ndim != 2 or len(vecs) != len(texts):
+                    raise ModelError(f"{self.name} at {self.where}: {len(vecs)} vectors for {len(texts)} texts")
+                return vecs
+            time.sleep(min(0.25 * 2 ** attempt, max(0.0, self.timeout_s - (time.monotonic() - t0))))
+        raise ModelError(f"{self.name} at {self.where}: failed after {len(errors)} attempt(s): "
+                         f"{'; '.join(errors) or 'out of time'}")
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), np.float32)
+        batches = [list(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        if len(batches) == 1:
+            parts = [self._batch(batches[0])]
+        else:
+            with ThreadPoolExecutor(min(self.concurrency, len(batches))) as pool:
+                parts = list(pool.map(self._batch, batches))
+        dims = {p.shape[1] for p in parts}
+        if len(dims) != 1 or (self._dim is not None and self._dim not in dims):
+            raise ModelError(f"{self.name} at {self.where}: vectors of {sorted(dims)} dimensions"
+                             + (f"; this model gave {self._dim} before" if self._dim else ""))
+        self._dim = dims.pop()
+        return _normalize(np.vstack(parts))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+
+EMBEDDERS: ModelRegistry[Embedder] = ModelRegistry("embedder", also=("openai:<model>",))
 EMBEDDERS.add("e5-small", E5Small)
 EMBEDDERS.add("minilm", MiniLMOnnx)
 EMBEDDERS.add_family("st:", SentenceTransformerEmbedder)
 
+_endpoints: dict[tuple, Embedder] = {}
+_endpoints_lock = threading.Lock()
 
-def load_embedder(name: str) -> Embedder:
-    """The embedder for a name, loaded once per process."""
-    return EMBEDDERS.load(name)
+
+def load_embedder(name: str, options: Any = None, prefixes: str = "none") -> Embedder:
+    """The embedder for a name, loaded once per process: a packaged one, ``st:<model>``, or
+    ``openai:<model>`` called with ``options`` (``config.EmbeddingSettings``); ``prefixes`` puts
+    query and passage instructions before the texts (``config.EmbedPrefixes``)."""
+    if name.startswith("openai:") and len(name) > len("openai:"):
+        key = (name, None if options is None else tuple(sorted(dict(options).items())))
+        with _endpoints_lock:
+            if key not in _endpoints:
+                _endpoints[key] = EndpointEmbedder(name[len("openai:"):], options)
+            model = _endpoints[key]
+    else:
+        model = EMBEDDERS.load(name)
+    return model if prefixes in ("none", "") else Prefixed(model, prefixes)

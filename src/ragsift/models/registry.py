@@ -12,8 +12,8 @@ T = TypeVar("T")
 
 
 class ModelRegistry(Generic[T]):
-    def __init__(self, what: str, error: type[RagsiftError] = ModelError) -> None:
-        self.what, self.error = what, error
+    def __init__(self, what: str, error: type[RagsiftError] = ModelError, also: tuple[str, ...] = ()) -> None:
+        self.what, self.error, self.also = what, error, also  # also: name forms loaded elsewhere
         self._exact: dict[str, Callable[[], T]] = {}
         self._families: dict[str, Callable[[str], T]] = {}
         self._loaded: dict[str, T] = {}
@@ -27,7 +27,8 @@ class ModelRegistry(Generic[T]):
         self._families[prefix] = factory
 
     def valid(self) -> str:
-        return ", ".join([repr(n) for n in self._exact] + [repr(f"{p}<model>") for p in self._families])
+        return ", ".join([repr(n) for n in self._exact] + [repr(f"{p}<model>") for p in self._families]
+                         + [repr(a) for a in self.also])
 
     def load(self, name: str) -> T:
         """The model for a name, loaded on first use (concurrent first uses load it once)."""

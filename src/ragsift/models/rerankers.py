@@ -11,7 +11,12 @@ Rerankers are applied to the top ``rerank_top_n`` fused units only.
 """
 from __future__ import annotations
 
+import json
+import os
 import threading
+import time
+import urllib.error
+import urllib.request
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ragsift.cancel import Deadline
@@ -64,14 +69,82 @@ class LLMJudgeReranker:
         return out
 
 
+class EndpointReranker:
+    """A reranker behind an HTTP endpoint, one request per query for all its passages.
+
+    - ``api:<model>``: ``POST <base>/rerank`` with ``{"model", "query", "documents", "top_n"}``,
+      answered ``{"results": [{"index", "relevance_score"}]}``: Cohere, Jina, vLLM.
+    - ``tei:<model>``: Text Embeddings Inference's ``POST <base>/rerank`` with ``{"query",
+      "texts"}``, answered ``[{"index", "score"}]``.
+
+    Transient errors (connection errors, 429, 5xx) are retried within the deadline; anything
+    else, or running out of time, raises ModelError (the caller keeps the fused order)."""
+
+    def __init__(self, spec: str, base_url: str = "", max_retries: int = 2) -> None:
+        self.kind, _, self.model = spec.partition(":")
+        base = base_url or os.environ.get("RAGSIFT_RERANK_BASE_URL", "")
+        if not base:
+            raise ConfigError(f"reranker {spec!r} needs rerank_base_url (or $RAGSIFT_RERANK_BASE_URL)")
+        self.url = base.rstrip("/") + "/rerank"
+        self.key = os.environ.get("RAGSIFT_RERANK_API_KEY", "")
+        self.name = f"{spec}@{base}"
+        self.max_retries = max_retries
+
+    def _post(self, body: dict[str, Any], deadline: Deadline) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        errors: list[str] = []
+        for attempt in range(self.max_retries + 1):
+            if deadline.expired:
+                break
+            req = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=max(0.05, min(deadline.remaining(), 3600.0))) as resp:
+                    return json.loads(resp.read())
+            except urllib.error.HTTPError as e:
+                errors.append(f"HTTP {e.code}")
+                if e.code != 429 and e.code < 500:
+                    raise ModelError(f"{self.name}: HTTP {e.code}: {e.read()[:200]!r}") from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as e:
+                errors.append(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
+            except json.JSONDecodeError:
+                raise ModelError(f"{self.name}: the answer is not JSON") from None
+            time.sleep(min(0.25 * 2 ** attempt, deadline.remaining()))
+        raise ModelError(f"{self.name}: failed: {'; '.join(errors) or 'out of time'}")
+
+    def score(self, question: str, passages: Sequence[str], deadline: Deadline) -> list[float]:
+        if not passages:
+            return []
+        if self.kind == "tei":
+            answer = self._post({"query": question, "texts": list(passages)}, deadline)
+            rows, key = answer, "score"
+        else:
+            answer = self._post({"model": self.model, "query": question, "documents": list(passages),
+                                 "top_n": len(passages)}, deadline)
+            rows, key = (answer.get("results") if isinstance(answer, dict) else None), "relevance_score"
+        try:
+            scores = {int(r["index"]): float(r[key]) for r in rows}
+        except (TypeError, KeyError, ValueError):
+            raise ModelError(f"{self.name}: not a rerank answer: {str(answer)[:200]}") from None
+        if sorted(scores) != list(range(len(passages))):
+            raise ModelError(f"{self.name}: scores for {len(scores)} of {len(passages)} passages")
+        return [scores[i] for i in range(len(passages))]
+
+
 CROSS_ENCODERS: ModelRegistry[Reranker] = ModelRegistry("reranker", ConfigError)
 CROSS_ENCODERS.add_family("cross-encoder:", CrossEncoderReranker)
 
 
-def load_reranker(spec: str, llm: Callable[[], LLM], prompts: Mapping[str, Any] | None = None) -> Reranker:
-    """``llm-judge`` (the configured model judges) or ``cross-encoder:<model>`` (loaded once)."""
+def load_reranker(spec: str, llm: Callable[[], LLM], prompts: Mapping[str, Any] | None = None,
+                  base_url: str = "") -> Reranker:
+    """``llm-judge`` (the configured model judges), ``cross-encoder:<model>`` (loaded once), or
+    an endpoint: ``api:<model>`` / ``tei:<model>`` at ``base_url``."""
     if spec == "llm-judge":
         return LLMJudgeReranker(llm(), prompts)
     if spec.startswith("cross-encoder:"):
         return CROSS_ENCODERS.load(spec)
-    raise ConfigError(f"unknown reranker {spec!r}; use 'llm-judge' or 'cross-encoder:<model>'")
+    if spec.startswith(("api:", "tei:")):
+        return EndpointReranker(spec, base_url)
+    raise ConfigError(f"unknown reranker {spec!r}; use 'llm-judge', 'cross-encoder:<model>', 'api:<model>' "
+                      "or 'tei:<model>'")

@@ -26,7 +26,7 @@ def rerank(query: str, fused: list[tuple[str, float]], s: Settings, found: Mappi
     top = fused[: r.top_n]
     info: dict[str, Any] = {"model": r.model, "top_n": r.top_n, "judged": 0, "scores": [], "error": None}
     try:
-        reranker = load_reranker(r.model, llm, s.llm.prompts)
+        reranker = load_reranker(r.model, llm, s.llm.prompts, r.base_url)
         info["model"] = reranker.name
         hit_of = hits_by_unit(found, unit.key)
         parents = store.get_parents(hit_of[u].parent_id for u, _ in top)

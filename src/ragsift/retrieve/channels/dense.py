@@ -36,7 +36,7 @@ class ExtraDenseChannel(Channel):
                               f"{self.embedder_name!r} (extra_embedders: {list(settings.index.extra_embedders)})")
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
-        vector = load_embedder(self.embedder_name).embed_queries([ctx.plain_query(deadline)])[0]
+        vector = load_embedder(self.embedder_name, ctx.settings.embedding).embed_queries([ctx.plain_query(deadline)])[0]
         return ctx.store.search_dense(vector, ctx.depth, ctx.where, ctx.kinds, using=self.embedder_name)
 
 
