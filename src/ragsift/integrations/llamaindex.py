@@ -1,0 +1,54 @@
+"""A LlamaIndex retriever over a ragsift knowledge base.
+
+    from ragsift.integrations.llamaindex import RagsiftRetriever
+
+    retriever = RagsiftRetriever(KnowledgeBase.open("my-kb"), k=4, filter={"lang": "zh"})
+    nodes = retriever.retrieve("恢复出厂设置要按哪些键？")           # NodeWithScore, best first
+    nodes = await retriever.aretrieve("How do I reset the hub?")
+    engine = RetrieverQueryEngine.from_args(retriever, llm=...)
+    child = retriever.with_options(unit="child", filter={"source": "manual.md"})   # per-call settings
+
+Each node is a ``TextNode`` (``id_`` the parent id, ``metadata`` source, heading path, unit,
+matched spans, trace id and the document's metadata) with the passage's fused score.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+try:
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError("the LlamaIndex retriever needs llama-index-core: pip install 'ragsift[llamaindex]'") from e
+
+from ragsift.integrations import passage_metadata, query_args
+from ragsift.kb import KnowledgeBase
+
+# metadata LlamaIndex should not put in front of the text it sends to an LLM or embedder
+_HIDDEN = ["score", "rank", "unit", "parent_id", "doc_id", "matched", "truncated", "trace_id", "provenance",
+           "heading_path"]
+
+
+class RagsiftRetriever(BaseRetriever):
+    """Passages from ragsift as LlamaIndex nodes with scores."""
+
+    def __init__(self, kb: KnowledgeBase, k: int = 4, filter: dict[str, Any] | None = None,
+                 settings: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kb, self.k, self.filter, self.settings = kb, k, filter, dict(settings or {})
+
+    def with_options(self, filter: dict[str, Any] | None = None, **settings: Any) -> "RagsiftRetriever":
+        """A retriever like this one with another filter and more settings (for one call or a few)."""
+        return RagsiftRetriever(self.kb, settings.pop("k", self.k), filter if filter is not None else self.filter,
+                                {**self.settings, **settings}, callback_manager=self.callback_manager)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        flt, settings = query_args(self.k, self.filter, self.settings)
+        result = self.kb.query(query_bundle.query_str, filter=flt, **settings)
+        return [NodeWithScore(node=TextNode(id_=p.parent_id, text=p.text, metadata=passage_metadata(p, result),
+                                            excluded_llm_metadata_keys=_HIDDEN, excluded_embed_metadata_keys=_HIDDEN),
+                              score=p.score) for p in result.passages]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return await asyncio.to_thread(self._retrieve, query_bundle)
