@@ -137,8 +137,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     if not isinstance(meta, dict):
         return {}, text
-    clean = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
-    return clean, text[m.end():]
+    return {str(k): v for k, v in meta.items() if v is not None}, text[m.end():]
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -340,7 +339,7 @@ def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str 
     if not body.strip() and not title.strip():
         return Skipped(where, "empty text")
     meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    meta = {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
+    meta = {str(k): v for k, v in meta.items() if v is not None}
     body = normalize_text(body)
-    payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True).encode()
+    payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True, default=str).encode()
     return Document(rid, source, title, body, sha256(payload), fmt, meta)

@@ -13,13 +13,15 @@ Guarantees every implementation gives:
 """
 from __future__ import annotations
 
+import datetime
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from ragsift.store.filters import Node
+from ragsift.store.filters import Node, iso_date
 from ragsift.types import Child, Document, Parent
 
 # Filter fields every knowledge base has; document metadata adds more.
@@ -265,6 +267,8 @@ FIELD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
 def metadata_field_type(value: Any) -> str | None:
+    """A metadata value's filter type: string, int, float, bool, date (a ``date`` or
+    ``datetime``, stored as ISO 8601 text) or list (of strings); None: kept, not filterable."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -273,7 +277,17 @@ def metadata_field_type(value: Any) -> str | None:
         return "float"
     if isinstance(value, str):
         return "string"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return "date"
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return "list"
     return None
+
+
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """Document metadata as stored: JSON, dates as ISO text."""
+    return json.dumps(metadata, ensure_ascii=False, default=lambda v: iso_date(v) if isinstance(
+        v, (datetime.date, datetime.datetime)) else str(v))
 
 
 def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -291,7 +305,8 @@ def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple
         if known is None:
             new[key] = known = ftype
         if known == ftype or (known == "float" and ftype == "int"):
-            values[key] = float(value) if known == "float" else value
+            values[key] = float(value) if known == "float" else iso_date(value) if known == "date" \
+                else list(value) if known == "list" else value
     return values, new
 
 

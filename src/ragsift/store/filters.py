@@ -10,24 +10,33 @@ A filter is a dict. Each key is a field name or a logical operator::
 Comparison operators: eq, ne, gt, gte, lt, lte, in, nin (a leading ``$`` is accepted, as in
 ``$in``). Logical: and, or (lists of filters), not (one filter). Keys at one level are AND-ed.
 
+Field types: string, int, float, bool, date and list (of strings). A date field holds ISO 8601
+text (``"2024-05-01"``, ``"2024-05-01T09:30:00"``); its values are dates given as such text (or
+``date`` objects) and compare as dates. A list field takes ``contains`` (it holds the value),
+``in`` (it holds any of the values) and ``nin`` (it holds none of them)::
+
+    {"tags": {"contains": "manual"}, "published": {"gte": "2024-01-01"}}
+
 Parsing checks every field against the knowledge base's known fields and every value
 against the field's type, and produces a small tree. Stores render the tree themselves,
 quoting every value as a literal: a value full of quotes and operators stays a value.
 """
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass
 from typing import Any, Union
 
 from ragsift.errors import FilterError
 
-COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
+COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
+LIST_OPS = ("contains", "in", "nin")
 LOGICAL = ("and", "or", "not")
 MAX_IN_VALUES = 10_000
 MAX_DEPTH = 16
 
-# field type names: "string", "int", "float", "bool"
+# field type names: "string", "int", "float", "bool", "date", "list"
 
 
 @dataclass(frozen=True)
@@ -106,18 +115,27 @@ def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
 
 
 def _cmp(name: str, ftype: str, op: str, value: Any) -> Cmp:
+    if ftype == "list" and op not in LIST_OPS:
+        raise FilterError(f"'{op}' is not defined for the list field {name!r}; use {', '.join(LIST_OPS)}")
+    if op == "contains":
+        if ftype != "list":
+            raise FilterError(f"'contains' is for list fields; {name!r} holds {ftype} values")
+        return Cmp(name, op, _check_value(name, "string", value))
     if op in ("in", "nin"):
         if not isinstance(value, (list, tuple)) or not value:
             raise FilterError(f"'{op}' on {name!r} takes a non-empty list")
         if len(value) > MAX_IN_VALUES:
             raise FilterError(f"'{op}' list on {name!r} longer than {MAX_IN_VALUES}")
-        return Cmp(name, op, tuple(_check_value(name, ftype, v) for v in value))
+        item = "string" if ftype == "list" else ftype
+        return Cmp(name, op, tuple(_check_value(name, item, v) for v in value))
     if op in ("gt", "gte", "lt", "lte") and ftype in ("bool",):
         raise FilterError(f"'{op}' is not defined for the boolean field {name!r}")
     return Cmp(name, op, _check_value(name, ftype, value))
 
 
 def _check_value(name: str, ftype: str, v: Any) -> Any:
+    if ftype == "date":
+        return _date_value(name, v)
     ok = {
         "string": isinstance(v, str),
         "bool": isinstance(v, bool),
@@ -131,6 +149,30 @@ def _check_value(name: str, ftype: str, v: Any) -> Any:
     if isinstance(v, str) and "\x00" in v:
         raise FilterError(f"field {name!r}: NUL characters are not allowed in filter values")
     return v
+
+
+def iso_date(value: datetime.date) -> str:
+    """A date as ``YYYY-MM-DD``, a datetime as ``YYYY-MM-DDTHH:MM:SS`` (in UTC when it has a zone),
+    so that dates compare as text in every store."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="seconds")
+    return value.isoformat()
+
+
+def _date_value(name: str, v: Any) -> str:
+    """A filter value for a date field, as the ISO text the stores hold."""
+    if isinstance(v, (datetime.date, datetime.datetime)):
+        return iso_date(v)
+    if isinstance(v, str):
+        try:
+            return iso_date(datetime.datetime.fromisoformat(v) if "T" in v or " " in v.strip()
+                            else datetime.date.fromisoformat(v))
+        except ValueError:
+            pass
+    raise FilterError(f"field {name!r} holds dates; give one as ISO 8601 text such as \"2024-05-01\" "
+                      f"or \"2024-05-01T09:30:00\", got {v!r}")
 
 
 def filter_fields(node: Node | None) -> set[str]:
@@ -161,10 +203,16 @@ def sql_literal(v: Any) -> str:
     raise FilterError(f"unsupported filter value {v!r}")
 
 
-def render_sql(node: Node, column: dict[str, str]) -> str:
-    """Render for DataFusion SQL (LanceDB). ``column`` maps field names to column names."""
+def render_sql(node: Node, column: dict[str, str], lists: frozenset[str] = frozenset()) -> str:
+    """Render for DataFusion SQL (LanceDB). ``column`` maps field names to column names;
+    ``lists`` names the list fields."""
     if isinstance(node, Cmp):
         col = "`" + column[node.field].replace("`", "") + "`"
+        if node.field in lists:
+            if node.op == "contains":
+                return f"COALESCE(array_has({col}, {sql_literal(node.value)}), FALSE)"
+            expr = f"COALESCE(array_has_any({col}, make_array({', '.join(sql_literal(v) for v in node.value)})), FALSE)"
+            return expr if node.op == "in" else f"(NOT {expr})"
         if node.op in ("in", "nin"):
             vals = ", ".join(sql_literal(v) for v in node.value)
             # NULL (field absent) never matches 'in'; it does match 'nin'
@@ -175,9 +223,9 @@ def render_sql(node: Node, column: dict[str, str]) -> str:
             return f"({col} IS NULL OR {col} != {sql_literal(node.value)})"
         return f"({col} {_SQL_OPS[node.op]} {sql_literal(node.value)})"
     if isinstance(node, Not):
-        return f"(NOT COALESCE({render_sql(node.item, column)}, FALSE))"
+        return f"(NOT COALESCE({render_sql(node.item, column, lists)}, FALSE))"
     joiner = " AND " if isinstance(node, And) else " OR "
-    return "(" + joiner.join(render_sql(n, column) for n in node.items) + ")"
+    return "(" + joiner.join(render_sql(n, column, lists) for n in node.items) + ")"
 
 
 # ------------------------------------------------------------------ Milvus boolean expressions
@@ -209,7 +257,8 @@ def milvus_literal(v: Any) -> str:
     raise FilterError(f"unsupported filter value {v!r}")
 
 
-def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str] = frozenset()) -> str:
+def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str] = frozenset(),
+                  lists: frozenset[str] = frozenset()) -> str:
     """Render for Milvus (2.5+ and milvus-lite). ``column`` maps field names to scalar columns;
     fields in ``json_fields`` live as keys of a JSON column (``column[f]`` is then the full
     path, e.g. ``meta["year"]``). Every comparison is made total (a missing key matches only
@@ -217,6 +266,11 @@ def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str
     if isinstance(node, Cmp):
         col = column[node.field]
         is_json = node.field in json_fields
+        if node.field in lists:  # list fields live in the JSON column
+            if node.op == "contains":
+                return f"(exists {col} and json_contains({col}, {milvus_literal(node.value)}))"
+            expr = f"(exists {col} and json_contains_any({col}, [{', '.join(milvus_literal(v) for v in node.value)}]))"
+            return expr if node.op == "in" else f"(not {expr})"
         if node.op in ("in", "nin"):
             if is_json:  # JSON paths take no 'in' list: expand to comparisons
                 eqs = " or ".join(f"{col} == {milvus_literal(v)}" for v in node.value)
@@ -230,6 +284,6 @@ def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str
         expr = f"{col} {_SQL_OPS[node.op] if node.op != 'eq' else '=='} {milvus_literal(node.value)}"
         return f"(exists {col} and {expr})" if is_json else f"({expr})"
     if isinstance(node, Not):
-        return f"(not {render_milvus(node.item, column, json_fields)})"
+        return f"(not {render_milvus(node.item, column, json_fields, lists)})"
     joiner = " and " if isinstance(node, And) else " or "
-    return "(" + joiner.join(render_milvus(n, column, json_fields) for n in node.items) + ")"
+    return "(" + joiner.join(render_milvus(n, column, json_fields, lists) for n in node.items) + ")"

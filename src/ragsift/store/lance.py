@@ -33,7 +33,7 @@ from lancedb.index import FTS, BTree, HnswSq
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, ManifestStore, StoredDocument, StoredHit,
                                 StoredParent, TransactionBase, export_documents, filterable_values,
-                                integrity_problems)
+                                integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
 
@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 FORMAT = 1
 TABLES = ("documents", "parents", "children")
-_ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
-_SQL_TYPES = {"string": "string", "int": "bigint", "float": "double", "bool": "boolean"}
+_ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(),
+                "date": pa.string(), "list": pa.list_(pa.string())}
 BATCH_CHILDREN = 4096
 # Below this many children dense search is exact, a matrix product over the generation's
 # vectors held in memory (~150 MB at 100k children of 384 dimensions); from it on an HNSW index
@@ -168,7 +168,8 @@ class LanceStore(ManifestStore):
     def _where(self, where: Node | None) -> str | None:
         if where is None:
             return None
-        return render_sql(where, {f: _col(f) for f in self.fields()})
+        fields = self.fields()
+        return render_sql(where, {f: _col(f) for f in fields}, frozenset(f for f, t in fields.items() if t == "list"))
 
     def _hits(self, tbl: pa.Table, score_fn) -> list[StoredHit]:
         cols = tbl.to_pydict()
@@ -512,7 +513,7 @@ class LanceTransaction(TransactionBase):
         if new:
             self._flush()
             for key, ftype in new.items():
-                self.tables["children"].add_columns({f"m_{key}": f"CAST(NULL AS {_SQL_TYPES[ftype]})"})
+                self.tables["children"].add_columns(pa.field(f"m_{key}", _ARROW_TYPES[ftype]))
                 self.fields[key] = ftype
         return values
 
@@ -523,7 +524,7 @@ class LanceTransaction(TransactionBase):
         meta_values = self._ensure_fields(doc.metadata)
         self._pending_docs.add(doc.doc_id)
         gen = self.generation
-        meta_json = json.dumps(doc.metadata, ensure_ascii=False)
+        meta_json = metadata_json(doc.metadata)
         self._pending["documents"].append({
             "doc_id": doc.doc_id, "source": doc.source, "title": doc.title, "format": doc.format,
             "content_hash": doc.content_hash, "gen": gen, "parents": len(parents),

@@ -41,7 +41,7 @@ import numpy as np
 from ragsift.errors import StoreError
 from ragsift.store.base import (IndexedChild, ManifestStore, StoredDocument, StoredHit, StoredParent,
                                 TransactionBase, export_documents, filterable_values,
-                                integrity_problems)
+                                integrity_problems, metadata_json)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Document, Parent
 
@@ -239,9 +239,10 @@ class MilvusStore(ManifestStore):
         if extra:
             parts.append(extra)
         if where is not None:
-            meta_fields = frozenset(self.manifest.get("fields", {}))
+            meta_types = self.manifest.get("fields", {})
+            meta_fields = frozenset(meta_types)
             cols = {f: (f"meta[{milvus_literal(f)}]" if f in meta_fields else f) for f in self.fields()}
-            parts.append(render_milvus(where, cols, meta_fields))
+            parts.append(render_milvus(where, cols, meta_fields, frozenset(f for f, t in meta_types.items() if t == "list")))
         return " and ".join(f"({p})" for p in parts)
 
     @staticmethod
@@ -534,7 +535,7 @@ class MilvusTransaction(TransactionBase):
         values, new = filterable_values(self.fields, doc.metadata)
         self.fields.update(new)
         gen = self.generation
-        meta_json = json.dumps(doc.metadata, ensure_ascii=False)
+        meta_json = metadata_json(doc.metadata)
         if len(meta_json.encode("utf-8")) > MAX_VARCHAR:
             raise StoreError(f"{doc.doc_id}: metadata larger than Milvus' 64 KB limit for one value")
         dummy = [0.0] * _DUMMY_DIM
