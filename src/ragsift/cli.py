@@ -154,6 +154,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             flt = json.loads(args.filter)
         except json.JSONDecodeError as e:
             raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
+        except RecursionError:
+            raise RagsiftError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
     result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
     fmt = "json" if args.json else args.format
     if fmt == "json":

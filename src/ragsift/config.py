@@ -4,6 +4,7 @@
       index       how documents are cut and represented (fixed when a knowledge base is created)
       store       where the index lives: the embedded LanceDB store, or a Milvus server
       embedding   how an embedder behind an endpoint is called
+      ingest      limits of an ingest (file size, chunks per document)
       query       channels, fusion, the unit returned, budgets and deadlines
       llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
       transforms  HyDE, rewriting and multi-query
@@ -240,6 +241,17 @@ class EmbeddingSettings(Group):
     """Retries of a request on transient errors (connection errors, 429, 5xx), within its time."""
 
 
+class IngestSettings(Group):
+    """Limits of an ingest: a file or document past one is skipped with its reason; the rest of
+    the ingest goes on."""
+
+    max_file_mb: Float = Field(50.0, gt=0, le=4096)
+    """Largest file read, in megabytes."""
+    max_document_chunks: Int = Field(2000, gt=0, le=1_000_000)
+    """Most chunks one document may have: 2,000 embed in about 7 minutes with e5-small on two cores
+    (about one with minilm)."""
+
+
 class QuerySettings(Group):
     """What a query searches, how rankings are fused, what comes back and how long it may take.
     Defaults of the knowledge base; any query may override them."""
@@ -278,6 +290,8 @@ class QuerySettings(Group):
     """Timeouts of single channels or steps (rewrite, rerank, follow_up, summary), in seconds."""
     max_query_chars: Int = Field(4000, gt=0, le=1_000_000)
     """Longest query accepted, in characters."""
+    max_filter_nodes: Int = Field(1000, gt=0, le=100_000)
+    """Most comparisons and logical operators in one metadata filter."""
 
     @model_validator(mode="after")
     def _check(self) -> "QuerySettings":
@@ -394,7 +408,8 @@ class MultiHopSettings(Group):
 
 
 GROUPS: dict[str, type[Group]] = {
-    "index": IndexSettings, "store": StoreSettings, "embedding": EmbeddingSettings, "query": QuerySettings,
+    "index": IndexSettings, "store": StoreSettings, "embedding": EmbeddingSettings, "ingest": IngestSettings,
+    "query": QuerySettings,
     "llm": LLMSettings,
     "transforms": TransformSettings, "rerank": RerankSettings, "multihop": MultiHopSettings,
 }
@@ -404,7 +419,7 @@ FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUP
 INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
 #: settings a single query may not change (flat names)
 NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri",) + tuple(
-    EmbeddingSettings.flat_name(f) for f in EmbeddingSettings.model_fields)
+    g.flat_name(f) for g in (EmbeddingSettings, IngestSettings) for f in g.model_fields)
 
 
 def _route(data: dict[str, Any]) -> dict[str, Any]:
@@ -439,6 +454,7 @@ class Settings(BaseModel):
     index: IndexSettings = Field(default_factory=IndexSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     transforms: TransformSettings = Field(default_factory=TransformSettings)

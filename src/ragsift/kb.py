@@ -134,8 +134,13 @@ class KnowledgeBase:
                 continue
             base = root if root.is_dir() else root.parent
             for f in iter_files(root):
+                if isinstance(f, tuple):  # not a file to load, and why
+                    path, reason = f
+                    report.skipped.append(Skipped(prefix + (path.relative_to(base).as_posix() if path != base
+                                                            else path.name), reason))
+                    continue
                 source = prefix + f.relative_to(base).as_posix()
-                loaded = load_file(f, source)
+                loaded = load_file(f, source, int(self.settings.ingest.max_file_mb * 1024 * 1024))
                 report.skipped.extend(loaded.skipped)
                 docs.extend(loaded.documents)
         return self._ingest(docs, report, t0, progress)
@@ -197,10 +202,21 @@ class KnowledgeBase:
         cfg = SplitSettings(ix.parent_max_tokens, ix.child_tokens, ix.child_overlap_tokens)
         split = []
         total_children = 0
+        limit = self.settings.ingest.max_document_chunks
         for d in todo:
             parents, children = split_document(d, cfg)
+            if len(children) > limit:  # skipped, its stored version (if any) kept
+                report.skipped.append(Skipped(d.source if d.format != "jsonl" else f"{d.source}:{d.doc_id}",
+                                              f"{len(children)} chunks; the limit is {limit} (setting "
+                                              "max_document_chunks)"))
+                (report.added if d.doc_id in report.added else report.updated).remove(d.doc_id)
+                continue
             split.append((d, parents, children))
             total_children += len(children)
+        if not split:
+            report.generation = writer.generation
+            report.seconds = time.perf_counter() - t0
+            return report
         bar = progress(total_children, "embedding") if progress else None
         embedder = self.embedder()
         entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm), report))
@@ -300,7 +316,7 @@ class KnowledgeBase:
         """
         settings = self._query_settings(overrides)
         with self.reading():
-            where = parse_filter(filter, self.store.fields())
+            where = parse_filter(filter, self.store.fields(), settings.query.max_filter_nodes)
             result = self.retriever.retrieve(question, settings, where, filter, deadline=deadline)
         log.info("query %s %r: %d passages in %.1f ms", result.trace.trace_id[:8], question[:80],
                  len(result.passages), result.trace.timings_ms["total"])

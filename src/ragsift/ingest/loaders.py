@@ -8,9 +8,12 @@ reported as ``Skipped`` with a reason; they never abort the rest of an ingest.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,7 +24,7 @@ from ragsift.types import Document, Skipped
 SUPPORTED = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html",
              ".htm": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
 
-MAX_FILE_BYTES = 200 * 1024 * 1024
+MAX_FILE_BYTES = 50 * 1024 * 1024  # the default of the setting max_file_mb
 
 
 @dataclass
@@ -42,16 +45,57 @@ def doc_id_for(source: str) -> str:
     return "d-" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
 
 
-def iter_files(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
+def iter_files(root: Path) -> Iterator[Path | tuple[Path, str]]:
+    """The files to load under ``root`` (hidden ones left out), and, as (path, reason), every
+    entry that is not loaded for another reason: a dangling symbolic link, a link loop, a
+    link to a directory (not followed), a FIFO, socket or device, an unreadable directory."""
+    if not root.is_dir():
+        kind = _not_a_file(root)
+        yield (root, kind) if kind else root
         return
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
-            yield p
+    found: list[tuple[Path, str | None]] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as e:
+            found.append((folder, f"cannot read directory: {e.strerror or e}"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                    continue
+            except OSError:
+                pass
+            kind = _not_a_file(path)
+            if kind != "":
+                found.append((path, kind))
+    for path, kind in sorted(found, key=lambda pk: str(pk[0])):
+        yield path if kind is None else (path, kind)
 
 
-def load_file(path: Path, source: str) -> LoadResult:
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` is not loaded, or None for a regular file (or a link to one)."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        if path.is_symlink():
+            return "symbolic link loop" if e.errno == errno.ELOOP else "dangling symbolic link"
+        return f"cannot read: {e.strerror or e}"
+    if stat.S_ISDIR(st.st_mode):
+        return "symbolic link to a directory (not followed)" if path.is_symlink() else ""
+    if not stat.S_ISREG(st.st_mode):
+        kind = "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
+        return f"not a regular file ({kind})"
+    return None
+
+
+def load_file(path: Path, source: str, max_bytes: int = MAX_FILE_BYTES) -> LoadResult:
     """Load one file; ``source`` is its stable name (path relative to the ingest root)."""
     res = LoadResult()
     fmt = SUPPORTED.get(path.suffix.lower())
@@ -61,8 +105,8 @@ def load_file(path: Path, source: str) -> LoadResult:
         return res
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            res.skipped.append(Skipped(source, f"file too large ({size} bytes; limit {MAX_FILE_BYTES})"))
+        if size > max_bytes:
+            res.skipped.append(Skipped(source, f"file too large ({size} bytes; limit {max_bytes}, setting max_file_mb)"))
             return res
         data = path.read_bytes()
     except OSError as e:
@@ -114,7 +158,35 @@ def decode_text(data: bytes) -> tuple[str | None, str | None]:
                       "convert the file to UTF-8 and ingest again")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_METADATA_DEPTH = 16  # nesting of a metadata value (a deeper one cannot be stored)
+
+
+def clean_str(text: str) -> str:
+    """Text without lone surrogates (they cannot be stored as UTF-8): each becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def clean_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """Metadata a store can hold: keys as text, strings without lone surrogates, values nested
+    at most ``MAX_METADATA_DEPTH`` levels (ValueError naming the key when deeper)."""
+
+    def clean(v: Any, depth: int, key: str) -> Any:
+        if depth > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata {key!r} is nested deeper than {MAX_METADATA_DEPTH} levels")
+        if isinstance(v, str):
+            return clean_str(v)
+        if isinstance(v, dict):
+            return {clean_str(str(k)): clean(x, depth + 1, key) for k, x in v.items() if x is not None}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, depth + 1, key) for x in v]
+        return v
+
+    return {clean_str(str(k)): clean(v, 1, str(k)) for k, v in meta.items() if v is not None}
+
+
 def normalize_text(text: str) -> str:
+    text = clean_str(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u3000", " ").replace("\xa0", " ")
     text = re.sub(r"[ \t\f\v]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text)
@@ -137,7 +209,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     if not isinstance(meta, dict):
         return {}, text
-    return {str(k): v for k, v in meta.items() if v is not None}, text[m.end():]
+    try:
+        return clean_metadata(meta), text[m.end():]
+    except ValueError:  # front matter nested too deeply: left as text
+        return {}, text
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -284,14 +359,18 @@ def load_jsonl(text: str, source: str) -> LoadResult:
     """
     res = LoadResult()
     seen: set[str] = set()
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # lines end at "\n" only: U+2028, U+2029 and U+0085 inside a row's strings are text
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{source}:{lineno}"
         try:
-            row = json.loads(line)
+            row = json.loads(line.rstrip("\r"))
         except json.JSONDecodeError as e:
             res.skipped.append(Skipped(where, f"malformed JSON: {e.msg} at column {e.colno}"))
+            continue
+        except RecursionError:
+            res.skipped.append(Skipped(where, "JSON nested too deeply"))
             continue
         res.add(record_document(row, where, source, seen))
     return res
@@ -329,17 +408,25 @@ def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str 
     body = row.get("text")
     if rid is None or not isinstance(body, str):
         return Skipped(where, "a document needs '_id' (or 'id') and a string 'text'")
-    rid = str(rid)
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return Skipped(where, f"'_id' must be a string or an integer, not {type(rid).__name__}")
+    rid = clean_str(str(rid))
+    if not rid.strip() or len(rid) > 512:
+        return Skipped(where, "'_id' must be 1 to 512 characters")
     if rid in seen:
         return Skipped(where, f"duplicate _id {rid!r} in the same batch")
     seen.add(rid)
     title = row.get("title") or ""
     if not isinstance(title, str):
         title = str(title)
+    title = clean_str(title)
     if not body.strip() and not title.strip():
         return Skipped(where, "empty text")
     meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    meta = {str(k): v for k, v in meta.items() if v is not None}
+    try:
+        meta = clean_metadata(meta)
+    except ValueError as e:
+        return Skipped(where, str(e))
     body = normalize_text(body)
     payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True, default=str).encode()
     return Document(rid, source, title, body, sha256(payload), fmt, meta)

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from ragsift.store.filters import Node, iso_date
+from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date
 from ragsift.types import Child, Document, Parent
+
 
 # Filter fields every knowledge base has; document metadata adds more.
 BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string"}
@@ -272,9 +274,9 @@ def metadata_field_type(value: Any) -> str | None:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
-        return "int"
+        return "int" if INT64_MIN <= value <= INT64_MAX else None  # a store holds 64-bit integers
     if isinstance(value, float):
-        return "float"
+        return "float" if math.isfinite(value) else None
     if isinstance(value, str):
         return "string"
     if isinstance(value, (datetime.date, datetime.datetime)):

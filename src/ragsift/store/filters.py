@@ -35,6 +35,8 @@ LIST_OPS = ("contains", "in", "nin")
 LOGICAL = ("and", "or", "not")
 MAX_IN_VALUES = 10_000
 MAX_DEPTH = 16
+MAX_NODES = 1_000  # comparisons and logical operators in one filter (default of max_filter_nodes)
+INT64_MIN, INT64_MAX = -(2 ** 63) + 1, 2 ** 63 - 1
 
 # field type names: "string", "int", "float", "bool", "date", "list"
 
@@ -64,15 +66,45 @@ class Not:
 Node = Union[Cmp, And, Or, Not]
 
 
-def parse_filter(spec: Any, fields: dict[str, str]) -> Node | None:
-    """Validate ``spec`` against ``fields`` (name -> type) and return the filter tree."""
+def parse_filter(spec: Any, fields: dict[str, str], max_nodes: int = MAX_NODES) -> Node | None:
+    """Validate ``spec`` against ``fields`` (name -> type) and return the filter tree. A tree
+    that passes renders and runs on every store: depth, size, value types, 64-bit integers,
+    finite numbers and valid text are checked here."""
     if spec is None:
         return None
     if not isinstance(spec, dict):
         raise FilterError(f"a filter must be a JSON object, got {type(spec).__name__}")
     if not spec:
         return None
-    return _parse(spec, fields, 0)
+    node = _simplify(_parse(spec, fields, 0))
+    n = _size(node)
+    if n > max_nodes:
+        raise FilterError(f"the filter has {n} comparisons and operators; the limit is {max_nodes} "
+                          "(setting max_filter_nodes)")
+    return node
+
+
+def _simplify(node: Node) -> Node:
+    """The same filter, shallower: ``not not x`` is ``x`` (every store renders ``not`` as total,
+    so the two mean the same), and an and inside an and (or in an or) joins it."""
+    if isinstance(node, Not):
+        inner = _simplify(node.item)
+        return inner.item if isinstance(inner, Not) else Not(inner)
+    if isinstance(node, (And, Or)):
+        items: list[Node] = []
+        for n in node.items:
+            n = _simplify(n)
+            items.extend(n.items if type(n) is type(node) else (n,))  # type: ignore[union-attr]
+        return items[0] if len(items) == 1 else type(node)(tuple(items))
+    return node
+
+
+def _size(node: Node) -> int:
+    if isinstance(node, Cmp):
+        return 1
+    if isinstance(node, Not):
+        return 1 + _size(node.item)
+    return 1 + sum(_size(n) for n in node.items)
 
 
 def _parse(spec: Any, fields: dict[str, str], depth: int) -> Node:
@@ -146,8 +178,15 @@ def _check_value(name: str, ftype: str, v: Any) -> Any:
         raise FilterError(f"field {name!r} holds {ftype} values; got {v!r}")
     if isinstance(v, float) and not math.isfinite(v):
         raise FilterError(f"field {name!r}: value must be finite, got {v!r}")
-    if isinstance(v, str) and "\x00" in v:
-        raise FilterError(f"field {name!r}: NUL characters are not allowed in filter values")
+    if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+        raise FilterError(f"field {name!r}: {v} is outside the 64-bit integers a store holds")
+    if isinstance(v, str):
+        if "\x00" in v:
+            raise FilterError(f"field {name!r}: NUL characters are not allowed in filter values")
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise FilterError(f"field {name!r}: the value is not valid text (a lone surrogate)") from None
     return v
 
 
@@ -222,8 +261,8 @@ def render_sql(node: Node, column: dict[str, str], lists: frozenset[str] = froze
         if node.op == "ne":
             return f"({col} IS NULL OR {col} != {sql_literal(node.value)})"
         return f"({col} {_SQL_OPS[node.op]} {sql_literal(node.value)})"
-    if isinstance(node, Not):
-        return f"(NOT COALESCE({render_sql(node.item, column, lists)}, FALSE))"
+    if isinstance(node, Not):  # NOT binds tighter than AND / OR: no parentheses needed around it
+        return f"NOT COALESCE({render_sql(node.item, column, lists)}, FALSE)"
     joiner = " AND " if isinstance(node, And) else " OR "
     return "(" + joiner.join(render_sql(n, column, lists) for n in node.items) + ")"
 
