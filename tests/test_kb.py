@@ -2,6 +2,8 @@
 import json
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -267,15 +269,30 @@ def test_jsonl_metadata_types_and_filters(tmp_path, backend):
         kb.query("solar", filter={"year": "2020"})
 
 
-def test_one_writer_at_a_time(small_kb):
+def test_one_writer_at_a_time(small_kb, monkeypatch):
     kb, _ = small_kb
+    monkeypatch.setattr(kb.store, "lock_timeout_s", 0.3)
     txn = kb.store.begin()
     try:
-        with pytest.raises(StoreError, match="another process is writing"):
+        t = time.monotonic()
+        with pytest.raises(StoreError, match=r"another process is writing .*; waited 0.3 s \(setting lock_timeout_s\)"):
             kb.store.begin()
+        assert time.monotonic() - t >= 0.3
     finally:
         txn.abort()
     assert kb.store.generation == 1 and kb.store.check_integrity() == []
+
+
+def test_a_second_writer_waits_for_the_first(tmp_path, backend):
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", lock_timeout_s=30, **backend)
+    kb.add_documents([{"id": "a", "text": "第一个写入者提交的文档。"}])
+    first = kb.store.begin()
+    threading.Timer(1.5, first.abort).start()  # the first writer ends after 1.5 s
+    other = KnowledgeBase.open(tmp_path / "kb", create=False, **backend)  # a second writer, own store object
+    t = time.monotonic()
+    report = other.add_documents([{"id": "b", "text": "The second writer waited for the lock."}])
+    assert report.generation == 2 and time.monotonic() - t >= 1.0
+    assert {p.doc_id for p in kb.query("writer waited lock 写入者", unit="document", max_parents=5).passages} == {"a", "b"}
 
 
 def test_opening_a_missing_knowledge_base_without_create(tmp_path):

@@ -97,6 +97,36 @@ def test_the_cache_is_keyed_by_model_messages_and_sampling_and_persists(tmp_path
         assert srv.requests == 2
 
 
+def test_the_cache_is_bounded_least_recently_used_first_and_by_age(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "bounded.sqlite"
+    old = sqlite3.connect(path)  # a cache file written before the bound existed
+    old.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    old.execute("INSERT INTO answers VALUES ('legacy', '\"旧答案\"')")
+    old.commit()
+    old.close()
+    cache = LLMCache(path, max_entries=5)
+    assert cache.get("legacy") == "旧答案" and len(cache) == 1
+    for i in range(4):
+        cache.put(f"k{i}", f"answer {i} 答案")
+        time.sleep(0.01)
+    assert cache.get("legacy") == "旧答案"  # used again: now the most recent
+    for i in range(4, 8):
+        cache.put(f"k{i}", f"answer {i}")
+        time.sleep(0.01)
+    assert len(cache) == 5
+    assert [k for k in ["legacy", *(f"k{i}" for i in range(8))] if cache.get(k) is not None] == [
+        "legacy", "k4", "k5", "k6", "k7"]
+    # by age: answers unused for longer than max_age_s are gone when the cache is next opened
+    db = sqlite3.connect(path)
+    db.execute("UPDATE answers SET used = used - 3600 WHERE key IN ('k4', 'k5')")
+    db.commit()
+    db.close()
+    aged = LLMCache(path, max_entries=5, max_age_s=1800)
+    assert len(aged) == 3 and aged.get("k4") is None and aged.get("k6") == "answer 6"
+
+
 def test_yes_no_scores_from_logprobs_and_from_plain_answers():
     assert yes_no_from_logprobs([("Yes", -0.1), (" no", -2.5)]) == pytest.approx(2.4)
     assert yes_no_from_logprobs([("是", -1.0), ("否", -0.5), ("不", -1.5)]) == pytest.approx(

@@ -219,6 +219,8 @@ class StoreSettings(Group):
     """Milvus: collection prefix (default: from the directory name)."""
     index: Str = "FLAT"
     """Milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)."""
+    lock_timeout_s: Seconds = Field(10.0, ge=0)
+    """Seconds a writer waits for another writer of the same knowledge base to finish."""
 
 
 class EmbeddingSettings(Group):
@@ -311,6 +313,8 @@ class LLMSettings(Group):
     """The language model (optional) and its client."""
 
     FLAT: ClassVar[dict[str, str]] = {"model": "llm", "base_url": "llm_base_url", "cache": "llm_cache",
+                                      "cache_max_entries": "llm_cache_max_entries",
+                                      "cache_max_age_days": "llm_cache_max_age_days",
                                       "max_retries": "llm_max_retries", "max_concurrency": "llm_max_concurrency",
                                       "prompts": "prompts"}
     model: Str = ""
@@ -319,6 +323,11 @@ class LLMSettings(Group):
     """For openai:*; else RAGSIFT_LLM_BASE_URL / OPENAI_BASE_URL."""
     cache: Bool | Str = True
     """Answer cache: true ($RAGSIFT_CACHE_DIR/llm-cache.sqlite), a file path, or false."""
+    cache_max_entries: Int = Field(100_000, gt=0, le=100_000_000)
+    """Most answers the cache keeps; past it the least recently used go (100,000 answers take
+    about 100 MB)."""
+    cache_max_age_days: Float = Field(90.0, gt=0, le=36_500)
+    """Answers not used for this many days are dropped."""
     max_retries: Int = Field(2, ge=0, le=10)
     """Retries of a call on transient errors, within its deadline."""
     max_concurrency: Int = Field(4, gt=0, le=256)
@@ -418,7 +427,7 @@ FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUP
 #: settings fixed when a knowledge base is created (flat names)
 INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
 #: settings a single query may not change (flat names)
-NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri",) + tuple(
+NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri", "lock_timeout_s") + tuple(
     g.flat_name(f) for g in (EmbeddingSettings, IngestSettings) for f in g.model_fields)
 
 

@@ -26,11 +26,12 @@ def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: 
     if st.kind is StoreKind.LANCEDB:
         from ragsift.store.lance import LanceStore
 
-        return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse)
+        return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse, lock_timeout_s=st.lock_timeout_s)
     if st.kind is StoreKind.MILVUS:
         from ragsift.store.milvus import MilvusStore
 
         if not st.uri:
             raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
-        return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse)
+        return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse,
+                           lock_timeout_s=st.lock_timeout_s)
     raise ConfigError(f"unknown store {st.kind!r}")

@@ -16,7 +16,6 @@ writer restores each table to the version the manifest names.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+from filelock import FileLock, Timeout
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
@@ -102,10 +102,11 @@ class LanceStore(ManifestStore):
     """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
 
     def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
-                 sparse: bool = False) -> None:
+                 sparse: bool = False, lock_timeout_s: float = 10.0) -> None:
         import lancedb
 
         self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
         self._lancedb = lancedb
         manifest_path = self.path / MANIFEST
         if not manifest_path.exists():
@@ -120,7 +121,7 @@ class LanceStore(ManifestStore):
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        with _WriteLock(self.path):
+        with _WriteLock(self.path, self.lock_timeout_s):
             if (self.path / MANIFEST).exists():
                 return
             db = self._lancedb.connect(str(self.path / "lance"))
@@ -454,9 +455,14 @@ class _SparseIndex(_Rows):
 
 
 class _WriteLock:
-    def __init__(self, path: Path) -> None:
-        self.file = path / ".write.lock"
-        self.fd: int | None = None
+    """The one-writer lock of a knowledge-base directory (portable: ``filelock``); a second
+    writer waits up to ``timeout`` seconds for it."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.folder = path
+        self.timeout = timeout
+        # not thread-local: a server may begin a write in one thread and end it in another
+        self.lock = FileLock(path / ".write.lock", timeout=timeout, thread_local=False)
 
     def __enter__(self) -> "_WriteLock":
         self.acquire()
@@ -466,19 +472,15 @@ class _WriteLock:
         self.release()
 
     def acquire(self) -> None:
-        self.fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            self.fd = None
-            raise StoreError(f"another process is writing to {self.file.parent}; try again when it ends") from None
+            self.lock.acquire(poll_interval=0.05)
+        except Timeout:
+            raise StoreError(f"another process is writing to {self.folder}; waited {self.timeout:g} s "
+                             "(setting lock_timeout_s); try again when it ends") from None
 
     def release(self) -> None:
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        if self.lock.is_locked:
+            self.lock.release()
 
 
 class LanceTransaction(TransactionBase):
@@ -486,7 +488,7 @@ class LanceTransaction(TransactionBase):
 
     def __init__(self, store: LanceStore) -> None:
         self.store = store
-        self.lock = _WriteLock(store.path)
+        self.lock = _WriteLock(store.path, store.lock_timeout_s)
         self.lock.acquire()
         try:
             store._load_manifest()

@@ -105,10 +105,11 @@ class MilvusStore(ManifestStore):
 
     def __init__(self, uri: str, name: str, dim: int | None = None, *, token: str | None = None,
                  index: str = "FLAT", client: Any = None, vectors: dict[str, int] | None = None,
-                 sparse: bool = False) -> None:
+                 sparse: bool = False, lock_timeout_s: float = 10.0) -> None:
         if not name.replace("_", "").isalnum() or not name[0].isalpha() or len(name) > 200:
             raise StoreError(f"invalid Milvus collection name {name!r}: letters, digits and _, starting with a letter")
         self.uri, self.name, self.index = uri, name, index
+        self.lock_timeout_s = lock_timeout_s
         self.client = client or connect(uri, token)
         self.coll = {k: f"{name}_{k}" for k in (*KINDS, "meta")}
         try:
@@ -480,18 +481,32 @@ class MilvusTransaction(TransactionBase):
 
     # -------------------------------------------------------------- the lease
     def _acquire(self) -> None:
+        """Take the lease, waiting up to the store's lock_timeout_s for another writer."""
+        give_up = time.monotonic() + self.store.lock_timeout_s
+        while True:
+            holder = self._try_acquire()
+            if holder is None:
+                return
+            if time.monotonic() >= give_up:
+                raise StoreError(f"another process is writing to Milvus knowledge base {self.store.name!r} "
+                                 f"({holder}); waited {self.store.lock_timeout_s:g} s (setting lock_timeout_s); "
+                                 "try again when it ends")
+            time.sleep(min(0.25, max(0.0, give_up - time.monotonic())))
+
+    def _try_acquire(self) -> str | None:
+        """Take the lease if it is free (or its holder is gone); else who holds it."""
         lease = self.store._get_meta("lock")
         now = time.time()
         if lease and lease.get("owner") != self.owner and lease.get("expires", 0) > now:
             same_host = lease.get("host") == socket.gethostname()
             if not (same_host and not _pid_alive(int(lease.get("pid", 0)))):
-                raise StoreError(f"another process is writing to Milvus knowledge base {self.store.name!r} "
-                                 f"(host {lease.get('host')}, pid {lease.get('pid')}); try again when it ends")
+                return f"host {lease.get('host')}, pid {lease.get('pid')}"
             log.warning("taking over the write lease of dead process %s", lease.get("pid"))
         self._renew()
         time.sleep(0.05)
         if (self.store._get_meta("lock") or {}).get("owner") != self.owner:
-            raise StoreError(f"another process took the write lease of {self.store.name!r}; try again")
+            return "another writer took the lease at the same moment"
+        return None
 
     def _renew(self) -> None:
         self.store._put_meta("lock", {"owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(),

@@ -27,17 +27,19 @@ _load_lock = threading.Lock()
 
 
 def load_llm(spec: str, *, base_url: str | None = None, cache: bool | str | Path = True,
-             timeout_s: float = 60.0, max_retries: int = 2, max_concurrency: int = 4) -> LLM:
+             timeout_s: float = 60.0, max_retries: int = 2, max_concurrency: int = 4,
+             cache_max_entries: int = 100_000, cache_max_age_days: float = 90.0) -> LLM:
     """``openai:<model>`` or ``local:<packaged name | path.gguf>``, cached per process.
 
     ``cache``: True for ``$RAGSIFT_CACHE_DIR/llm-cache.sqlite`` (default ``~/.cache/ragsift``),
-    a path for another file, False for none.
+    a path for another file, False for none; bounded by ``cache_max_entries`` (least recently
+    used go first) and ``cache_max_age_days``.
     """
     kind, _, model = spec.partition(":")
     if not model or kind not in ("openai", "local"):
         raise ConfigError(f"unknown llm {spec!r}; use 'openai:<model>' or 'local:<name or file.gguf>' "
                           f"(packaged: {', '.join(PACKAGED)})")
-    key = (spec, base_url, str(cache), timeout_s, max_retries, max_concurrency)
+    key = (spec, base_url, str(cache), timeout_s, max_retries, max_concurrency, cache_max_entries, cache_max_age_days)
     with _load_lock:
         if key not in _loaded:
             inner: LLM
@@ -52,7 +54,7 @@ def load_llm(spec: str, *, base_url: str | None = None, cache: bool | str | Path
                 inner = LocalLLM(model)
             if cache:
                 path = cache_dir() / "llm-cache.sqlite" if cache is True else Path(cache)
-                inner = CachedLLM(inner, LLMCache(path))
+                inner = CachedLLM(inner, LLMCache(path, cache_max_entries, cache_max_age_days * 86400))
             _loaded[key] = inner
         return _loaded[key]
 
@@ -63,4 +65,5 @@ def llm_for(s: LLMSettings) -> LLM:
         raise ConfigError("no language model configured: set llm to 'local:qwen2.5-coder-1.5b' (offline) "
                           "or 'openai:<model>'")
     return load_llm(s.model, base_url=s.base_url or None, cache=s.cache, max_retries=s.max_retries,
-                    max_concurrency=s.max_concurrency)
+                    max_concurrency=s.max_concurrency, cache_max_entries=s.cache_max_entries,
+                    cache_max_age_days=s.cache_max_age_days)

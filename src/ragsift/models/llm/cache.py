@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,31 @@ def cache_dir() -> Path:
 
 
 class LLMCache:
-    """A persistent cache of model answers (SQLite), keyed by model, messages and sampling."""
+    """A persistent cache of model answers (SQLite), keyed by model, messages and sampling.
 
-    def __init__(self, path: str | Path) -> None:
+    Bounded: at most ``max_entries`` answers (the least recently used go first) and none unused
+    for ``max_age_s`` seconds. Several processes may share one file; each keeps the bound."""
+
+    RECOUNT_EVERY = 100  # puts between two counts (other processes add answers too)
+
+    def __init__(self, path: str | Path, max_entries: int = 100_000, max_age_s: float = 90 * 86400) -> None:
         self.path = Path(path)
+        self.max_entries = max_entries
+        self.max_age_s = max_age_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL, used REAL)")
+        if "used" not in {r[1] for r in self._db.execute("PRAGMA table_info(answers)")}:
+            # a cache written before the bound: its answers count as used now
+            self._db.execute("ALTER TABLE answers ADD COLUMN used REAL")
+            self._db.execute("UPDATE answers SET used = ?", (time.time(),))
+        self._db.execute("CREATE INDEX IF NOT EXISTS answers_used ON answers (used)")
         self._db.commit()
         self._lock = threading.Lock()
+        self._puts = 0
+        with self._lock:
+            self._evict()
 
     @staticmethod
     def key(*parts: Any) -> str:
@@ -39,12 +55,35 @@ class LLMCache:
     def get(self, key: str) -> Any | None:
         with self._lock:
             row = self._db.execute("SELECT value FROM answers WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                self._db.execute("UPDATE answers SET used = ? WHERE key = ?", (time.time(), key))
+                self._db.commit()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, value: Any) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(value, ensure_ascii=False)))
+            self._db.execute("INSERT OR REPLACE INTO answers (key, value, used) VALUES (?, ?, ?)",
+                             (key, json.dumps(value, ensure_ascii=False), time.time()))
+            self._puts += 1
+            if self._puts % self.RECOUNT_EVERY == 0 or self._puts == 1 or self._near_full:
+                self._evict()
             self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+
+    def _evict(self) -> None:
+        """Drop answers unused for too long, then the least recently used past the bound."""
+        self._db.execute("DELETE FROM answers WHERE used < ?", (time.time() - self.max_age_s,))
+        n = int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+        if n > self.max_entries:
+            self._db.execute("DELETE FROM answers WHERE key IN (SELECT key FROM answers ORDER BY used LIMIT ?)",
+                             (n - self.max_entries,))
+            n = self.max_entries
+        # close to the bound, every put counts (so the bound holds exactly within one process)
+        self._near_full = n >= self.max_entries - self.RECOUNT_EVERY
+        self._db.commit()
 
 
 class CachedLLM:
