@@ -198,6 +198,47 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    done = _open(args).optimize()
+    if args.json:
+        print_json(done)
+    elif "disk_bytes" in done:
+        print(f"generation {done['generation']}: {done['disk_bytes_before'] / 1e6:.1f} MB -> "
+              f"{done['disk_bytes'] / 1e6:.1f} MB on disk; generations kept: "
+              f"{', '.join(map(str, done['kept_generations']))}")
+    else:
+        print(f"generation {done['generation']}: compaction asked for {', '.join(done['compacted']) or 'nothing'}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ragsift.kb import check_knowledge_base, restore_knowledge_base
+
+    path = _kb_path(args)
+    if args.restore is not None:
+        new = restore_knowledge_base(path, None if args.restore == "last" else _generation(args.restore))
+        print(f"restored: generation {new} is now the newest")
+    report = check_knowledge_base(path)
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        counts = ", ".join(f"{v} {k}" for k, v in report.counts.items())
+        print(f"generation {report.generation if report.generation is not None else '?'}"
+              f"{': ' + counts if counts else ''}")
+        for p in report.problems:
+            print(f"problem: {p}")
+        print(f"restorable generations: {', '.join(map(str, report.restorable)) or 'none'}")
+        print("ok" if report.ok else f"{len(report.problems)} problem(s); `ragsift check --restore` commits "
+              "the newest restorable generation again")
+    return 0 if report.ok else 1
+
+
+def _generation(text: str) -> int:
+    if not text.isdigit():
+        raise RagsiftError(f"--restore takes a generation number (or nothing for the newest good one), not {text!r}")
+    return int(text)
+
+
 def cmd_copy(args: argparse.Namespace) -> int:
     kb = _open(args)
     dest = kb.copy_to(args.dest, progress=_progress(args), **_store_overrides(args))
@@ -344,6 +385,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("doc_ids", nargs="*")
     s.add_argument("--source", help="delete the document(s) ingested from this source path")
     s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("optimize", help="compact the store and remove old table versions, keeping the last "
+                                        "keep_generations generations")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_optimize)
+
+    s = sub.add_parser("check", help="verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
+                                     "on problems")
+    s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
+                   help="first commit a kept generation again (default: the newest that checks out)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("migrate", help="copy the knowledge base to another store (LanceDB <-> Milvus) "
                                        "without re-embedding")

@@ -221,6 +221,12 @@ class StoreSettings(Group):
     """Milvus: vector index type at creation (FLAT exact; HNSW, AUTOINDEX ...)."""
     lock_timeout_s: Seconds = Field(10.0, ge=0)
     """Seconds a writer waits for another writer of the same knowledge base to finish."""
+    keep_generations: Int = Field(2, ge=1, le=1000)
+    """LanceDB: committed generations kept on disk, the newest included; ``ragsift check
+    --restore`` can go back to any of them."""
+    optimize_every: Int = Field(20, ge=0, le=1_000_000)
+    """LanceDB: commits between automatic clean-ups of old table versions (0: only
+    ``ragsift optimize``)."""
 
 
 class EmbeddingSettings(Group):
@@ -427,8 +433,8 @@ FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUP
 #: settings fixed when a knowledge base is created (flat names)
 INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
 #: settings a single query may not change (flat names)
-NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + ("store_uri", "lock_timeout_s") + tuple(
-    g.flat_name(f) for g in (EmbeddingSettings, IngestSettings) for f in g.model_fields)
+NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + tuple(
+    g.flat_name(f) for g in (StoreSettings, EmbeddingSettings, IngestSettings) for f in g.model_fields)
 
 
 def _route(data: dict[str, Any]) -> dict[str, Any]:

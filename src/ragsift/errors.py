@@ -23,3 +23,8 @@ class StoreError(RagsiftError):
 
 class ModelError(RagsiftError):
     """A model could not be found or loaded."""
+
+
+class RetrievalError(RagsiftError):
+    """Every channel of a query failed (the store is damaged or unreachable, every deadline
+    passed): nothing was searched, which is not the same as nothing found."""

@@ -18,8 +18,8 @@ from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
 from ragsift.retrieve.pipeline import Retriever
-from ragsift.store import default_store_name, open_store
-from ragsift.store.base import IndexedChild, Store, StoredDocument, StoredParent
+from ragsift.store import check_store, default_store_name, open_store, restore_store
+from ragsift.store.base import CheckReport, IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import Analyzer
 from ragsift.types import Document, IngestReport, Result, Skipped
@@ -172,13 +172,28 @@ class KnowledgeBase:
     def _ingest(self, docs: list[Document], report: IngestReport, t0: float,
                 progress: ProgressFactory | None) -> IngestReport:
         """Split, embed and store documents in one transaction on a store object of its own."""
+        with self._writer("ingest") as writer:
+            return self._ingest_with(writer, docs, report, t0, progress)
+
+    @contextmanager
+    def _writer(self, what: str) -> Iterator[Store]:
+        """A store object of its own for one write. A failure that is not one of ours (a full
+        disk, an I/O error, the store's own exception) becomes one StoreError saying that
+        nothing was committed and which generation the knowledge base stays at."""
         with self._write_lock:
             writer = open_store(self.path, self.settings)
             try:
-                return self._ingest_with(writer, docs, report, t0, progress)
+                yield writer
+            except RagsiftError:
+                raise
+            except Exception as e:
+                raise StoreError(f"{what} failed: {_first_line(e)}; nothing was committed and the knowledge "
+                                 f"base stays at generation {_committed_generation(writer)}") from e
             finally:
-                writer.close()
-                self._refresh()
+                try:
+                    writer.close()
+                finally:
+                    self._refresh()
 
     def _ingest_with(self, writer: Store, docs: list[Document], report: IngestReport, t0: float,
                      progress: ProgressFactory | None) -> IngestReport:
@@ -233,7 +248,10 @@ class KnowledgeBase:
             report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
             report.generation = txn.commit()
         except BaseException:
-            txn.abort()
+            try:
+                txn.abort()
+            except Exception as e:  # the next writer rolls back; the first error is the one to see
+                log.warning("could not roll back at once (%s); the next writer will", _first_line(e))
             raise
         finally:
             if bar is not None:
@@ -378,26 +396,21 @@ class KnowledgeBase:
         """Delete documents (by id, or all with a source path) with all their parents and
         children, in one commit. Returns the ids deleted; unknown ids raise."""
         ids = list(ids)
-        with self._write_lock:
-            writer = open_store(self.path, self.settings)
-            try:
-                if source is not None:
-                    found = [d.doc_id for d in writer.find_documents(source)]
-                    if not found:
-                        raise RagsiftError(f"no document with source {source!r}")
-                    ids.extend(found)
-                if not ids:
-                    raise RagsiftError("nothing to delete: give document ids or a source")
-                known = writer.get_documents(ids)
-                missing = [i for i in ids if i not in known]
-                if missing:
-                    raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
-                with writer.begin() as txn:
-                    for i in dict.fromkeys(ids):
-                        txn.delete_document(i)
-            finally:
-                writer.close()
-                self._refresh()
+        with self._writer("delete") as writer:
+            if source is not None:
+                found = [d.doc_id for d in writer.find_documents(source)]
+                if not found:
+                    raise RagsiftError(f"no document with source {source!r}")
+                ids.extend(found)
+            if not ids:
+                raise RagsiftError("nothing to delete: give document ids or a source")
+            known = writer.get_documents(ids)
+            missing = [i for i in ids if i not in known]
+            if missing:
+                raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
+            with writer.begin() as txn:
+                for i in dict.fromkeys(ids):
+                    txn.delete_document(i)
         return list(dict.fromkeys(ids))
 
     def copy_to(self, path: str | Path, *, progress: ProgressFactory | None = None,
@@ -458,6 +471,18 @@ class KnowledgeBase:
         with self.reading() as store:
             return store.get_documents()
 
+    # ------------------------------------------------------------------ upkeep
+    def optimize(self) -> dict[str, Any]:
+        """Compact the store and remove the table versions of generations no longer kept
+        (``keep_generations``); LanceDB commits this as a generation of the same documents."""
+        with self._writer("optimize") as writer:
+            return writer.optimize()
+
+    def check(self) -> CheckReport:
+        """Read the committed generation whole and check it, and which kept generations a
+        restore can go back to (``check_knowledge_base`` works on one that cannot open)."""
+        return check_store(self.path, self.settings)
+
     def stats(self) -> dict[str, Any]:
         """Counts, generation, store details and the settings in force (by group)."""
         with self.reading() as store:
@@ -475,5 +500,54 @@ class KnowledgeBase:
         self.close()
 
 
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0][:300] if text else type(e).__name__)
+
+
+def _committed_generation(store: Store) -> int | str:
+    """The generation committed now (re-read: the failure may have come after the commit)."""
+    try:
+        store.refresh()
+        return store.generation
+    except Exception:
+        return "its last committed one"
+
+
 def _shown(v: Any) -> str:
     return repr(list(v) if isinstance(v, tuple) else str(v) if isinstance(v, str) else v)
+
+
+def check_knowledge_base(path: str | Path) -> CheckReport:
+    """Check the knowledge base at ``path`` without opening it: a damaged settings file,
+    manifest or data file is a problem in the report, naming the file."""
+    path = _existing(path)
+    settings, trouble = _settings_of(path)
+    report = check_store(path, settings)
+    if trouble:
+        report.problems.insert(0, trouble)
+    return report
+
+
+def restore_knowledge_base(path: str | Path, generation: int | None = None) -> int:
+    """Commit a kept generation (default: the newest that checks out) as the newest one;
+    returns its new number. For a knowledge base that a damaged manifest or data file keeps
+    from opening, or to undo a commit."""
+    settings, _ = _settings_of(_existing(path))
+    return restore_store(path, settings, generation)
+
+
+def _existing(path: str | Path) -> Path:
+    path = Path(path)
+    if not (path / SETTINGS_FILE).exists() and not (path / "manifest.json").exists():
+        raise StoreError(f"no knowledge base at {path}")
+    return path
+
+
+def _settings_of(path: Path) -> tuple[Settings, str | None]:
+    """The settings of a knowledge base, or (when its file is damaged) the defaults (an
+    embedded store) and what is wrong."""
+    try:
+        return Settings.load(path / SETTINGS_FILE), None
+    except ConfigError as e:
+        return Settings(), str(e)

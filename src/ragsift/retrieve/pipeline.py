@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ragsift.cancel import Deadline
 from ragsift.config import FusionMode, MultiHop, Settings
+from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.multihop import MultiHopSearch
@@ -58,6 +59,9 @@ class Retriever:
         t0 = time.perf_counter()
         r = self.find(query, s, where, deadline)
         t_found = time.perf_counter()
+        if r.channels and all(c.error for c in r.channels):
+            raise RetrievalError("every channel failed: " + "; ".join(
+                f"{c.name}: {c.error.splitlines()[0][:200]}" for c in r.channels))
         q = s.query
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)
         if r.provenance is not None:

@@ -35,7 +35,8 @@ from starlette.exceptions import HTTPException
 from ragsift import __version__
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
-from ragsift.errors import ConfigError, FilterError, ModelError, QueryError, RagsiftError, StoreError
+from ragsift.errors import (ConfigError, FilterError, ModelError, QueryError, RagsiftError, RetrievalError,
+                            StoreError)
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.server.config import WRITE, ServerConfig
@@ -96,6 +97,7 @@ ERROR_STATUS: list[tuple[type[Exception], int, str]] = [
     (UploadError, 400, "Bad upload"),
     (StoreError, 409, "Store unavailable"),
     (ModelError, 503, "Model unavailable"),
+    (RetrievalError, 503, "Retrieval failed"),
     (RagsiftError, 400, "Bad request"),
 ]
 

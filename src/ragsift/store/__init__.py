@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragsift.config import Settings, StoreKind
 from ragsift.errors import ConfigError
-from ragsift.store.base import Store
+from ragsift.store.base import CheckReport, Store
 
 
 def default_store_name(path: Path) -> str:
@@ -26,7 +26,8 @@ def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: 
     if st.kind is StoreKind.LANCEDB:
         from ragsift.store.lance import LanceStore
 
-        return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse, lock_timeout_s=st.lock_timeout_s)
+        return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse, lock_timeout_s=st.lock_timeout_s,
+                          keep_generations=st.keep_generations, optimize_every=st.optimize_every)
     if st.kind is StoreKind.MILVUS:
         from ragsift.store.milvus import MilvusStore
 
@@ -35,3 +36,28 @@ def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: 
         return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse,
                            lock_timeout_s=st.lock_timeout_s)
     raise ConfigError(f"unknown store {st.kind!r}")
+
+
+def check_store(path: Path, settings: Settings) -> CheckReport:
+    """Check a knowledge base's store; an embedded one is checked from its files, so a damaged
+    manifest or data file is reported rather than raised."""
+    if settings.store.kind is StoreKind.LANCEDB:
+        from ragsift.store import lance_upkeep
+
+        return lance_upkeep.check(path)
+    store = open_store(path, settings)
+    try:
+        return store.check()
+    finally:
+        store.close()
+
+
+def restore_store(path: Path, settings: Settings, generation: int | None = None) -> int:
+    """Commit a kept generation again as the newest (LanceDB); returns its new number."""
+    st = settings.store
+    if st.kind is not StoreKind.LANCEDB:
+        raise ConfigError("only the embedded LanceDB store keeps older generations to restore; "
+                          "restore a Milvus knowledge base from the server's backups")
+    from ragsift.store import lance_upkeep
+
+    return lance_upkeep.restore(path, generation, lock_timeout_s=st.lock_timeout_s, keep=st.keep_generations)

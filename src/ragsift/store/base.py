@@ -13,6 +13,8 @@ Guarantees every implementation gives:
 """
 from __future__ import annotations
 
+import logging
+
 import datetime
 import json
 import math
@@ -28,6 +30,27 @@ from ragsift.types import Child, Document, Parent
 
 # Filter fields every knowledge base has; document metadata adds more.
 BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string"}
+
+
+@dataclass
+class CheckReport:
+    """What a store check found: the committed generation, every problem (each naming what is
+    damaged: a file, a table version, a row), the counts, and the generations a restore can
+    go back to (newest last)."""
+
+    store: str
+    generation: int | None = None
+    problems: list[str] = field(default_factory=list)
+    restorable: list[int] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "store": self.store, "generation": self.generation, "problems": self.problems,
+                "restorable": self.restorable, "counts": self.counts}
 
 
 @dataclass(frozen=True)
@@ -143,7 +166,10 @@ class TransactionBase:
             if not self._done:
                 self.commit()
         else:
-            self.abort()
+            try:
+                self.abort()
+            except Exception as e:  # the next writer rolls back; the error to see is the first
+                logging.getLogger(__name__).warning("could not roll back at once (%s); the next writer will", e)
 
 
 class ManifestStore:
@@ -215,6 +241,14 @@ class Store(Protocol):
     def begin(self) -> WriteTransaction: ...
 
     def stats(self) -> dict[str, Any]: ...
+
+    def check(self) -> CheckReport:
+        """Read the committed generation whole and check it (``CheckReport``)."""
+        ...
+
+    def optimize(self) -> dict[str, Any]:
+        """Compact, and remove what no kept generation needs; returns what was done."""
+        ...
 
     def check_integrity(self) -> list[str]:
         """Problems found (children without parents, counts that disagree); empty when sound."""

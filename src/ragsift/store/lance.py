@@ -4,15 +4,21 @@ Layout of a knowledge base directory::
 
     ragsift.toml        settings (index settings fixed at creation)
     manifest.json       the committed generation: table versions + metadata fields
+    generations/        the manifests of the last ``keep_generations`` commits (restorable)
     lance/              documents, parents and children tables (Lance format, versioned)
     .write.lock         held by the one writer
 
 How one commit makes a generation visible: a write transaction appends and deletes rows in
 all three tables, which creates new Lance table versions that no reader looks at. Readers
 pin the table versions named in ``manifest.json``. ``commit()`` updates the full-text
-index, then atomically replaces ``manifest.json`` (write, fsync, rename) with the new
-versions: that rename is the commit. A crash before it leaves the old manifest, and the next
-writer restores each table to the version the manifest names.
+index, writes the new manifest to ``generations/``, then atomically replaces
+``manifest.json`` (write, fsync, rename) with it: that rename is the commit. A crash before it
+leaves the old manifest, and the next writer restores each table to the version the manifest
+names.
+
+Old table versions are removed every ``optimize_every`` commits (and by ``optimize()``), except
+those of the last ``keep_generations`` generations: ``ragsift check --restore`` can go back to
+any of them (``ragsift.store.lance_upkeep``).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import os
 import re
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -31,8 +38,8 @@ from filelock import FileLock, Timeout
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, IndexedChild, ManifestStore, StoredDocument, StoredHit,
-                                StoredParent, TransactionBase, export_documents, filterable_values,
+from ragsift.store.base import (BUILTIN_FIELDS, CheckReport, IndexedChild, ManifestStore, StoredDocument,
+                                StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.types import Document, Parent
@@ -40,6 +47,7 @@ from ragsift.types import Document, Parent
 log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
+GENERATIONS = "generations"
 FORMAT = 1
 TABLES = ("documents", "parents", "children")
 _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(),
@@ -50,6 +58,8 @@ BATCH_CHILDREN = 4096
 # (scalar-quantised, re-ranked with the full vectors) keeps query time and memory in check.
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_REFINE_FACTOR = 2
+NEVER = timedelta(days=36500)  # optimize() that removes no version
+CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
 
 
 def _col(field: str) -> str:
@@ -98,15 +108,58 @@ def _write_atomic(path: Path, data: str) -> None:
         os.close(dfd)
 
 
+def manifest_problem(m: Any) -> str | None:
+    """What makes ``m`` not a manifest of this format, or None."""
+    if not isinstance(m, dict):
+        return "not a JSON object"
+    if m.get("format") != FORMAT:
+        return f"format {m.get('format')!r} is not {FORMAT}"
+    for key in ("generation", "dim"):
+        if not isinstance(m.get(key), int) or isinstance(m.get(key), bool):
+            return f"{key!r} is not an integer"
+    versions = m.get("versions")
+    if not isinstance(versions, dict) or not all(isinstance(versions.get(t), int) for t in TABLES):
+        return "'versions' does not name a version of every table"
+    return None
+
+
+def generation_file(path: Path, generation: int) -> Path:
+    return path / GENERATIONS / f"{generation:010d}.json"
+
+
+def saved_generations(path: Path) -> list[int]:
+    """The generations whose manifests are kept in ``generations/``, oldest first."""
+    folder = path / GENERATIONS
+    if not folder.is_dir():
+        return []
+    return sorted(int(f.name[:-5]) for f in folder.iterdir() if re.fullmatch(r"\d{10}\.json", f.name))
+
+
+def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
+    """Commit ``manifest``: keep a copy in ``generations/``, replace ``manifest.json`` (the
+    commit point), then forget the generations past the last ``keep``."""
+    text = json.dumps(manifest, indent=1)
+    generation = int(manifest["generation"])
+    (path / GENERATIONS).mkdir(exist_ok=True)
+    _write_atomic(generation_file(path, generation), text)
+    _write_atomic(path / MANIFEST, text)
+    for g in saved_generations(path):
+        if g <= generation - keep or g > generation:
+            generation_file(path, g).unlink(missing_ok=True)
+
+
 class LanceStore(ManifestStore):
     """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
 
     def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
-                 sparse: bool = False, lock_timeout_s: float = 10.0) -> None:
+                 sparse: bool = False, lock_timeout_s: float = 10.0, keep_generations: int = 2,
+                 optimize_every: int = 20) -> None:
         import lancedb
 
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
+        self.keep_generations = keep_generations
+        self.optimize_every = optimize_every
         self._lancedb = lancedb
         manifest_path = self.path / MANIFEST
         if not manifest_path.exists():
@@ -132,16 +185,21 @@ class LanceStore(ManifestStore):
                 versions[name] = t.version
             manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},
                         "dim": dim, "committed_at": time.time(), "fts": False, "vectors": extra, "sparse": sparse}
-            _write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1))
+            publish(self.path, manifest, self.keep_generations)
 
     def _read_manifest(self) -> dict[str, Any]:
         p = self.path / MANIFEST
         try:
             m = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise StoreError(f"cannot read {p}: {e}") from None
-        if m.get("format") != FORMAT:
-            raise StoreError(f"{p}: unsupported store format {m.get('format')!r}")
+        except (OSError, ValueError) as e:
+            raise StoreError(f"cannot read {p}: {e}; `ragsift check` tells more and `ragsift check "
+                             "--restore` goes back to the last good generation") from None
+        if isinstance(m, dict) and isinstance(m.get("format"), int) and m["format"] != FORMAT:
+            raise StoreError(f"{p}: unsupported store format {m['format']}")
+        wrong = manifest_problem(m)
+        if wrong:
+            raise StoreError(f"{p} is corrupted ({wrong}); `ragsift check` tells more and `ragsift check "
+                             "--restore` goes back to the last good generation")
         return m
 
     def _load_manifest(self) -> None:
@@ -153,8 +211,12 @@ class LanceStore(ManifestStore):
         self._manifest_mtime = st.st_mtime_ns
         self._tables = {}
         for name in TABLES:
-            t = self._db.open_table(name)
-            t.checkout(int(m["versions"][name]))
+            try:
+                t = self._db.open_table(name)
+                t.checkout(int(m["versions"][name]))
+            except Exception as e:
+                raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
+                                 f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
         self._flat: dict[str, _FlatIndex] = {}  # exact in-memory matrices (per vector column) of one generation
         self._sparse = None
@@ -341,7 +403,8 @@ class LanceStore(ManifestStore):
                 "documents": t["documents"].count_rows(), "parents": t["parents"].count_rows(),
                 "children": t["children"].count_rows(), "dim": self.dim,
                 "fields": self.fields(), "disk_bytes": size,
-                "committed_at": self.manifest.get("committed_at")}
+                "committed_at": self.manifest.get("committed_at"),
+                "kept_generations": [g for g in saved_generations(self.path) if g <= self.generation]}
 
     def check_integrity(self) -> list[str]:
         parents = self._tables["parents"].to_arrow().select(["parent_id", "doc_id", "gen"]).to_pylist()
@@ -365,6 +428,19 @@ class LanceStore(ManifestStore):
     # ------------------------------------------------------------------ writes
     def begin(self) -> "LanceTransaction":
         return LanceTransaction(self)
+
+    def check(self) -> CheckReport:
+        from ragsift.store import lance_upkeep
+
+        return lance_upkeep.check(self.path)
+
+    def optimize(self) -> dict[str, Any]:
+        """Compact the tables and remove every table version but those of the last
+        ``keep_generations`` generations: a commit of the same documents."""
+        before = self.stats()["disk_bytes"]
+        generation = self.begin().commit(optimize=True)
+        return {"generation": generation, "disk_bytes_before": before, "disk_bytes": self.stats()["disk_bytes"],
+                "kept_generations": saved_generations(self.path)}
 
     def close(self) -> None:
         self._tables = {}
@@ -497,6 +573,9 @@ class LanceTransaction(TransactionBase):
             self.fields = dict(self.manifest.get("fields", {}))
             self.tables = {name: store._db.open_table(name) for name in TABLES}
             self._rollback("leftovers of a crashed or aborted writer")
+            for g in saved_generations(store.path):  # written by a writer that died before its commit
+                if g > int(self.manifest["generation"]):
+                    generation_file(store.path, g).unlink(missing_ok=True)
             if "kind" not in self.tables["children"].schema.names:  # written before entry kinds
                 self.tables["children"].add_columns({"kind": "'chunk'"})
             self._pending: dict[str, list] = {n: [] for n in TABLES}
@@ -598,7 +677,9 @@ class LanceTransaction(TransactionBase):
         self._pending_docs.clear()
         self._pending_children = 0
 
-    def commit(self) -> int:
+    def commit(self, *, optimize: bool = False) -> int:
+        """Make the writes one new generation. ``optimize`` (or every ``optimize_every``
+        commits): remove the table versions of generations no longer kept."""
         self._check_open()
         try:
             self._flush()
@@ -613,12 +694,12 @@ class LanceTransaction(TransactionBase):
                         remove_stop_words=False, ascii_folding=False, with_position=False))
                     fts = True
                 else:
-                    children.optimize()
+                    children.optimize(cleanup_older_than=NEVER)
             if not self.manifest.get("vector_index") and n_children >= ANN_MIN_CHILDREN:
                 children.create_index("vector", replace=True, config=HnswSq(distance_type="cosine"))
                 self.manifest["vector_index"] = True
             for name in ("documents", "parents"):
-                self.tables[name].optimize()
+                self.tables[name].optimize(cleanup_older_than=NEVER)
             if not self.manifest.get("scalar_indexes") and n_children > 0:
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
@@ -626,15 +707,44 @@ class LanceTransaction(TransactionBase):
                     self.tables[table].create_index(column, config=BTree(), replace=True)
                 self.manifest["scalar_indexes"] = True
             manifest = dict(self.manifest)
+            every = self.store.optimize_every
+            if optimize or (every and self.generation - int(manifest.get("optimized_generation", 0)) >= every):
+                self._remove_old_versions()
+                manifest["optimized_generation"] = self.generation
             manifest.update(generation=self.generation, fields=self.fields, fts=fts,
                             committed_at=time.time(),
                             versions={n: self.tables[n].version for n in TABLES})
-            _write_atomic(self.store.path / MANIFEST, json.dumps(manifest, indent=1))
+            publish(self.store.path, manifest, self.store.keep_generations)
             self.store._load_manifest()
             return self.generation
         finally:
             self._done = True
             self.lock.release()
+
+    def _remove_old_versions(self) -> None:
+        """Compact each table and remove its versions older than those of the generations
+        kept after this commit (the committed one always among them, so a crash here
+        loses nothing)."""
+        path = self.store.path
+        committed = int(self.manifest["generation"])
+        n_older = self.store.keep_generations - 2  # kept: this generation, the committed one, n_older before
+        older = [g for g in saved_generations(path) if g < committed][-n_older:] if n_older > 0 else []
+        manifests = [self.manifest]
+        for g in older:
+            try:
+                manifests.append(json.loads(generation_file(path, g).read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+        for name in TABLES:
+            t = self.tables[name]
+            stamps = {int(v["version"]): v["timestamp"] for v in t.list_versions()}
+            kept = [stamps[v] for v in (int(m["versions"][name]) for m in manifests) if v in stamps]
+            if not kept:
+                continue
+            # Lance measures the age from its own clock when it cleans up (after compacting,
+            # which is quick: commit() compacted just before): take it right before
+            age = max(0.0, time.time() - min(kept).timestamp()) + CLEANUP_MARGIN_S
+            t.optimize(cleanup_older_than=timedelta(seconds=age), delete_unverified=True)
 
     def abort(self) -> None:
         if self._done:

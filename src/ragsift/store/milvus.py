@@ -39,8 +39,8 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (IndexedChild, ManifestStore, StoredDocument, StoredHit, StoredParent,
-                                TransactionBase, export_documents, filterable_values,
+from ragsift.store.base import (CheckReport, IndexedChild, ManifestStore, StoredDocument, StoredHit,
+                                StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Document, Parent
@@ -413,6 +413,32 @@ class MilvusStore(ManifestStore):
         parents = self._query("parents", "piece == 0", ["parent_id", "doc_id", "gen"])
         children = self._query("children", "", ["child_id", "parent_id", "doc_id", "gen"])
         return integrity_problems(parents, children, self.get_documents())
+
+    def check(self) -> CheckReport:
+        """The committed generation's rows checked against each other. Milvus keeps one
+        generation: restoring an older one is the server's backup's job."""
+        report = CheckReport("milvus", generation=self.generation)
+        try:
+            report.problems = [f"generation {self.generation}: {p}" for p in self.check_integrity()]
+            report.counts = {k: self._count(k, "piece == 0" if k == "parents" else "") for k in KINDS}
+        except Exception as e:
+            report.problems.append(f"Milvus {self.uri}: {e}")
+        if report.ok:
+            report.restorable = [self.generation]
+        return report
+
+    def optimize(self) -> dict[str, Any]:
+        """Finish any removal a crashed writer left and ask the server to compact the collections."""
+        with self.begin() as txn:  # takes the lease; its start finishes pending removals
+            txn.abort()
+        compacted = []
+        for kind in (*KINDS, "meta"):
+            try:
+                self.client.compact(self.coll[kind])
+                compacted.append(kind)
+            except Exception as e:  # milvus-lite compacts on its own
+                log.info("compaction of %s not run: %s", self.coll[kind], e)
+        return {"generation": self.generation, "compacted": compacted}
 
     def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
         vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
