@@ -2,6 +2,7 @@
 through a milvus-lite server the session starts on 127.0.0.1."""
 from __future__ import annotations
 
+import sys
 import os
 import tempfile
 from pathlib import Path
@@ -66,3 +67,13 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             p.write_text(content, encoding="utf-8")
     return root
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print how many fuzz cases ran (tests/test_fuzz.py), by door."""
+    fuzz = sys.modules.get("test_fuzz")
+    if fuzz is not None and fuzz.CASES:
+        doors = {k: v for k, v in fuzz.CASES.items() if not k.startswith("_")}
+        terminalreporter.write_line(f"fuzz: {sum(doors.values())} cases ("
+                                    + ", ".join(f"{k} {v}" for k, v in doors.items()) + ")")
+        terminalreporter.write_line("fuzz outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(fuzz.OUTCOMES.items())))

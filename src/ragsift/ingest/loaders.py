@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Iterator
 
+from ragsift.text.clean import clean_str
 from ragsift.types import Document, Skipped
 
 SUPPORTED = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html",
@@ -158,13 +159,7 @@ def decode_text(data: bytes) -> tuple[str | None, str | None]:
                       "convert the file to UTF-8 and ingest again")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_METADATA_DEPTH = 16  # nesting of a metadata value (a deeper one cannot be stored)
-
-
-def clean_str(text: str) -> str:
-    """Text without lone surrogates (they cannot be stored as UTF-8): each becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def clean_metadata(meta: dict[str, Any]) -> dict[str, Any]:

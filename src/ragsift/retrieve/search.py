@@ -23,6 +23,7 @@ from ragsift.retrieve.units import UnitStrategy, unit_strategy
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.clean import clean_str
 from ragsift.text.lang import detect_language
 from ragsift.types import ChannelTrace, Hit, Span
 
@@ -78,7 +79,7 @@ def checked_query(query: Any, s: Settings) -> str:
     if len(query) > s.query.max_query_chars:
         raise QueryError(f"the query is {len(query)} characters; the limit is {s.query.max_query_chars} "
                          "(setting max_query_chars)")
-    return query.strip()
+    return clean_str(query.strip())  # a lone surrogate would fail every model and store
 
 
 class Searcher:
