@@ -29,6 +29,7 @@ CHILD = textwrap.dedent("""
     import os, pathlib, signal, sys
     import lancedb.table
     import ragsift.store.lance as lance
+    import ragsift.store.lance_files as lance_files
     milvus_kb = "milvus" in pathlib.Path(sys.argv[1], "ragsift.toml").read_text()
     if milvus_kb:  # (imported only when needed: each import costs the many child processes a second)
         import pymilvus
@@ -68,7 +69,7 @@ CHILD = textwrap.dedent("""
         tmp.write_text(data, encoding="utf-8")
         step("rename to " + name)
         os.replace(tmp, path)
-    lance._write_atomic = write_atomic
+    lance_files._write_atomic = write_atomic
 
     for cls in (milvus.MilvusTransaction,) if milvus_kb else (lance.LanceTransaction,):
         def init(self, *args, _real=cls.__init__, **kwargs):

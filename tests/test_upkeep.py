@@ -172,7 +172,7 @@ def test_a_full_disk_mid_write_is_one_clear_error_and_loses_nothing(tmp_path, mo
     """ENOSPC injected at one write of the commit (a real full disk is in test_crash.py)."""
     import lancedb.table
 
-    import ragsift.store.lance as lance
+    import ragsift.store.lance_files as lance_files
 
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
     kb.ingest(_release(tmp_path, 1))
@@ -181,7 +181,7 @@ def test_a_full_disk_mid_write_is_one_clear_error_and_loses_nothing(tmp_path, mo
         raise OSError(errno.ENOSPC, "No space left on device")
 
     if step == "manifest":
-        monkeypatch.setattr(lance, "_write_atomic", full)
+        monkeypatch.setattr(lance_files, "_write_atomic", full)
     else:
         monkeypatch.setattr(lancedb.table.LanceTable, step, full)
     with pytest.raises(StoreError, match=r"^ingest failed: \[Errno 28\] No space left on device; nothing was "

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import threading
 import time
 from datetime import timedelta
@@ -34,7 +33,6 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-from filelock import FileLock, Timeout
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
@@ -42,14 +40,12 @@ from ragsift.store.base import (BUILTIN_FIELDS, CheckReport, IndexedChild, Manif
                                 StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
+from ragsift.store.lance_files import (FORMAT, MANIFEST, TABLES, WriteLock, generation_file,
+                                       manifest_problem, publish, saved_generations)
 from ragsift.types import Document, Parent
 
 log = logging.getLogger(__name__)
 
-MANIFEST = "manifest.json"
-GENERATIONS = "generations"
-FORMAT = 1
-TABLES = ("documents", "parents", "children")
 _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(),
                 "date": pa.string(), "list": pa.list_(pa.string())}
 BATCH_CHILDREN = 4096
@@ -94,60 +90,6 @@ def _schemas(dim: int, vectors: dict[str, dict[str, Any]] | None = None, sparse:
     return schemas
 
 
-def _write_atomic(path: Path, data: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
-def manifest_problem(m: Any) -> str | None:
-    """What makes ``m`` not a manifest of this format, or None."""
-    if not isinstance(m, dict):
-        return "not a JSON object"
-    if m.get("format") != FORMAT:
-        return f"format {m.get('format')!r} is not {FORMAT}"
-    for key in ("generation", "dim"):
-        if not isinstance(m.get(key), int) or isinstance(m.get(key), bool):
-            return f"{key!r} is not an integer"
-    versions = m.get("versions")
-    if not isinstance(versions, dict) or not all(isinstance(versions.get(t), int) for t in TABLES):
-        return "'versions' does not name a version of every table"
-    return None
-
-
-def generation_file(path: Path, generation: int) -> Path:
-    return path / GENERATIONS / f"{generation:010d}.json"
-
-
-def saved_generations(path: Path) -> list[int]:
-    """The generations whose manifests are kept in ``generations/``, oldest first."""
-    folder = path / GENERATIONS
-    if not folder.is_dir():
-        return []
-    return sorted(int(f.name[:-5]) for f in folder.iterdir() if re.fullmatch(r"\d{10}\.json", f.name))
-
-
-def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
-    """Commit ``manifest``: keep a copy in ``generations/``, replace ``manifest.json`` (the
-    commit point), then forget the generations past the last ``keep``."""
-    text = json.dumps(manifest, indent=1)
-    generation = int(manifest["generation"])
-    (path / GENERATIONS).mkdir(exist_ok=True)
-    _write_atomic(generation_file(path, generation), text)
-    _write_atomic(path / MANIFEST, text)
-    for g in saved_generations(path):
-        if g <= generation - keep or g > generation:
-            generation_file(path, g).unlink(missing_ok=True)
-
-
 class LanceStore(ManifestStore):
     """LanceDB-backed store. One writer at a time (a lock file); any number of readers."""
 
@@ -174,7 +116,7 @@ class LanceStore(ManifestStore):
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        with _WriteLock(self.path, self.lock_timeout_s):
+        with WriteLock(self.path, self.lock_timeout_s):
             if (self.path / MANIFEST).exists():
                 return
             db = self._lancedb.connect(str(self.path / "lance"))
@@ -430,9 +372,9 @@ class LanceStore(ManifestStore):
         return LanceTransaction(self)
 
     def check(self) -> CheckReport:
-        from ragsift.store import lance_upkeep
+        from ragsift.store.lance_upkeep import check
 
-        return lance_upkeep.check(self.path)
+        return check(self.path)
 
     def optimize(self) -> dict[str, Any]:
         """Compact the tables and remove every table version but those of the last
@@ -530,41 +472,12 @@ class _SparseIndex(_Rows):
         return [self.hit(i, float(scores[t])) for t, i in zip(top, idx)]
 
 
-class _WriteLock:
-    """The one-writer lock of a knowledge-base directory (portable: ``filelock``); a second
-    writer waits up to ``timeout`` seconds for it."""
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        self.folder = path
-        self.timeout = timeout
-        # not thread-local: a server may begin a write in one thread and end it in another
-        self.lock = FileLock(path / ".write.lock", timeout=timeout, thread_local=False)
-
-    def __enter__(self) -> "_WriteLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-    def acquire(self) -> None:
-        try:
-            self.lock.acquire(poll_interval=0.05)
-        except Timeout:
-            raise StoreError(f"another process is writing to {self.folder}; waited {self.timeout:g} s "
-                             "(setting lock_timeout_s); try again when it ends") from None
-
-    def release(self) -> None:
-        if self.lock.is_locked:
-            self.lock.release()
-
-
 class LanceTransaction(TransactionBase):
     """Writes go to new table versions that readers ignore until ``commit()``."""
 
     def __init__(self, store: LanceStore) -> None:
         self.store = store
-        self.lock = _WriteLock(store.path, store.lock_timeout_s)
+        self.lock = WriteLock(store.path, store.lock_timeout_s)
         self.lock.acquire()
         try:
             store._load_manifest()

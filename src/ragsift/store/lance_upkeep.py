@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ragsift.errors import StoreError
 from ragsift.store.base import CheckReport, StoredDocument, integrity_problems
-from ragsift.store.lance import (MANIFEST, TABLES, _WriteLock, generation_file, manifest_problem, publish,
+from ragsift.store.lance_files import (MANIFEST, TABLES, WriteLock, generation_file, manifest_problem, publish,
                                  saved_generations)
 
 _NOT_FOUND = re.compile(r"Not found: (/?[^,\s]+)")
@@ -188,7 +188,7 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
     import lancedb
 
     path = Path(path)
-    with _WriteLock(path, lock_timeout_s):
+    with WriteLock(path, lock_timeout_s):
         report = check(path)
         if not report.restorable:
             raise StoreError("no kept generation can be restored: " + "; ".join(report.problems[:3]))

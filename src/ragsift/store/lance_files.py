@@ -1,0 +1,103 @@
+"""The files of an embedded (LanceDB) knowledge base besides its tables: the manifest (the
+commit point), the generations kept beside it (``generations/<N>.json``), the writer's lock
+file, and how each is written. Shared by the store (``lance``) and by ``check`` and
+``restore`` (``lance_upkeep``), which work from these files alone."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from ragsift.errors import StoreError
+
+MANIFEST = "manifest.json"
+GENERATIONS = "generations"
+FORMAT = 1
+TABLES = ("documents", "parents", "children")
+
+
+def _write_atomic(path: Path, data: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def manifest_problem(m: Any) -> str | None:
+    """What makes ``m`` not a manifest of this format, or None."""
+    if not isinstance(m, dict):
+        return "not a JSON object"
+    if m.get("format") != FORMAT:
+        return f"format {m.get('format')!r} is not {FORMAT}"
+    for key in ("generation", "dim"):
+        if not isinstance(m.get(key), int) or isinstance(m.get(key), bool):
+            return f"{key!r} is not an integer"
+    versions = m.get("versions")
+    if not isinstance(versions, dict) or not all(isinstance(versions.get(t), int) for t in TABLES):
+        return "'versions' does not name a version of every table"
+    return None
+
+
+def generation_file(path: Path, generation: int) -> Path:
+    return path / GENERATIONS / f"{generation:010d}.json"
+
+
+def saved_generations(path: Path) -> list[int]:
+    """The generations whose manifests are kept in ``generations/``, oldest first."""
+    folder = path / GENERATIONS
+    if not folder.is_dir():
+        return []
+    return sorted(int(f.name[:-5]) for f in folder.iterdir() if re.fullmatch(r"\d{10}\.json", f.name))
+
+
+def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
+    """Commit ``manifest``: keep a copy in ``generations/``, replace ``manifest.json`` (the
+    commit point), then forget the generations past the last ``keep``."""
+    text = json.dumps(manifest, indent=1)
+    generation = int(manifest["generation"])
+    (path / GENERATIONS).mkdir(exist_ok=True)
+    _write_atomic(generation_file(path, generation), text)
+    _write_atomic(path / MANIFEST, text)
+    for g in saved_generations(path):
+        if g <= generation - keep or g > generation:
+            generation_file(path, g).unlink(missing_ok=True)
+
+
+class WriteLock:
+    """The one-writer lock of a knowledge-base directory (portable: ``filelock``); a second
+    writer waits up to ``timeout`` seconds for it."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.folder = path
+        self.timeout = timeout
+        # not thread-local: a server may begin a write in one thread and end it in another
+        self.lock = FileLock(path / ".write.lock", timeout=timeout, thread_local=False)
+
+    def __enter__(self) -> "WriteLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        try:
+            self.lock.acquire(poll_interval=0.05)
+        except Timeout:
+            raise StoreError(f"another process is writing to {self.folder}; waited {self.timeout:g} s "
+                             "(setting lock_timeout_s); try again when it ends") from None
+
+    def release(self) -> None:
+        if self.lock.is_locked:
+            self.lock.release()
