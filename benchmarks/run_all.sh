@@ -33,4 +33,5 @@ benchmarks/llm.sh
 .venv/bin/python benchmarks/multihop.py --dataset "$DATASETS/hotpotqa-ircot-dev500" --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/serve_load.py --dataset "$DATASETS/scifact" --ingest-dataset "$DATASETS/hotpotqa-ircot-dev500" \
     --work-dir "$WORK/eval"
+.venv/bin/python benchmarks/soak.py --zh "$DATASETS/cmrc2018-dev" --en "$DATASETS/scifact" --work-dir "$WORK/soak"
 .venv/bin/python benchmarks/report.py
