@@ -389,12 +389,7 @@ def test_fuzz_jsonl_rows(lines):
 def test_fuzz_jsonl_ingest(fuzz_ingest_kb, lines):
     """Through the real API: one commit or none; every row added, updated, unchanged or skipped."""
     CASES["jsonl ingests"] += 1
-    kb, root = fuzz_ingest_kb
-    CASES["_n"] += 1
-    folder = root / f"batch{CASES['_n']}"
-    folder.mkdir()
-    (folder / "rows.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-    _ingest_and_check(kb, folder)
+    _ingest_and_check(fuzz_ingest_kb, {"rows.jsonl": ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")})
 
 
 @pytest.fixture(scope="module")
@@ -403,7 +398,14 @@ def fuzz_ingest_kb(tmp_path_factory):
     return KnowledgeBase.open(root / "kb", embedder="minilm"), root
 
 
-def _ingest_and_check(kb: KnowledgeBase, folder: Path) -> None:
+def _ingest_and_check(kb_and_root: tuple[KnowledgeBase, Path], files: dict[str, bytes]) -> None:
+    """Ingest the files from a folder of their own; check the report and the knowledge base."""
+    kb, root = kb_and_root
+    CASES["_n"] += 1
+    folder = root / f"batch{CASES['_n']}"
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
     before_gen, before = kb.stats()["generation"], kb.documents()
     try:
         report = kb.ingest(folder)
@@ -455,13 +457,7 @@ def test_fuzz_files(tmp_path_factory, data, ext):
 @given(files=st.lists(st.tuples(contents, st.sampled_from(EXTS)), min_size=1, max_size=4))
 def test_fuzz_file_ingest(fuzz_ingest_kb, files):
     CASES["file ingests"] += 1
-    kb, root = fuzz_ingest_kb
-    CASES["_n"] += 1
-    folder = root / f"files{CASES['_n']}"
-    folder.mkdir()
-    for i, (data, ext) in enumerate(files):
-        (folder / f"f{i}{ext}").write_bytes(data)
-    _ingest_and_check(kb, folder)
+    _ingest_and_check(fuzz_ingest_kb, {f"f{i}{ext}": data for i, (data, ext) in enumerate(files)})
 
 
 def test_fuzz_cases_add_up():
