@@ -1,6 +1,5 @@
 """Kill a real ingest process at several moments; the knowledge base must stay the last
 committed one, with no child whose parent is missing, and the next ingest must succeed."""
-import json
 import random
 import signal
 import subprocess

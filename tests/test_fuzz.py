@@ -8,7 +8,7 @@ Filter results are checked against an independent evaluator (plain Python over t
 metadata) of the parsed filter: the store must return only documents the filter admits, and
 something whenever some document is admitted. The number of cases run is printed at the end
 of the test session (``conftest.pytest_terminal_summary``). Runs are derandomized, so CI is
-reproducible; set ``RAGSIFT_FUZZ_SEED`` to explore other cases."""
+reproducible; set ``RAGSIFT_FUZZ_SEED`` (any value) to draw new random cases instead."""
 from __future__ import annotations
 
 import json
