@@ -235,24 +235,18 @@ class KnowledgeBase:
         bar = progress(total_children, "embedding") if progress else None
         embedder = self.embedder()
         entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm), report))
-        txn = writer.begin()
         try:
-            pending: list[tuple[Document, list, list]] = []
-            n_pending = 0
-            for d, parents, children in split:
-                pending.append((d, parents, children + entries.extra(parents, children)))
-                n_pending += len(pending[-1][2])
-                if n_pending >= EMBED_BATCH:
-                    report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
-                    pending, n_pending = [], 0
-            report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
-            report.generation = txn.commit()
-        except BaseException:
-            try:
-                txn.abort()
-            except Exception as e:  # the next writer rolls back; the first error is the one to see
-                log.warning("could not roll back at once (%s); the next writer will", _first_line(e))
-            raise
+            with writer.begin() as txn:  # an error rolls back (a failed rollback is left to the next writer)
+                pending: list[tuple[Document, list, list]] = []
+                n_pending = 0
+                for d, parents, children in split:
+                    pending.append((d, parents, children + entries.extra(parents, children)))
+                    n_pending += len(pending[-1][2])
+                    if n_pending >= EMBED_BATCH:
+                        report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
+                        pending, n_pending = [], 0
+                report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
+                report.generation = txn.commit()
         finally:
             if bar is not None:
                 bar.close()
