@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragsift.text import Analyzer, sentence_spans
+from ragsift.text import sentence_spans
+from ragsift.text.analyzer import UnicodeAnalyzer
 from ragsift.text.entities import ENTITY_TYPES, entities, entity_terms
 from ragsift.text.keywords import keyword_terms, keywords
 from ragsift.text.textrank import key_sentences
@@ -215,7 +216,7 @@ def test_results_are_deterministic():
 
 # --------------------------------------------------------------------------------- index terms
 def test_keyword_terms_use_the_bm25_analyzer():
-    analyzer = Analyzer()
+    analyzer = UnicodeAnalyzer()
     terms = keyword_terms(EN_MANUAL, 5).split()
     assert terms[:3] == ["solar", "panel", "clean"]  # "solar panel cleaning", stemmed
     assert len(terms) == len(set(terms))

