@@ -132,3 +132,49 @@ def test_a_knowledge_base_keeps_the_analyzer_it_was_made_with(tmp_path):
     old.close()
     with pytest.raises(ConfigError, match="analyzer"):
         KnowledgeBase.open(tmp_path / "bad", analyzer="whitespace")
+
+
+def _mixed(tmp_path):
+    d = tmp_path / "mixed"
+    d.mkdir()
+    (d / "reset-en.md").write_text("# Setup\n\nHold the reset button for twelve seconds to restore factory "
+                                   "settings.\n", encoding="utf-8")
+    (d / "reset-zh.md").write_text("# 设置\n\n型号 AX-200 的复位键需长按十二秒，即可恢复出厂设置。\n", encoding="utf-8")
+    (d / "tea-en.md").write_text("# Tea\n\nStore green tea in a refrigerator between zero and five degrees.\n",
+                                 encoding="utf-8")
+    (d / "tea-zh.md").write_text("# 茶\n\n绿茶应在零至五摄氏度冷藏保存，型号 AX-200 冰箱最合适。\n", encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
+    kb.ingest([d])
+    return kb
+
+
+def test_a_term_hit_in_another_language_counts_cross_language_weight_in_fusion(tmp_path):
+    kb = _mixed(tmp_path)
+    zh_docs = {i for i, doc in kb.documents().items() if doc.source.endswith("-zh.md")}
+    q = "How long do I hold reset on the AX-200?"  # English; the Chinese manuals share only "AX-200"
+    full = kb.query(q, fusion="rrf", cross_language_weight=1.0)
+    none = kb.query(q, fusion="rrf", cross_language_weight=0.0)
+    bm25 = {c.name: c for c in full.trace.channels}["bm25"].hits
+    dense = {c.name: c for c in full.trace.channels}["dense"].hits
+    cross = [h for h in bm25 if h.doc_id in zh_docs]
+    assert len(cross) == 2 and len(bm25) > len(cross)  # both Chinese manuals match on the model name only
+    assert full.trace.language == "en"
+    assert full.trace.fusion["cross_language"] == {"question": "en", "weight": 1.0, "hits": {"bm25": 2}}
+    assert none.trace.fusion["cross_language"]["weight"] == 0.0
+    f1, f0 = dict(full.trace.fused), dict(none.trace.fused)
+    dense_rank = {h.parent_id: h.rank for h in dense}
+    for h in bm25:  # RRF: a cross-language hit's vote is gone at weight 0, a same-language one stays
+        with_dense = 1 / (60 + dense_rank[h.parent_id]) if h.parent_id in dense_rank else 0.0
+        assert f1[h.parent_id] == pytest.approx(with_dense + 1 / (60 + h.rank))
+        expected = with_dense if h.doc_id in zh_docs else with_dense + 1 / (60 + h.rank)
+        assert f0.get(h.parent_id, 0.0) == pytest.approx(expected)
+    # the same question in Chinese: the Chinese manuals are same-language, the English ones are not
+    zh = kb.query("AX-200 复位键要按多久？", fusion="rrf")
+    assert zh.trace.language == "zh"
+    hits = {c.name: c for c in zh.trace.channels}["bm25"].hits
+    assert zh.trace.fusion.get("cross_language", {}).get("hits", {}).get("bm25", 0) == \
+        sum(h.doc_id not in zh_docs for h in hits)
+    # a question whose words match only same-language entries says nothing about languages
+    same = kb.query("restore factory settings", fusion="weighted")
+    assert "cross_language" not in same.trace.fusion
+    kb.close()

@@ -16,6 +16,7 @@ from ragsift.store.filters import And, Cmp, Not, Or, parse_filter
 from ragsift.store.lance import LanceStore
 from ragsift.store.milvus import MilvusStore
 from ragsift.text.analyzer import UnicodeAnalyzer
+from ragsift.text.lang import detect_language
 from ragsift.types import Document
 
 DIM = 64
@@ -37,7 +38,7 @@ def make_doc(doc_id: str, text: str, **metadata) -> tuple[Document, list, list[I
     indexed = []
     for c in children:
         t = index_text(d, pmap[c.parent_id], c, True)
-        indexed.append(IndexedChild(c, ANALYZER.analyze(t), vector(t)))
+        indexed.append(IndexedChild(c, ANALYZER.analyze(t), vector(t), lang=detect_language(c.text)))
     return d, parents, indexed
 
 
@@ -96,6 +97,11 @@ def test_writes_are_invisible_until_commit(backend, tmp_path, query, doc):
     assert reader.refresh() and reader.generation == 1
     assert bm25_docs(reader, query)[0] == doc and dense_docs(reader, query)[0] == doc
     assert reader.check_integrity() == [] and set(reader.get_documents()) == set(DOCS)
+    # every hit carries its entry's language, stored at ingest
+    for h in reader.search_bm25(ANALYZER.analyze(query), 10, None) + reader.search_dense(vector(query), 10, None):
+        text = DOCS[h.doc_id][0]
+        assert h.lang == detect_language(next(c.child.text for c in make_doc(h.doc_id, text)[2]
+                                              if c.child.child_id == h.child_id)) and h.lang in ("zh", "en")
 
 
 def test_abort_leaves_the_last_generation(backend, tmp_path):
@@ -233,7 +239,8 @@ def test_export_copies_everything_to_the_other_backend(backend, tmp_path, milvus
     assert a.keys() == b.keys() == set(DOCS)
     for k in a:
         (da, pa, ca), (db, pb, cb) = a[k], b[k]
-        assert (da, pa) == (db, pb) and [(x.child, x.terms) for x in ca] == [(y.child, y.terms) for y in cb]
+        assert (da, pa) == (db, pb) and [(x.child, x.terms, x.lang) for x in ca] == [(y.child, y.terms, y.lang) for y in cb]
+        assert {x.lang for x in ca} <= {"zh", "en"} and all(x.lang for x in ca)
         assert all(np.allclose(x.vector, y.vector) for x, y in zip(ca, cb))
     for q in ("solar panels cleaning", "绿茶冷藏保存", "reset the speaker"):
         assert bm25_docs(other, q) == bm25_docs(store, q)

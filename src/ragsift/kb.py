@@ -22,6 +22,7 @@ from ragsift.store import check_store, default_store_name, open_store, restore_s
 from ragsift.store.base import CheckReport, IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
+from ragsift.text.lang import detect_language
 from ragsift.types import Document, IngestReport, Result, Skipped
 
 log = logging.getLogger(__name__)
@@ -284,7 +285,8 @@ class KnowledgeBase:
             for c in children:
                 k = slot[source[i]]
                 indexed.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[k],
-                                            {n: v[k] for n, v in extra.items()}, sparse[k] if sparse else None))
+                                            {n: v[k] for n, v in extra.items()}, sparse[k] if sparse else None,
+                                            detect_language(c.text)))
                 i += 1
             if entries.raptor:
                 t = time.perf_counter()
@@ -296,7 +298,8 @@ class KnowledgeBase:
                 parents = parents + more_parents
                 indexed += [IndexedChild(ic.child, self.analyzer.analyze(more_texts[j]), ic.vector,
                                          {n: v[j] for n, v in more_extra.items()},
-                                         more_sparse[j] if more_sparse else None) for j, ic in enumerate(more)]
+                                         more_sparse[j] if more_sparse else None, detect_language(ic.child.text))
+                            for j, ic in enumerate(more)]
             txn.put_document(d, parents, indexed)
         if bar is not None:
             bar.update(len(texts))

@@ -12,6 +12,9 @@ are deterministic.
   return ``d`` contributes 0. ``norm`` is explicit: ``minmax`` maps a channel's scores to
   [0, 1] (all-equal scores map to 1), ``zscore`` to (s - mean) / std, ``none`` leaves raw
   scores (only sensible when channels share a scale).
+
+Both take ``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
+hit in another language than the question's, ``cross_language_weight``).
 """
 from __future__ import annotations
 
@@ -24,15 +27,19 @@ from ragsift.errors import ConfigError
 Ranking = Sequence[tuple[str, float]]
 
 
-def rrf(rankings: Mapping[str, Ranking], k: int = 60,
-        weights: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+Discounts = Mapping[str, Mapping[str, float]]
+
+
+def rrf(rankings: Mapping[str, Ranking], k: int = 60, weights: Mapping[str, float] | None = None,
+        discounts: Discounts | None = None) -> list[tuple[str, float]]:
     if k < 0:
         raise ConfigError("rrf k must be >= 0")
     scores: dict[str, float] = {}
     for channel, ranking in rankings.items():
         w = 1.0 if weights is None else float(weights.get(channel, 1.0))
+        off = (discounts or {}).get(channel) or {}
         for rank, (pid, _) in enumerate(ranking, 1):
-            scores[pid] = scores.get(pid, 0.0) + w / (k + rank)
+            scores[pid] = scores.get(pid, 0.0) + w * off.get(pid, 1.0) / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -55,25 +62,26 @@ def normalize(scores: Sequence[float], method: str) -> list[float]:
 
 
 def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
-             normalization: str = "minmax") -> list[tuple[str, float]]:
+             normalization: str = "minmax", discounts: Discounts | None = None) -> list[tuple[str, float]]:
     scores: dict[str, float] = {}
     for channel, ranking in rankings.items():
         w = float(weights.get(channel, 0.0))
         if w == 0 or not ranking:
             continue
+        off = (discounts or {}).get(channel) or {}
         normed = normalize([s for _, s in ranking], normalization)
         for (pid, _), s in zip(ranking, normed):
-            scores[pid] = scores.get(pid, 0.0) + w * s
+            scores[pid] = scores.get(pid, 0.0) + w * off.get(pid, 1.0) * s
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
-         weights: Mapping[str, float] | None = None,
-         normalization: str = "minmax") -> list[tuple[str, float]]:
+         weights: Mapping[str, float] | None = None, normalization: str = "minmax",
+         discounts: Discounts | None = None) -> list[tuple[str, float]]:
     m = parse_enum(FusionMode, mode, "fusion mode")
     if len(rankings) == 1:  # one channel: its own order, its raw scores
         (ranking,) = rankings.values()
         return [(pid, float(s)) for pid, s in ranking]
     if m is FusionMode.RRF:
-        return rrf(rankings, k)
-    return weighted(rankings, weights or {}, normalization)
+        return rrf(rankings, k, None, discounts)  # RRF votes equally (``weights`` are for weighted fusion)
+    return weighted(rankings, weights or {}, normalization, discounts)

@@ -52,6 +52,7 @@ class SearchRound:
     transforms: Mapping[str, Any] = field(default_factory=dict)  # rewrite, HyDE, multi-query traces
     rerank: Mapping[str, Any] | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    cross_language: Mapping[str, int] = field(default_factory=dict)  # per term channel: hits in another language
     multihop: Mapping[str, Any] | None = None  # multi-hop: every hop, and why it stopped
     provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
 
@@ -109,6 +110,8 @@ class Searcher:
         rankings: dict[str, Ranking] = {}
         spans: dict[str, dict[str, Span]] = {}
         found: dict[str, Found] = {}
+        discounts: dict[str, dict[str, float]] = {}
+        w_cross = s.query.cross_language_weight
         for name, outcome in results.items():
             if outcome.error is not None:
                 log.warning("channel %s failed for %r: %s", name, query[:80], outcome.error)
@@ -118,14 +121,18 @@ class Searcher:
                                                    for h, r in deduped), outcome.elapsed_ms, outcome.error, len(hits)))
             if outcome.error is None:
                 rankings[name] = [(unit.key(h), h.score) for h, _ in deduped]
+                if channels[name].matches_terms:
+                    other = {unit.key(h): w_cross for h, _ in deduped if h.lang and h.lang != language}
+                    if other:
+                        discounts[name] = other
             for h, _ in deduped:
                 cur = spans.setdefault(h.parent_id, {}).get(h.child_id)
                 chans = (cur.channels if cur else ()) + (name,)
                 spans[h.parent_id][h.child_id] = Span(h.child_id, h.start, h.end, chans)
                 found[h.child_id] = Found(found[h.child_id].hit if h.child_id in found else h, chans)
         q = s.query
-        fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization) \
-            if rankings else []
+        fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization,
+                     discounts=discounts if w_cross != 1.0 else None) if rankings else []
         t_fuse = time.perf_counter()
         ranked, rerank_info = fused, None
         timings = {"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000}
@@ -133,4 +140,4 @@ class Searcher:
             ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s), deadline)
             timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
         return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
-                           steps.trace(), rerank_info, timings)
+                           steps.trace(), rerank_info, timings, {c: len(v) for c, v in discounts.items()})

@@ -61,6 +61,7 @@ class StoredHit:
     score: float  # higher is better; cosine similarity for dense, BM25 for bm25
     start: int
     end: int
+    lang: str = ""  # the entry's language (zh, en, other) detected at ingest; "" when stored before
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class IndexedChild:
     vector: np.ndarray
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     sparse: dict[int, float] | None = None
+    lang: str = ""  # the entry's language (``ragsift.text.lang``)
 
 
 class WriteTransaction(Protocol):
@@ -276,7 +278,7 @@ def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent],
                               texts[r["parent_id"]][r["start"]:r["end"]], r["tokens"], r.get("kind") or "chunk"),
                         r["terms"], np.asarray(r["vector"], np.float32),
                         {name: np.asarray(r[col], np.float32) for name, col in (vectors or {}).items()},
-                        r.get("sparse")) for r in rows]
+                        r.get("sparse"), r.get("lang") or "") for r in rows]
     order = {p.parent_id: p.position for p in parents}
     return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))
 

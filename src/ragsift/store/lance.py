@@ -84,7 +84,7 @@ def _schemas(dim: int, vectors: dict[str, dict[str, Any]] | None = None, sparse:
             ("tokens", pa.int32()), ("terms", pa.string()),
             ("vector", pa.list_(pa.float32(), dim)), ("gen", pa.int64()),
             ("source", pa.string()), ("title", pa.string()), ("format", pa.string()),
-            ("kind", pa.string())]),
+            ("kind", pa.string()), ("lang", pa.string())]),
     }
     schemas["children"] = pa.schema(list(schemas["children"]) + [pa.field(n, t) for n, t in extra])
     return schemas
@@ -178,11 +178,17 @@ class LanceStore(ManifestStore):
 
     def _hits(self, tbl: pa.Table, score_fn) -> list[StoredHit]:
         cols = tbl.to_pydict()
+        langs = cols.get("lang") or [""] * tbl.num_rows
         return [StoredHit(cols["child_id"][i], cols["parent_id"][i], cols["doc_id"][i],
-                          float(score_fn(cols, i)), int(cols["start"][i]), int(cols["end"][i]))
+                          float(score_fn(cols, i)), int(cols["start"][i]), int(cols["end"][i]), langs[i] or "")
                 for i in range(tbl.num_rows)]
 
     _HIT_COLS = ["child_id", "parent_id", "doc_id", "start", "end"]
+
+    @property
+    def _hit_cols(self) -> list[str]:
+        """The columns a search returns (``lang`` when the table was written with it)."""
+        return self._HIT_COLS + (["lang"] if "lang" in self._tables["children"].schema.names else [])
 
     def _kinds(self, kinds: Sequence[str]) -> str | None:
         """The kind filter, or None for none; "" when no entry can match (a table written
@@ -214,8 +220,7 @@ class LanceStore(ManifestStore):
         return self._search_lance(vector, k, where, kinds)
 
     def _hit_columns(self) -> list[str]:
-        cols = ["child_id", "parent_id", "doc_id", "start", "end"]
-        return cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
+        return self._hit_cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
 
     def _flat_matrix(self, column: str = "vector") -> "_FlatIndex":
         with self._flat_lock:
@@ -257,7 +262,7 @@ class LanceStore(ManifestStore):
     def _search_lance(self, vector: np.ndarray, k: int, where: Node | None,
                       kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
-             .distance_type("cosine").limit(k).select(self._HIT_COLS + ["_distance"]))
+             .distance_type("cosine").limit(k).select(self._hit_cols + ["_distance"]))
         if self.manifest.get("vector_index"):
             q = q.refine_factor(ANN_REFINE_FACTOR)  # exact cosine re-ranking of 2k candidates
         w = self._with_kinds(where, kinds)
@@ -270,7 +275,7 @@ class LanceStore(ManifestStore):
         if self.generation == 0 or not terms.strip() or not self.manifest.get("fts") or self._kinds(kinds) == "":
             return []
         q = (self._tables["children"].search(terms, query_type="fts", fts_columns="terms")
-             .limit(k).select(self._HIT_COLS + ["_score"]))
+             .limit(k).select(self._hit_cols + ["_score"]))
         w = self._with_kinds(where, kinds)
         if w:
             q = q.where(w, prefilter=True)
@@ -358,7 +363,7 @@ class LanceStore(ManifestStore):
         cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
                 *vectors.values()]
         names = self._tables["children"].schema.names
-        cols += [c for c in ("kind", "sparse_idx", "sparse_val") if c in names]
+        cols += [c for c in ("kind", "lang", "sparse_idx", "sparse_val") if c in names]
 
         def child_rows(ids: list[str]) -> Iterable[dict[str, Any]]:
             for r in self._rows("children", "doc_id", ids, cols, per_key=None).to_pylist():
@@ -398,6 +403,7 @@ class _Rows:
         self.doc_ids = tbl.column("doc_id").to_pylist()
         self.starts = tbl.column("start").to_pylist()
         self.ends = tbl.column("end").to_pylist()
+        self.langs = tbl.column("lang").to_pylist() if "lang" in tbl.column_names else [""] * n
         self.position = {c: i for i, c in enumerate(self.child_ids)}
         kinds = tbl.column("kind").to_pylist() if "kind" in tbl.column_names else ["chunk"] * n
         self.kinds = np.array([k or "chunk" for k in kinds], dtype=object)
@@ -412,7 +418,8 @@ class _Rows:
         return self._rows[key]
 
     def hit(self, i: int, score: float) -> StoredHit:
-        return StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], score, self.starts[i], self.ends[i])
+        return StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], score, self.starts[i], self.ends[i],
+                         self.langs[i] or "")
 
 
 class _FlatIndex(_Rows):
@@ -491,6 +498,8 @@ class LanceTransaction(TransactionBase):
                     generation_file(store.path, g).unlink(missing_ok=True)
             if "kind" not in self.tables["children"].schema.names:  # written before entry kinds
                 self.tables["children"].add_columns({"kind": "'chunk'"})
+            if "lang" not in self.tables["children"].schema.names:  # written before entry languages
+                self.tables["children"].add_columns({"lang": "''"})
             self._pending: dict[str, list] = {n: [] for n in TABLES}
             self._pending_docs: set[str] = set()  # doc ids with rows in _pending
             self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
@@ -534,7 +543,8 @@ class LanceTransaction(TransactionBase):
             row = {"child_id": c.child_id, "parent_id": c.parent_id, "doc_id": c.doc_id,
                    "position": c.position, "start": c.start, "end": c.end, "tokens": c.tokens,
                    "terms": ic.terms, "vector": np.asarray(ic.vector, np.float32), "gen": gen,
-                   "source": doc.source, "title": doc.title, "format": doc.format, "kind": c.kind}
+                   "source": doc.source, "title": doc.title, "format": doc.format, "kind": c.kind,
+                   "lang": ic.lang}
             for name, v in self.manifest.get("vectors", {}).items():
                 if name not in ic.vectors:
                     raise StoreError(f"{c.child_id}: no vector of the extra embedder {name!r}")

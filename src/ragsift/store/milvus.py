@@ -121,6 +121,9 @@ class MilvusStore(ManifestStore):
                 raise StoreError(f"no knowledge base {name!r} on Milvus at {uri}")
             self._create(dim, vectors or {}, sparse)
         self._load_manifest()
+        fields = self.client.describe_collection(self.coll["children"]).get("fields", [])
+        self._has_lang = any(f.get("name") == "lang" for f in fields)  # collections made before have none
+        self._hit_fields = _HIT_FIELDS + (["lang"] if self._has_lang else [])
 
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
@@ -164,6 +167,7 @@ class MilvusStore(ManifestStore):
         s = schema()
         for f in ("child_id", "parent_id", "doc_id", "source", "format", "kind"):
             text(s, f, 4096)
+        text(s, "lang", 16)
         text(s, "title")
         ints(s, "position", "start", "end", "tokens", "gen")
         text(s, "terms")  # the analyzer's terms as written (kept for copying the knowledge base)
@@ -252,7 +256,7 @@ class MilvusStore(ManifestStore):
         for r in result[0] if result else []:
             e = r["entity"]
             out.append(StoredHit(e["child_id"], e["parent_id"], e["doc_id"], float(score(r["distance"])),
-                                 int(e["start"]), int(e["end"])))
+                                 int(e["start"]), int(e["end"]), e.get("lang") or ""))
         return out
 
     @staticmethod
@@ -271,7 +275,7 @@ class MilvusStore(ManifestStore):
             return []
         res = self.client.search(self.coll["children"], data=[np.asarray(vector, np.float32).tolist()],
                                  anns_field=field, limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
-                                 output_fields=_HIT_FIELDS, search_params={"metric_type": "COSINE"})
+                                 output_fields=self._hit_fields, search_params={"metric_type": "COSINE"})
         return self._hits(res, float)
 
     def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
@@ -282,7 +286,7 @@ class MilvusStore(ManifestStore):
             return []
         res = self.client.search(self.coll["children"], data=[{int(i): float(w) for i, w in query.items()}],
                                  anns_field="learned", limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
-                                 output_fields=_HIT_FIELDS, search_params={"metric_type": "IP"})
+                                 output_fields=self._hit_fields, search_params={"metric_type": "IP"})
         return [h for h in self._hits(res, float) if h.score > 0]
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
@@ -291,7 +295,7 @@ class MilvusStore(ManifestStore):
         if self.generation == 0 or not text:
             return []
         res = self.client.search(self.coll["children"], data=[text], anns_field="bm25", limit=min(k, MAX_K),
-                                 filter=self._filter(where, self._kinds(kinds)), output_fields=_HIT_FIELDS,
+                                 filter=self._filter(where, self._kinds(kinds)), output_fields=self._hit_fields,
                                  search_params={"metric_type": "BM25"})
         return self._hits(res, _bm25_score)
 
@@ -312,7 +316,7 @@ class MilvusStore(ManifestStore):
                                          expr=expr))
         ranker = RRFRanker(rrf_k) if fusion == "rrf" else WeightedRanker(*weights[:len(reqs)], norm_score=False)
         res = self.client.hybrid_search(self.coll["children"], reqs, ranker, limit=min(k, MAX_K),
-                                        output_fields=_HIT_FIELDS)
+                                        output_fields=self._hit_fields)
         return self._hits(res, float)
 
     def _query(self, kind: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
@@ -443,7 +447,8 @@ class MilvusStore(ManifestStore):
     def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
         vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
         fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
-                  "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else [])
+                  "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else []) \
+            + (["lang"] if self._has_lang else [])
 
         def child_rows(ids: list[str]) -> Iterable[dict[str, Any]]:
             for r in self._by_ids("children", "doc_id", ids, fields):
@@ -599,7 +604,7 @@ class MilvusTransaction(TransactionBase):
                 "source": doc.source, "title": doc.title, "format": doc.format, "position": c.position,
                 "start": c.start, "end": c.end, "tokens": c.tokens, "gen": gen, "terms": ic.terms,
                 "bm25_text": bm25_text(ic.terms), "vector": np.asarray(ic.vector, np.float32).tolist(),
-                "meta": values, "kind": c.kind})
+                "meta": values, "kind": c.kind, **({"lang": ic.lang} if self.store._has_lang else {})})
             row = self._rows["children"][-1]
             for name, v in self.manifest.get("vectors", {}).items():
                 if name not in ic.vectors:

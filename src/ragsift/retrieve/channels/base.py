@@ -43,7 +43,7 @@ class ChannelContext:
     store and models, and the query's shared steps."""
 
     query: str  # the question as asked (checked, stripped)
-    language: str  # "zh" or "en"
+    language: str  # "zh", "en" or "other" (``ragsift.text.lang``)
     settings: Settings
     where: Node | None  # the parsed metadata filter
     store: Store
@@ -78,6 +78,9 @@ class Channel:
     name: str = ""
     steps: ClassVar[tuple[str, ...]] = ()  # shared steps it waits for (``ragsift.retrieve.steps``)
     needs_llm: ClassVar[bool] = False
+    # matches words: its hit on an entry in another language than the question's can only come from
+    # shared names and numbers, and counts ``cross_language_weight`` of a hit in fusion
+    matches_terms: ClassVar[bool] = False
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:

@@ -11,6 +11,8 @@ from ragsift.text.entities import entities
 
 @register_channel("entities")
 class EntityChannel(Channel):
+    matches_terms = True
+
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         names = [name for name, _ in entities(ctx.plain_query(deadline))]
         terms = " ".join(dict.fromkeys(ctx.analyzer.terms(" ".join(names))))  # the knowledge base's analyzer

@@ -44,6 +44,7 @@ class HydeChannel(LLMChannel):
 
 @register_channel("hyde_bm25")
 class HydeBM25Channel(LLMChannel):
+    matches_terms = True
     steps = ("hyde",)
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:

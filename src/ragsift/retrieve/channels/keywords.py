@@ -10,6 +10,8 @@ from ragsift.store.base import StoredHit
 
 @register_channel("keywords")
 class KeywordChannel(Channel):
+    matches_terms = True
+
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         terms = ctx.analyzer.analyze(ctx.plain_query(deadline))
         return ctx.store.search_bm25(terms, ctx.depth, ctx.where, (EntryKind.KEYWORDS,))

@@ -11,6 +11,8 @@ from ragsift.store.base import StoredHit
 
 @register_channel("sparse")
 class SparseChannel(Channel):
+    matches_terms = True
+
     def check(self, settings: Settings) -> None:
         if not settings.index.sparse_encoder:
             raise ConfigError("the sparse channel needs a knowledge base built with sparse_encoder "

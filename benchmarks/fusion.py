@@ -1,0 +1,245 @@
+"""Choose the default fusion by measurement, on every shared set at once.
+
+    .venv/bin/python benchmarks/fusion.py collect   # per set: each channel's ranking, once
+    .venv/bin/python benchmarks/fusion.py sweep     # every fusion setting, offline
+
+``collect`` opens (or builds) each set's evaluation knowledge base and stores, for every judged
+query, what the dense and BM25 channels return at depth 100: (unit id, document id, raw score,
+position before deduplication), and the language of the question and of each document. Fusion
+is a function of those lists alone, so ``sweep`` replays ragsift's own ``fuse`` over a grid
+(RRF k; weighted with minmax or zscore and the dense weight; channel depth; the weight of a term
+channel's hit in another language than the question's) without running a query again.
+
+Settings are chosen on the even-numbered judged queries of each set (in file order, counting
+from 0) by the mean nDCG@10 over the sets, under the rule that no set falls more than 0.5
+points below today's default (RRF, k=60, depth 100) on those queries; they are reported on the
+odd-numbered ones, with paired randomization p-values against today's default. Results go to
+benchmarks/results/fusion.json.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+import numpy as np  # noqa: E402
+
+from ragsift.eval.datasets import load_beir  # noqa: E402
+from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
+from ragsift.eval.stats import paired_randomization_test  # noqa: E402
+from ragsift.retrieve.fusion import fuse  # noqa: E402
+from ragsift.text.lang import detect_language  # noqa: E402
+
+# (name, dataset folder, embedder, knowledge base): the sets of docs/benchmarks.md with their
+# models; both XQuAD sets search the same 240 Chinese paragraphs, so they share one knowledge base
+SETS = [
+    ("scifact", "scifact", "minilm", "scifact"),
+    ("hotpotqa", "hotpotqa-ircot-dev500", "minilm", "hotpotqa-ircot-dev500"),
+    ("xquad-zh", "xquad-zh", "e5-small", "xquad"),
+    ("xquad-xling", "xquad-xling", "e5-small", "xquad"),
+    ("cmrc2018", "cmrc2018-dev", "e5-small", "cmrc2018-dev"),
+    ("leval-nq", "leval-longdoc-en", "minilm", "leval-nq"),  # the Natural Questions part (documents leval-nq-*)
+]
+ANALYZERS = {"v1": "ragsift-zh-en-v1", "v2": "ragsift-unicode-v2"}  # today's, and the new default
+DEPTH = 100
+
+
+def subset(ds, name: str):
+    """The L-Eval NQ part: its queries and documents only (the others are asked within one document)."""
+    if name != "leval-nq":
+        return ds, None
+    qrels = {q: r for q, r in ds.qrels.items() if all(d.startswith("leval-nq-") for d in r)}
+    return ds, qrels
+
+
+def collect(datasets: Path, work_dir: Path, cache: Path, only: list[str]) -> None:
+    for (name, folder, embedder, kb_name), (short, analyzer) in itertools.product(SETS, ANALYZERS.items()):
+        if only and name not in only:
+            continue
+        out = cache / f"{name}-{short}.json"
+        if out.exists():
+            print(f"{name} {short}: cached in {out}")
+            continue
+        ds = load_beir(datasets / folder)
+        corpus_path = ds.corpus
+        if name == "leval-nq":  # a knowledge base of the NQ documents only
+            nq = work_dir / "leval-nq"
+            nq.mkdir(parents=True, exist_ok=True)
+            with open(ds.corpus, encoding="utf-8") as f, open(nq / "corpus.jsonl", "w", encoding="utf-8") as g:
+                g.writelines(ln for ln in f if '"leval-nq-' in ln[:40])
+            corpus_path = nq / "corpus.jsonl"
+        ds, qrels = subset(ds, name)
+        qrels = qrels or ds.qrels
+        doc_lang = {}
+        with open(corpus_path, encoding="utf-8") as f:
+            for ln in f:
+                row = json.loads(ln)
+                doc_lang[str(row["_id"])] = detect_language((row.get("title") or "") + "\n" + row["text"][:2000])
+        t0 = time.time()
+        from ragsift.kb import KnowledgeBase
+
+        kb = KnowledgeBase.open(work_dir / f"{kb_name}-{embedder}-{short}", embedder=embedder, analyzer=analyzer)
+        kb.ingest(corpus_path)
+        print(f"{name} {short}: knowledge base ready in {time.time() - t0:.0f} s (analyzer {kb.analyzer.name})")
+        qids = [q for q in ds.queries if q in qrels]
+        rows = []
+        t0 = time.time()
+        with kb.reading() as store:
+            emb = kb.embedder()
+            vecs = emb.embed_queries([ds.queries[q] for q in qids])
+            for qid, vec in zip(qids, vecs):
+                q = ds.queries[qid]
+                lists = {"dense": store.search_dense(vec, DEPTH, None, ("chunk",)),
+                         "bm25": store.search_bm25(kb.analyzer.analyze(q), DEPTH, None, ("chunk",))}
+                rows.append({"qid": qid, "lang": detect_language(q), "rels": qrels[qid],
+                             "lists": {c: [[h.parent_id, h.doc_id, h.score, i] for i, h in enumerate(hits)]
+                                       for c, hits in lists.items()}})
+        print(f"{name} {short}: {len(rows)} queries in {time.time() - t0:.0f} s")
+        out.write_text(json.dumps({"name": name, "embedder": embedder, "analyzer": kb.analyzer.name,
+                                   "doc_lang": doc_lang, "rows": rows}), encoding="utf-8")
+        kb.close()
+
+
+def channel_ranking(hits, depth: int) -> list[tuple[str, float, str]]:
+    """A channel's hits cut at ``depth`` (store positions) and deduplicated by parent: (parent,
+    score, document), best first, as the search round does."""
+    seen, out = set(), []
+    for pid, did, score, pos in hits:
+        if pos >= depth or pid in seen:
+            continue
+        seen.add(pid)
+        out.append((pid, score, did))
+    return out
+
+
+TERM_CHANNELS = {"bm25"}
+
+
+def fused_docs(row: dict, doc_lang: dict, cfg: dict) -> list[str]:
+    rankings, doc_of, weights = {}, {}, {}
+    for channel, hits in row["lists"].items():
+        r = channel_ranking(hits, cfg["depth"])
+        rankings[channel] = [(p, s) for p, s, _ in r]
+        for p, _, d in r:
+            doc_of[p] = d
+    cross = cfg.get("cross", 1.0)
+    discounts = None
+    if cross != 1.0:
+        discounts = {c: {p: cross for p, _ in rankings[c] if doc_lang.get(doc_of[p], row["lang"]) != row["lang"]}
+                     for c in rankings if c in TERM_CHANNELS}
+    fused = fuse(rankings, cfg["fusion"], k=cfg.get("k", 60), normalization=cfg.get("norm", "minmax"),
+                 weights={"dense": cfg.get("wd", 0.5), "bm25": 1 - cfg.get("wd", 0.5)}, discounts=discounts)
+    out, seen = [], set()
+    for p, _ in fused:
+        d = doc_of[p]
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def grid() -> list[dict]:
+    cfgs = []
+    for depth, cross in itertools.product((20, 50, 100), (1.0, 0.5, 0.25, 0.1, 0.0)):
+        for k in (5, 10, 20, 40, 60, 100):
+            cfgs.append({"fusion": "rrf", "k": k, "depth": depth, "cross": cross})
+        for norm, wd in itertools.product(("minmax", "zscore"), (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)):
+            cfgs.append({"fusion": "weighted", "norm": norm, "wd": wd, "depth": depth, "cross": cross})
+    return cfgs
+
+
+def label(cfg: dict) -> str:
+    head = f"rrf k={cfg['k']}" if cfg["fusion"] == "rrf" else f"weighted {cfg['norm']} dense={cfg['wd']}"
+    return f"{head}, depth {cfg['depth']}, cross-language {cfg.get('cross', 1.0)}"
+
+
+TODAY = {"fusion": "rrf", "k": 60, "depth": 100, "cross": 1.0}
+
+
+def sweep(cache: Path, out_path: Path) -> None:
+    load = {}
+    for name, *_ in SETS:
+        for short in ANALYZERS:
+            p = cache / f"{name}-{short}.json"
+            if p.exists():
+                load[name, short] = json.loads(p.read_text(encoding="utf-8"))
+    names = [n for n, *_ in SETS if (n, "v1") in load and (n, "v2") in load]
+
+    def scores(cfg, short="v2"):
+        per = {}
+        for n in names:
+            s = load[n, short]
+            per[n] = [ndcg_at_k(fused_docs(r, s["doc_lang"], cfg), r["rels"], 10) for r in s["rows"]]
+        return per
+
+    def half(xs, parity):
+        return xs[parity::2]
+
+    today = scores(TODAY, "v1")  # today's analyzer and fusion
+    table = []
+    for cfg in grid():
+        per = scores(cfg)
+        even = {n: statistics.fmean(half(v, 0)) for n, v in per.items()}
+        drop = max(statistics.fmean(half(today[n], 0)) - even[n] for n in per)
+        table.append({"config": cfg, "label": label(cfg), "even": even, "even_mean": statistics.fmean(even.values()),
+                      "worst_drop": drop})
+    allowed = [t for t in table if t["worst_drop"] <= 0.005]
+    best = max(allowed, key=lambda t: t["even_mean"])
+    chosen = best["config"]
+    # without the cross-language weight (for the side-by-side): the best of the same family at 1.0
+    same_lang = max((t for t in allowed if t["config"].get("cross", 1.0) == 1.0), key=lambda t: t["even_mean"])
+    report = {}
+    for name_cfg, cfg, short in (("today (v1 analyzer, rrf k=60)", TODAY, "v1"),
+                                 ("v2 analyzer, rrf k=60", TODAY, "v2"),
+                                 ("v2, chosen without cross-language weight", same_lang["config"], "v2"),
+                                 ("v2, chosen", chosen, "v2")):
+        per = scores(cfg, short)
+        row = {}
+        for n, v in per.items():
+            odd, base = half(v, 1), half(today[n], 1)
+            row[n] = {"ndcg@10": statistics.fmean(odd), "delta": statistics.fmean(odd) - statistics.fmean(base),
+                      "p": paired_randomization_test(np.array(odd), np.array(base))
+                      if short != "v1" else None, "queries": len(odd)}
+        report[name_cfg] = {"config": cfg, "label": label(cfg), "odd": row,
+                            "odd_mean": statistics.fmean(r["ndcg@10"] for r in row.values())}
+    table.sort(key=lambda t: -t["even_mean"])
+    result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
+              "sets": [{"name": n, "embedder": load[n, "v2"]["embedder"], "queries": len(load[n, "v2"]["rows"])}
+                       for n in names],
+              "rule": "best mean nDCG@10 on even-numbered queries with no set more than 0.5 points below today's",
+              "chosen": chosen, "report": report, "grid": table}
+    out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(f"chosen: {label(chosen)}")
+    for t in table[:15]:
+        print(f"  {t['even_mean']:.4f} worst drop {t['worst_drop']:+.4f}  {t['label']}  "
+              + " ".join(f"{n}={v:.3f}" for n, v in t["even"].items()))
+    for n, r in report.items():
+        print(n, f"{r['odd_mean']:.4f}", {k: round(v["ndcg@10"], 4) for k, v in r["odd"].items()})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["collect", "sweep"])
+    ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--work-dir", default="/tmp/ragsift-bench/fusion")
+    ap.add_argument("--sets", default="", help="comma-separated set names (collect)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fusion.json"))
+    args = ap.parse_args()
+    work = Path(args.work_dir)
+    cache = work / "rankings"
+    cache.mkdir(parents=True, exist_ok=True)
+    if args.what == "collect":
+        collect(Path(args.datasets), work, cache, [s for s in args.sets.split(",") if s])
+    else:
+        sweep(cache, Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
