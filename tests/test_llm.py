@@ -200,7 +200,9 @@ def test_hyde_modes_embed_and_search_what_they_say(sample_kb):
 
 
 def _query(kb, srv, question, **kw):
-    args = dict(channels=LLM_CHANNELS, llm="openai:stub", llm_base_url=srv.url, llm_cache=False)
+    # translate=False: the sample knowledge base is Chinese and English, so every question would also be
+    # translated (one more request); test_translation_* cover that
+    args = dict(channels=LLM_CHANNELS, llm="openai:stub", llm_base_url=srv.url, llm_cache=False, translate=False)
     args.update(kw)
     return kb.query(question, **args)
 
@@ -351,3 +353,37 @@ def test_a_shared_step_ends_with_the_channels_that_run_not_with_those_configured
         assert time.perf_counter() - t < 1.0 + 1.5
         assert runner.active_channels() == 0
         assert res.trace.channels[1].error and res.passages
+
+
+def test_translation_is_searched_by_term_channels_and_traced(sample_kb):
+    """The sample knowledge base holds Chinese and English chunks: an English question is also
+    searched in Chinese by BM25 (the stub answers with a fixed Chinese query); dense is untouched."""
+    assert set(sample_kb.store.languages()) == {"zh", "en"}
+    with FaultInjectingLLMServer("ok", answer="基尼指数怎么计算") as srv:
+        res = _query(sample_kb, srv, "How is the Gini index computed?", channels=["dense", "bm25"], translate=True)
+        assert srv.requests == 1 and "翻译成中文" in srv.bodies[0]["messages"][0]["content"]
+        assert res.trace.transforms["translate"] == {"targets": ["zh"], "translations": {"zh": "基尼指数怎么计算"},
+                                                     "error": None}
+        bm25 = {c.name: c for c in res.trace.channels}["bm25"]
+        top = sample_kb.store.get_parents([bm25.hits[0].parent_id])
+        assert next(iter(top.values())).source.endswith("ml_textbook_zh.md")
+        # searched in Chinese too, so a Chinese hit is not a cross-language one
+        assert "cross_language" not in res.trace.fusion or \
+            res.trace.fusion["cross_language"]["hits"].get("bm25", 0) < len(bm25.hits)
+
+
+@pytest.mark.parametrize("mode", ["hang", "500", "garbage"])
+def test_a_failed_translation_leaves_the_question_and_says_why(sample_kb, mode):
+    with FaultInjectingLLMServer(mode) as srv:
+        t = time.monotonic()
+        res = _query(sample_kb, srv, "How is the Gini index computed?", channels=["dense", "bm25"], translate=True,
+                     channel_timeouts={"translate": 1.0}, llm_max_retries=0)
+        assert time.monotonic() - t < 15
+        chans = {c.name: c for c in res.trace.channels}
+        assert all(c.error is None and c.hits for c in chans.values())
+        tr = res.trace.transforms["translate"]
+        assert tr["targets"] == ["zh"] and tr["translations"] == {} and tr["error"]
+    # an answer in the wrong language is refused, not searched
+    with FaultInjectingLLMServer("ok", answer="How is the Gini index computed") as srv:
+        res = _query(sample_kb, srv, "How is the Gini index computed?", channels=["dense", "bm25"], translate=True)
+        assert "not in zh" in res.trace.transforms["translate"]["error"]

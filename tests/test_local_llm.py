@@ -108,3 +108,17 @@ def test_summaries_by_the_local_model_index_their_sections(tmp_path, llm):
     for q, word in (("What does an amber LED mean?", "amber"), ("指示灯橙色是什么意思", "橙色")):
         top = kb.query(q, index_kinds=["summary"]).passages[0]
         assert word in top.text and top.unit == "parent"
+
+
+def test_a_real_translation_lets_bm25_find_the_chinese_section(sample_kb, llm):
+    """English question, Chinese answer: the model translates the question, BM25 searches both."""
+    q = "How is the Gini index calculated?"
+    args = dict(channels=["dense", "bm25"], llm=MODEL, channel_timeout_s=300, llm_cache=str(llm.cache.path))
+    without = sample_kb.query(q, **args, translate=False)
+    res = sample_kb.query(q, **args)
+    tr = res.trace.transforms["translate"]
+    assert tr["error"] is None and "指数" in tr["translations"]["zh"]  # e.g. "Gini指数的计算方法是什么？"
+    bm25 = {c.name: c for c in res.trace.channels}["bm25"]
+    top = sample_kb.store.get_parents([bm25.hits[0].parent_id])
+    assert next(iter(top.values())).source.endswith("ml_textbook_zh.md")
+    assert "translate" not in without.trace.transforms

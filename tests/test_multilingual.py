@@ -178,3 +178,27 @@ def test_a_term_hit_in_another_language_counts_cross_language_weight_in_fusion(t
     same = kb.query("restore factory settings", fusion="weighted")
     assert "cross_language" not in same.trace.fusion
     kb.close()
+
+
+def test_the_languages_a_question_is_translated_into_and_hyde_writes_in():
+    from ragsift.retrieve.channels import CHANNELS
+    from ragsift.retrieve.steps import Steps, corpus_languages
+
+    assert corpus_languages({"zh": 90, "en": 12, "other": 5}) == ["zh", "en"]
+    assert corpus_languages({"zh": 95, "en": 4, "other": 30}) == ["zh"]  # other: no prompt to translate into
+    assert corpus_languages({}) == []
+    s = Settings(llm="openai:any", channels=["dense", "bm25", "hyde"])
+    chans = CHANNELS.build(s)
+
+    def steps(question_lang, corpus, **kw):
+        return Steps("q", question_lang, s.replace(**kw) if kw else s, chans, lambda: None, None, corpus)
+
+    st = steps("en", {"zh": 100})  # English question, Chinese knowledge base
+    assert st.targets == ["zh"] and st.written_language == "zh" and st.translation is not None
+    st = steps("en", {"zh": 60, "en": 40})  # mixed: also searched in Chinese, HyDE stays in English
+    assert st.targets == ["zh"] and st.written_language == "en"
+    st = steps("zh", {"zh": 100})
+    assert st.targets == [] and st.written_language == "zh" and st.translation is None
+    st = steps("en", {"zh": 100}, translate=False)
+    assert st.targets == [] and st.written_language == "en"
+    assert steps("en", {"zh": 100}, llm="").targets == []  # no model: nothing to translate with

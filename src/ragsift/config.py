@@ -126,7 +126,7 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
 
 
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
-TIMED_STEPS = ("rewrite", "rerank", "follow_up", "summary")
+TIMED_STEPS = ("rewrite", "translate", "rerank", "follow_up", "summary")
 
 
 def _as_tuple(v: Any) -> Any:
@@ -381,6 +381,10 @@ class TransformSettings(Group):
     """HyDE: longest hypothesis, in model tokens."""
     rewrite: Bool = False
     """The plain channels search an LLM rewrite of the question."""
+    translate: Bool = True
+    """With a language model (llm): when the knowledge base holds chunks in another language than
+    the question's (zh or en, at least a tenth of its chunks), the term channels also search the
+    question translated into it, and HyDE writes its passage in the knowledge base's main language."""
     multi_query_n: Int = Field(3, gt=0, le=16)
     """Queries the multi_query channel asks the model for."""
 
@@ -522,10 +526,10 @@ class Settings(BaseModel):
     # ------------------------------------------------------------------ reading
     def timeout(self, name: str) -> float:
         """The timeout of a channel or step: its own in ``channel_timeouts``, else
-        ``channel_timeout_s`` (half of it for the rewrite, so that the channels waiting for it
-        still have time to search the original question when it fails)."""
+        ``channel_timeout_s`` (half of it for the rewrite and the translation, so that the channels
+        waiting for them still have time to search the original question when they fail)."""
         q = self.query
-        default = q.channel_timeout_s / 2 if name == "rewrite" else q.channel_timeout_s
+        default = q.channel_timeout_s / 2 if name in ("rewrite", "translate") else q.channel_timeout_s
         return float(q.channel_timeouts.get(name, default))
 
     def get(self, flat_name: str) -> Any:

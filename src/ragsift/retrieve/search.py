@@ -99,7 +99,8 @@ class Searcher:
         query = checked_query(query, s)
         language = detect_language(query)
         channels = CHANNELS.build(s)
-        steps = Steps(query, language, s, channels, lambda: self.llm(s), deadline)
+        corpus = self.store.languages() if s.llm.model and s.transforms.translate else {}
+        steps = Steps(query, language, s, channels, lambda: self.llm(s), deadline, corpus)
         ctx = ChannelContext(query, language, s, where, self.store, self.analyzer, self.embedder, steps)
         results = run_channels({name: (lambda d, ch=ch: ch.search(ctx, d)) for name, ch in channels.items()},
                                {name: s.timeout(name) for name in channels}, deadline)
@@ -122,7 +123,8 @@ class Searcher:
             if outcome.error is None:
                 rankings[name] = [(unit.key(h), h.score) for h, _ in deduped]
                 if channels[name].matches_terms:
-                    other = {unit.key(h): w_cross for h, _ in deduped if h.lang and h.lang != language}
+                    searched = {steps.written_language} if channels[name].steps else steps.searched_languages()
+                    other = {unit.key(h): w_cross for h, _ in deduped if h.lang and h.lang not in searched}
                     if other:
                         discounts[name] = other
             for h, _ in deduped:

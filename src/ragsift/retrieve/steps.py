@@ -3,6 +3,10 @@
 - The **rewrite** (``rewrite = true``): the plain channels search an LLM rewrite of the question.
   It has its own, shorter timeout (half the channel timeout by default), so the channels waiting
   for it can still search the question as asked when it fails.
+- The **translation** (``translate = true`` with a model, when the knowledge base holds chunks in
+  another language than the question's): the term channels search the question and its
+  translations (``term_query``); it has a timeout of its own like the rewrite, and a failed or
+  late translation leaves the question alone.
 - **Registered steps** (``register_step``): an LLM generation a channel declares in its
   ``steps``, e.g. ``hyde`` (hypothetical answers, for ``hyde`` and ``hyde_bm25``) and
   ``multi_query``. A step runs until the last channel that needs it must end, so it never
@@ -18,7 +22,7 @@ from ragsift.config import Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLM
 from ragsift.retrieve.runner import Shared
-from ragsift.retrieve.transforms import rewrite_query
+from ragsift.retrieve.transforms import rewrite_query, translate_query
 
 
 class NeedsSteps(Protocol):
@@ -35,6 +39,17 @@ class StepInput:
     language: str
     settings: Settings
     llm: Callable[[], LLM]
+    corpus_language: str = ""  # the knowledge base's main language, when a model should write in it
+
+
+CORPUS_SHARE = 0.1  # a language with at least this share of the chunks is one the question is translated into
+
+
+def corpus_languages(counts: Mapping[str, int]) -> list[str]:
+    """The knowledge base's languages a question can be translated into (zh, en), most chunks first."""
+    total = sum(counts.values())
+    return [lang for lang, n in sorted(counts.items(), key=lambda kv: -kv[1])
+            if lang in ("zh", "en") and total and n / total >= CORPUS_SHARE]
 
 
 @dataclass(frozen=True)
@@ -70,9 +85,15 @@ class Steps:
     """The shared steps of one query, for the channels it runs."""
 
     def __init__(self, query: str, language: str, settings: Settings, channels: Mapping[str, NeedsSteps],
-                 llm: Callable[[], LLM], parent: Deadline | None = None) -> None:
-        self.query, self.settings = query, settings
-        inp = StepInput(query, language, settings, llm)
+                 llm: Callable[[], LLM], parent: Deadline | None = None,
+                 corpus: Mapping[str, int] | None = None) -> None:
+        self.query, self.settings, self.language = query, settings, language
+        langs = corpus_languages(corpus or {})
+        use_model = bool(settings.llm.model and settings.transforms.translate)
+        # HyDE writes in the knowledge base's main language when the question's is not one of its own
+        main = langs[0] if use_model and langs and language not in langs else ""
+        inp = StepInput(query, language, settings, llm, main)
+        self.written_language = main or language  # what the model's passages (HyDE) are written in
 
         def until(seconds: float) -> Deadline:
             return parent.child(seconds) if parent is not None else Deadline(seconds)
@@ -88,6 +109,14 @@ class Steps:
             rewrite_until = until(min(settings.timeout("rewrite"), last(plain)))
             self.rewrite = Shared(lambda d: rewrite_query(llm(), query, language, prompts=settings.llm.prompts,
                                                           deadline=rewrite_until))
+        self.translation: Shared[dict[str, str]] | None = None
+        self.translation_error: str | None = None
+        self.targets = [lang for lang in langs if lang != language] if use_model else []
+        terms = [n for n, ch in channels.items() if getattr(ch, "matches_terms", False) and not ch.steps]
+        if self.targets and terms:
+            t_until = until(min(settings.timeout("translate"), last(terms)))
+            self.translation = Shared(lambda d: {lang: translate_query(llm(), query, lang, prompts=settings.llm.prompts,
+                                                                        deadline=t_until) for lang in self.targets})
         self._shared: dict[str, Shared[Any]] = {}
         for name in dict.fromkeys(s for ch in channels.values() for s in ch.steps):
             step = STEPS[name]
@@ -104,6 +133,25 @@ class Steps:
             self.rewrite_error = error_text(e)
             return self.query
 
+    def translations(self, deadline: Deadline) -> dict[str, str]:
+        """The question's translations by language ({} without them, or when they failed)."""
+        if self.translation is None:
+            return {}
+        try:
+            return self.translation.get(deadline)
+        except RagsiftError as e:
+            self.translation_error = error_text(e)
+            return {}
+
+    def term_query(self, deadline: Deadline) -> str:
+        """What term channels search: the plain query and its translations."""
+        return "\n".join([self.plain_query(deadline), *self.translations(deadline).values()])
+
+    def searched_languages(self) -> set[str]:
+        """The languages the term channels searched in: the question's and those translated into."""
+        done = self.translation is not None and self.translation.done and self.translation.outcome()[1] is None
+        return {self.language, *(self.translation.outcome()[0] if done else {})}
+
     def get(self, name: str, deadline: Deadline) -> Any:
         return self._shared[name].get(deadline)
 
@@ -113,6 +161,10 @@ class Steps:
             value, err = self.rewrite.outcome()
             out["rewrite"] = {"original": self.query, "rewritten": value,
                               "error": self.rewrite_error or error_text(err)}
+        if self.translation is not None and self.translation.done:
+            value, err = self.translation.outcome()
+            out["translate"] = {"targets": self.targets, "translations": value or {},
+                                "error": self.translation_error or error_text(err)}
         for name, shared in self._shared.items():
             value, err = shared.outcome()
             out[name] = STEPS[name].trace(value, err, self.settings)

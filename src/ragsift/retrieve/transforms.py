@@ -1,4 +1,4 @@
-"""Query transforms that call a language model: HyDE, rewriting and multi-query.
+"""Query transforms that call a language model: HyDE, rewriting, translation and multi-query.
 
 HyDE (Gao et al., 2022, "Precise Zero-Shot Dense Retrieval without Relevance Labels"): the
 model writes a hypothetical answer passage, which reads like the documents, and that passage
@@ -24,6 +24,7 @@ from ragsift.errors import RagsiftError
 from ragsift.config import HydeMode
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, LLMError
+from ragsift.text.lang import detect_language
 from ragsift.text.prompts import answer_lines, clean_answer, get_prompt
 
 
@@ -94,6 +95,23 @@ def rewrite_query(llm: LLM, question: str, language: str, *, prompts: Mapping[st
     if len(rewritten) > 4 * len(question) + 200:
         raise LLMError(f"rewrite is {len(rewritten)} characters for a {len(question)}-character question")
     return rewritten
+
+
+def translate_query(llm: LLM, question: str, target: str, *, prompts: Mapping[str, Any] | None,
+                    deadline: Deadline) -> str:
+    """The question translated into ``target`` (zh or en); raises LLMError when the answer is
+    unusable (empty, far longer than the question, or not in the target language)."""
+    msgs = get_prompt("translate", target, prompts).messages(question=question)
+    text = llm.generate(msgs, temperature=0.0, max_tokens=128, deadline=deadline)
+    lines = answer_lines(text)
+    if not lines:
+        raise LLMError("empty translation")
+    out = lines[0]
+    if len(out) > 4 * len(question) + 200:
+        raise LLMError(f"translation is {len(out)} characters for a {len(question)}-character question")
+    if detect_language(out) != target:
+        raise LLMError(f"the translation is not in {target}: {out[:80]!r}")
+    return out
 
 
 def multi_queries(llm: LLM, question: str, language: str, n: int, *, prompts: Mapping[str, Any] | None,

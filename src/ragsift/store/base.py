@@ -231,6 +231,10 @@ class Store(Protocol):
     def count_children(self, parent_ids: Iterable[str], kind: str = "chunk") -> dict[str, int]:
         """How many entries of ``kind`` each parent has (auto-merging measures shares with it)."""
 
+    def languages(self) -> dict[str, int]:
+        """How many chunks there are of each language (``zh``, ``en``, ``other``) in the committed
+        generation; {} when the entries were stored without languages."""
+
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]: ...
 
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
@@ -281,6 +285,9 @@ def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent],
                         r.get("sparse"), r.get("lang") or "") for r in rows]
     order = {p.parent_id: p.position for p in parents}
     return sorted(out, key=lambda ic: (order[ic.child.parent_id], ic.child.position))
+
+
+LANGUAGES = ("zh", "en", "other")  # what ragsift.text.lang.detect_language says
 
 
 def export_documents(store: "Store", batch: int, child_rows: Callable[[list[str]], Iterable[dict[str, Any]]],

@@ -36,7 +36,7 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, HnswSq
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, CheckReport, IndexedChild, ManifestStore, StoredDocument,
+from ragsift.store.base import (BUILTIN_FIELDS, LANGUAGES, CheckReport, IndexedChild, ManifestStore, StoredDocument,
                                 StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
@@ -111,6 +111,7 @@ class LanceStore(ManifestStore):
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
         self._flat_lock = threading.Lock()
+        self._languages: tuple[int, dict[str, int]] | None = None
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
@@ -352,6 +353,16 @@ class LanceStore(ManifestStore):
                 "fields": self.fields(), "disk_bytes": size,
                 "committed_at": self.manifest.get("committed_at"),
                 "kept_generations": [g for g in saved_generations(self.path) if g <= self.generation]}
+
+    def languages(self) -> dict[str, int]:
+        if "lang" not in self._tables["children"].schema.names or self.generation == 0:
+            return {}
+        cached = self._languages
+        if cached is None or cached[0] != self.generation:
+            t = self._tables["children"]
+            counts = {lang: t.count_rows(f"lang = '{lang}' AND kind = 'chunk'") for lang in LANGUAGES}
+            cached = self._languages = (self.generation, {k: v for k, v in counts.items() if v})
+        return dict(cached[1])
 
     def check_integrity(self) -> list[str]:
         parents = self._tables["parents"].to_arrow().select(["parent_id", "doc_id", "gen"]).to_pylist()

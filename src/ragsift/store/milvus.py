@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (CheckReport, IndexedChild, ManifestStore, StoredDocument, StoredHit,
+from ragsift.store.base import (LANGUAGES, CheckReport, IndexedChild, ManifestStore, StoredDocument, StoredHit,
                                 StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
@@ -124,6 +124,7 @@ class MilvusStore(ManifestStore):
         fields = self.client.describe_collection(self.coll["children"]).get("fields", [])
         self._has_lang = any(f.get("name") == "lang" for f in fields)  # collections made before have none
         self._hit_fields = _HIT_FIELDS + (["lang"] if self._has_lang else [])
+        self._languages: tuple[int, dict[str, int]] | None = None
 
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
@@ -401,6 +402,15 @@ class MilvusStore(ManifestStore):
     def find_documents(self, source: str) -> list[StoredDocument]:
         rows = self._query("documents", f"source == {milvus_literal(source)}", self._DOC_FIELDS)
         return list(self._docs_from(rows).values())
+
+    def languages(self) -> dict[str, int]:
+        if not self._has_lang or self.generation == 0:
+            return {}
+        cached = self._languages
+        if cached is None or cached[0] != self.generation:
+            counts = {lang: self._count("children", f'lang == "{lang}" and kind == "chunk"') for lang in LANGUAGES}
+            cached = self._languages = (self.generation, {k: v for k, v in counts.items() if v})
+        return dict(cached[1])
 
     def _count(self, kind: str, expr: str = "") -> int:
         f = f"({self._visible}) and ({expr})" if expr else self._visible

@@ -1,7 +1,8 @@
 """Prompt templates in Chinese and English, chosen by the question's language, and the
 cleaning of what a model answers to them.
 
-Each template is a system text and a user text with ``{placeholders}``. Any of them can be
+Each template is a system text and a user text with ``{placeholders}``. ``translate.<lang>``
+is chosen by the language translated into, every other kind by the question's language. Any of them can be
 replaced through the ``prompts`` setting, e.g.
 ``prompts = { "hyde.en" = { system = "...", user = "Question: {question}" } }``.
 """
@@ -33,6 +34,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "judge": ("question", "passage"),
     "follow_up": ("question", "found"),
     "summary": ("text",),
+    "translate": ("question",),  # translate.zh: into Chinese; translate.en: into English
 }
 
 DEFAULTS: dict[str, Prompt] = {
@@ -85,6 +87,14 @@ DEFAULTS: dict[str, Prompt] = {
         "你在帮助回答一个需要多次检索的问题。根据问题和已找到的段落，写出下一条检索查询：还缺的那一条"
         "事实，并写明它涉及的、已找到的实体。如果已找到的段落足以回答问题，回答 DONE。只输出查询，一行。",
         "问题：{question}\n\n已找到：\n{found}\n\n下一条检索查询："),
+    "translate.en": Prompt(
+        "Translate the user's search question into English. Keep names, numbers, product names and "
+        "technical terms; use their usual English forms. Answer with the translation only, on one line.",
+        "{question}"),
+    "translate.zh": Prompt(
+        "把用户的检索问题翻译成中文。保留名称、数字、产品名和术语，使用它们通常的中文写法。"
+        "只输出译文，一行。",
+        "{question}"),
     "summary.en": Prompt(
         "Summarise the text for a search index: one paragraph of at most 100 words that states its "
         "main facts, with the names, numbers and technical terms it uses. No preamble.",

@@ -66,6 +66,11 @@ class ChannelContext:
         else the question."""
         return self.steps.plain_query(deadline)
 
+    def term_query(self, deadline: Deadline) -> str:
+        """What term channels search: the plain query, and its translations into the knowledge
+        base's other languages when a model translates (``translate``)."""
+        return self.steps.term_query(deadline)
+
     def step(self, name: str, deadline: Deadline) -> Any:
         """The value of a shared step (computed once per query, by the first channel that asks)."""
         return self.steps.get(name, deadline)

@@ -14,6 +14,6 @@ class EntityChannel(Channel):
     matches_terms = True
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
-        names = [name for name, _ in entities(ctx.plain_query(deadline))]
+        names = [name for name, _ in entities(ctx.term_query(deadline))]
         terms = " ".join(dict.fromkeys(ctx.analyzer.terms(" ".join(names))))  # the knowledge base's analyzer
         return ctx.store.search_bm25(terms, ctx.depth, ctx.where, (EntryKind.ENTITIES,)) if terms else []

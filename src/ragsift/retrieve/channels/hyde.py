@@ -28,7 +28,8 @@ def _hypotheses(inp: StepInput, deadline: Deadline) -> Hypotheses:
     """One hypothesis, or ``hyde_samples`` of them in mean mode (the first greedy)."""
     t = inp.settings.transforms
     n = t.hyde_samples if t.hyde_mode is HydeMode.MEAN else 1
-    return generate_hypotheses(inp.llm(), inp.query, inp.language, n, temperature=t.hyde_temperature,
+    # in the knowledge base's main language when it differs from the question's (``translate``)
+    return generate_hypotheses(inp.llm(), inp.query, inp.corpus_language or inp.language, n, temperature=t.hyde_temperature,
                                max_tokens=t.hyde_max_tokens, prompts=inp.settings.llm.prompts, deadline=deadline)
 
 

@@ -13,5 +13,5 @@ class KeywordChannel(Channel):
     matches_terms = True
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
-        terms = ctx.analyzer.analyze(ctx.plain_query(deadline))
+        terms = ctx.analyzer.analyze(ctx.term_query(deadline))
         return ctx.store.search_bm25(terms, ctx.depth, ctx.where, (EntryKind.KEYWORDS,))

@@ -22,5 +22,5 @@ class SparseChannel(Channel):
         from ragsift.models.sparse import load_sparse_encoder
 
         encoder = load_sparse_encoder(ctx.settings.index.sparse_encoder)
-        query = encoder.encode_queries([ctx.plain_query(deadline)])[0]
+        query = encoder.encode_queries([ctx.term_query(deadline)])[0]
         return ctx.store.search_sparse(query, ctx.depth, ctx.where, ctx.kinds)
