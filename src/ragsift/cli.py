@@ -257,6 +257,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_kb_path(args) if args.kb else None, progress=sys.stderr.isatty())
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from ragsift.eval.tune import generated_questions, labeled_questions, tune
+
+    overrides = {"llm": args.llm} if args.llm else {}
+    kb = _open(args, **overrides)
+    generated: list = []
+    if args.qrels:
+        questions, source = labeled_questions(kb, args.qrels, args.split), "labels"
+    else:
+        questions, generated = generated_questions(kb, args.generate)
+        source = "generated"
+    report = tune(kb, questions, source=source, apply=not args.dry_run,
+                  progress=(lambda m: print(m, file=sys.stderr)) if sys.stderr.isatty() else None)
+    report.generated = generated
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    v = report.validation
+    print(f"{report.questions} {source} questions ({report.seconds:.0f} s); held-out nDCG@10 "
+          f"{v['current']:.4f} (current) -> {v['chosen']:.4f} (chosen), p={report.p_value:.3f}")
+    print("chosen: " + ", ".join(f"{k}={val}" for k, val in report.chosen.items()))
+    print("saved as the knowledge base's query defaults" if report.applied else
+          "not saved (" + ("--dry-run" if args.dry_run else "no better than the current settings on held-out questions")
+          + ")")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragsift.eval.runner import load_configs, run_eval
 
@@ -392,6 +419,19 @@ def build_parser() -> argparse.ArgumentParser:
                                         "keep_generations generations")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_optimize)
+
+    s = sub.add_parser("tune", help="learn the fusion settings of this knowledge base from labeled or "
+                                    "model-written questions and save them as its query defaults")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--qrels", help="BEIR folder (queries.jsonl, qrels/<split>.tsv) with this knowledge base's "
+                                   "document ids")
+    g.add_argument("--generate", type=int, metavar="N",
+                   help="no labels: the language model writes N questions from sampled sections")
+    s.add_argument("--split", default="test")
+    s.add_argument("--llm", help="language model for --generate (default: the knowledge base's llm setting)")
+    s.add_argument("--dry-run", action="store_true", help="report, do not save")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_tune)
 
     s = sub.add_parser("check", help="verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
                                      "on problems")

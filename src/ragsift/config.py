@@ -286,6 +286,8 @@ class QuerySettings(Group):
     """Weighted fusion: how a channel's raw scores are scaled (minmax, zscore, none)."""
     channel_depth: Int = Field(100, gt=0, le=10_000)
     """Entries each channel returns before deduplication and fusion."""
+    tuned_by: Str = ""
+    """What chose these fusion defaults (written by ragsift tune; shown in the trace)."""
     cross_language_weight: Float = Field(1.0, ge=0, le=1)
     """What a term channel's hit (bm25, hyde_bm25, keywords, entities, sparse) on an entry in
     another language than the question's counts in fusion, against 1 for a same-language hit: such

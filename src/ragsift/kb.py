@@ -18,6 +18,7 @@ from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
 from ragsift.retrieve.pipeline import Retriever
+from ragsift.retrieve.search import SearchRound
 from ragsift.store import check_store, default_store_name, open_store, restore_store
 from ragsift.store.base import CheckReport, IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
@@ -344,6 +345,25 @@ class KnowledgeBase:
         settings = self._query_settings(overrides)
         with self.reading():
             return self.retriever.rank_documents(question, settings, k, details=details)
+
+    def search_round(self, question: str, **overrides: Any) -> SearchRound:
+        """One retrieval round before expansion: each channel's ranking with raw scores, the
+        fused order and what was found (for tuning and evaluation)."""
+        settings = self._query_settings(overrides)
+        with self.reading():
+            return self.retriever.searcher.search(question, settings, None)
+
+    def set_defaults(self, **changes: Any) -> Settings:
+        """Change the query defaults saved with the knowledge base (``ragsift.toml``), e.g. what
+        ``ragsift tune`` learned. Index and store settings cannot change."""
+        new = self.settings.replace(**changes)
+        if new.index != self.settings.index or new.store != self.settings.store:
+            raise ConfigError("index and store settings are fixed when a knowledge base is created")
+        with self._write_lock, self._override_lock:
+            new.save(self.path / SETTINGS_FILE)
+            self.settings = new
+            self._override_cache.clear()
+        return new
 
     @contextmanager
     def reading(self) -> Iterator[Store]:

@@ -76,9 +76,11 @@ class Retriever:
         else:
             fusion_info["weights"] = {c: q.weights.get(c, 0.0) for c in r.rankings}
             fusion_info["normalization"] = q.normalization
+        if q.tuned_by:
+            fusion_info["tuned_by"] = q.tuned_by
         if r.cross_language:
             fusion_info["cross_language"] = {"question": r.language, "weight": q.cross_language_weight,
-                                             "hits": dict(r.cross_language)}
+                                             "hits": {c: len(v) for c, v in r.cross_language.items()}}
         if len(r.rankings) == 1:
             fusion_info["note"] = "single channel: its own order and raw scores"
         timings = dict(r.timings_ms)

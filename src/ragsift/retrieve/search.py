@@ -52,7 +52,8 @@ class SearchRound:
     transforms: Mapping[str, Any] = field(default_factory=dict)  # rewrite, HyDE, multi-query traces
     rerank: Mapping[str, Any] | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
-    cross_language: Mapping[str, int] = field(default_factory=dict)  # per term channel: hits in another language
+    # per term channel: the units its hits found in another language than the ones searched
+    cross_language: Mapping[str, frozenset[str]] = field(default_factory=dict)
     multihop: Mapping[str, Any] | None = None  # multi-hop: every hop, and why it stopped
     provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
 
@@ -142,4 +143,4 @@ class Searcher:
             ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s), deadline)
             timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
         return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
-                           steps.trace(), rerank_info, timings, {c: len(v) for c, v in discounts.items()})
+                           steps.trace(), rerank_info, timings, {c: frozenset(v) for c, v in discounts.items()})

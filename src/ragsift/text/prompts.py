@@ -35,6 +35,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "follow_up": ("question", "found"),
     "summary": ("text",),
     "translate": ("question",),  # translate.zh: into Chinese; translate.en: into English
+    "question": ("text",),  # ragsift tune without labels: a question a passage answers
 }
 
 DEFAULTS: dict[str, Prompt] = {
@@ -95,6 +96,13 @@ DEFAULTS: dict[str, Prompt] = {
         "把用户的检索问题翻译成中文。保留名称、数字、产品名和术语，使用它们通常的中文写法。"
         "只输出译文，一行。",
         "{question}"),
+    "question.en": Prompt(
+        "Write one question that a user might ask and that the passage answers. Use the words a "
+        "user would use, not a copy of a sentence. Answer with the question only, on one line.",
+        "Passage:\n{text}\n\nQuestion:"),
+    "question.zh": Prompt(
+        "写一个用户可能会问、并且这段文字能够回答的问题。用用户自己的说法，不要照抄原句。只输出问题，一行。",
+        "段落：\n{text}\n\n问题："),
     "summary.en": Prompt(
         "Summarise the text for a search index: one paragraph of at most 100 words that states its "
         "main facts, with the names, numbers and technical terms it uses. No preamble.",
