@@ -47,7 +47,7 @@ SETS = [
     ("cmrc2018", "cmrc2018-dev", "e5-small", "cmrc2018-dev"),
     ("leval-nq", "leval-longdoc-en", "minilm", "leval-nq"),  # the Natural Questions part (documents leval-nq-*)
 ]
-ANALYZERS = {"v1": "ragsift-zh-en-v1", "v2": "ragsift-unicode-v2"}  # today's, and the new default
+ANALYZERS = {"v2": "ragsift-unicode-v2", "v1": "ragsift-zh-en-v1"}  # the new default, and today's
 DEPTH = 100
 
 
@@ -83,28 +83,46 @@ def collect(datasets: Path, work_dir: Path, cache: Path, only: list[str]) -> Non
                 row = json.loads(ln)
                 doc_lang[str(row["_id"])] = detect_language((row.get("title") or "") + "\n" + row["text"][:2000])
         t0 = time.time()
-        from ragsift.kb import KnowledgeBase
-
-        kb = KnowledgeBase.open(work_dir / f"{kb_name}-{embedder}-{short}", embedder=embedder, analyzer=analyzer)
-        kb.ingest(corpus_path)
-        print(f"{name} {short}: knowledge base ready in {time.time() - t0:.0f} s (analyzer {kb.analyzer.name})")
+        # dense rankings do not depend on the analyzer, nor BM25's on the embedder: a set without a
+        # knowledge base of today's analyzer takes dense from the new one and BM25 from a cheap one
+        # (use-multilingual) made with today's analyzer; the chunking is the same in both
+        main = work_dir / f"{kb_name}-{embedder}-{short}"
+        if main.exists() or short == "v2":
+            dense_kb = term_kb = main
+            kbs = {main: open_kb(main, embedder, analyzer, corpus_path)}
+        else:
+            dense_kb, term_kb = work_dir / f"{kb_name}-{embedder}-v2", work_dir / f"{kb_name}-use-multilingual-{short}"
+            kbs = {dense_kb: open_kb(dense_kb, embedder, ANALYZERS["v2"], corpus_path),
+                   term_kb: open_kb(term_kb, "use-multilingual", analyzer, corpus_path)}
+        print(f"{name} {short}: knowledge bases ready in {time.time() - t0:.0f} s "
+              f"(dense from {dense_kb.name}, BM25 from {term_kb.name})")
         qids = [q for q in ds.queries if q in qrels]
         rows = []
         t0 = time.time()
-        with kb.reading() as store:
-            emb = kb.embedder()
-            vecs = emb.embed_queries([ds.queries[q] for q in qids])
+        dkb, tkb = kbs[dense_kb], kbs[term_kb]
+        with dkb.reading() as dstore, tkb.reading() as tstore:
+            vecs = dkb.embedder().embed_queries([ds.queries[q] for q in qids])
             for qid, vec in zip(qids, vecs):
                 q = ds.queries[qid]
-                lists = {"dense": store.search_dense(vec, DEPTH, None, ("chunk",)),
-                         "bm25": store.search_bm25(kb.analyzer.analyze(q), DEPTH, None, ("chunk",))}
+                lists = {"dense": dstore.search_dense(vec, DEPTH, None, ("chunk",)),
+                         "bm25": tstore.search_bm25(tkb.analyzer.analyze(q), DEPTH, None, ("chunk",))}
                 rows.append({"qid": qid, "lang": detect_language(q), "rels": qrels[qid],
                              "lists": {c: [[h.parent_id, h.doc_id, h.score, i] for i, h in enumerate(hits)]
                                        for c, hits in lists.items()}})
         print(f"{name} {short}: {len(rows)} queries in {time.time() - t0:.0f} s")
-        out.write_text(json.dumps({"name": name, "embedder": embedder, "analyzer": kb.analyzer.name,
+        out.write_text(json.dumps({"name": name, "embedder": embedder, "analyzer": tkb.analyzer.name,
+                                   "dense_from": dense_kb.name, "bm25_from": term_kb.name,
                                    "doc_lang": doc_lang, "rows": rows}), encoding="utf-8")
-        kb.close()
+        for kb in kbs.values():
+            kb.close()
+
+
+def open_kb(path: Path, embedder: str, analyzer: str, corpus: Path):
+    from ragsift.kb import KnowledgeBase
+
+    kb = KnowledgeBase.open(path, embedder=embedder, analyzer=analyzer)
+    kb.ingest(corpus)
+    return kb
 
 
 def channel_ranking(hits, depth: int) -> list[tuple[str, float, str]]:

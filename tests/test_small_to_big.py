@@ -55,7 +55,7 @@ def s2b_kb(tmp_path_factory):
     docs = write_files(root / "docs", {"hub_en.md": EN, "speaker_zh.md": ZH})
     # small children, so that sections have several chunks and the tree has leaves to cluster
     kb = KnowledgeBase.open(root / "kb", child_tokens=24, child_overlap_tokens=0,
-                            small_index=("chunks", "sentences", "keysentences", "raptor"))
+                            small_index=("chunks", "sentences", "keysentences", "raptor", "parents"))
     report = kb.ingest(docs)
     assert report.summaries > 0 and kb.store.check_integrity() == []
     return kb
@@ -139,6 +139,24 @@ def test_a_key_sentence_hit_returns_its_big_chunk(s2b_kb, question, needle, sour
     assert top.unit == "parent" and top.text == parent.text and needle in top.text and top.source == source
 
 
+@pytest.mark.parametrize("question,needle,source", QUESTIONS)
+def test_whole_sections_are_entries_beside_their_chunks(s2b_kb, question, needle, source):
+    # alone: the section's own vector finds it, and the entry spans the whole section
+    res = s2b_kb.query(question, index_kinds=["parent"], channels=["dense"])
+    hit = res.trace.channels[0].hits[0]
+    parent = s2b_kb.store.get_parents([hit.parent_id])[hit.parent_id].parent
+    assert hit.child_id == hit.parent_id + "P" and (hit.start, hit.end) == (0, len(parent.text))
+    assert needle in parent.text and res.passages[0].source == source
+    # together with the chunks: both kinds are searched (the best entry of a section stands for it),
+    # one passage per section
+    vec = s2b_kb.embedder().embed_queries([question])[0]
+    ids = [h.child_id for h in s2b_kb.store.search_dense(vec, 100, None, ("chunk", "parent"))]
+    assert any(i.endswith("P") for i in ids) and any(not i.endswith("P") for i in ids)
+    both = s2b_kb.query(question, index_kinds=["chunk", "parent"])
+    assert needle in both.passages[0].text
+    assert len({p.parent_id for p in both.passages}) == len(both.passages)
+
+
 @pytest.mark.parametrize("question,source", [("What is the hub manual about: power, reset and Zigbee?", "hub_en.md"),
                                              ("音箱手册讲了电源、恢复出厂设置和蓝牙", "speaker_zh.md")])
 def test_raptor_summaries_are_found_with_their_provenance(s2b_kb, question, source):
@@ -194,7 +212,8 @@ def test_summaries_fall_back_to_key_sentences_when_the_model_fails(tmp_path):
 def test_entry_kinds_are_the_same_on_milvus(s2b_kb, backend, tmp_path):
     copy = s2b_kb.copy_to(tmp_path / "copy", **backend)
     for kw in ({"index_kinds": ["sentence"], "unit": "window", "window_sentences": 1},
-               {"index_kinds": ["keys"]}, {"index_kinds": ["raptor"]}, {"unit": "auto", "merge_threshold": 0.5}):
+               {"index_kinds": ["keys"]}, {"index_kinds": ["raptor"]}, {"unit": "auto", "merge_threshold": 0.5},
+               {"index_kinds": ["chunk", "parent"]}):
         for q, _, _ in QUESTIONS:
             a, b = s2b_kb.query(q, **kw), copy.query(q, **kw)
             assert [(p.unit, p.text) for p in a.passages] == [(p.unit, p.text) for p in b.passages], kw

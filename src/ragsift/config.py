@@ -103,6 +103,7 @@ class SmallIndexOption(StrEnum):
     RAPTOR = "raptor"
     KEYWORDS = "keywords"
     ENTITIES = "entities"
+    PARENTS = "parents"
 
 
 class EntryKind(StrEnum):
@@ -115,6 +116,7 @@ class EntryKind(StrEnum):
     RAPTOR = "raptor"
     KEYWORDS = "keywords"
     ENTITIES = "entities"
+    PARENT = "parent"
 
 
 def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:

@@ -10,6 +10,10 @@ the returned unit, to its span, its window, its merged ancestor or its document)
 - ``keywords`` / ``entities``: a chunk's key words and phrases (jieba TF-IDF for Chinese,
   RAKE-style phrases for English) / its named entities (people, places, organisations,
   products), one entry per chunk with its span: the keyword and entity channels search them.
+- ``parent``: the whole section as an entry of its own (``small_index`` parents), embedded beside
+  its chunks: the big and the small searched together (multi-granularity). For short documents
+  (one section) it is the document. The embedder reads as much of it as it takes (minilm 256
+  model tokens, e5-small 512); BM25 reads all of it.
 - ``raptor``: a summary tree per document (RAPTOR, Sarthi et al., ICLR 2024): the document's
   chunks are clustered by their vectors and each cluster summarised, then the summaries are
   clustered and summarised again, up to ``raptor_levels``. Each summary is stored as a
@@ -188,6 +192,7 @@ class SmallIndex:
         self.sentences, self.keys = SmallIndexOption.SENTENCES in opts, SmallIndexOption.KEYSENTENCES in opts
         self.summaries, self.raptor = SmallIndexOption.SUMMARIES in opts, SmallIndexOption.RAPTOR in opts
         self.keywords, self.entities = SmallIndexOption.KEYWORDS in opts, SmallIndexOption.ENTITIES in opts
+        self.parents_too = SmallIndexOption.PARENTS in opts
         self.levels = settings.index.raptor_levels
         self.summarize = summarize
         self.parents = 0  # summary parents made (raptor)
@@ -207,6 +212,8 @@ class SmallIndex:
                     out.append(replace(c, child_id=c.child_id + "n", text=", ".join(n for n, _ in names),
                                        kind="entities"))
         for p in parents:
+            if self.parents_too and p.text.strip():  # the big beside the small: the whole section, embedded
+                out.append(whole_parent_entry(p, p.text, "parent", "P"))
             if self.sentences:
                 out += sentence_entries(p)
             if self.keys and (k := keys_entry(p)) is not None:
