@@ -49,6 +49,7 @@ SETS = [
 ]
 ANALYZERS = {"v2": "ragsift-unicode-v2", "v1": "ragsift-zh-en-v1"}  # the new default, and today's
 DEPTH = 100
+DATASETS = str(ROOT.parent / "shared" / "datasets")
 
 
 def subset(ds, name: str):
@@ -117,6 +118,51 @@ def collect(datasets: Path, work_dir: Path, cache: Path, only: list[str]) -> Non
             kb.close()
 
 
+def collect_parents(work_dir: Path, cache: Path, only: list[str]) -> None:
+    """Multi-granularity, measured exactly for the dense channel: every section of each set's new
+    knowledge base embedded as one entry (its context line and whole text, as an entry of kind
+    ``parent`` is), and each query's 100 nearest sections kept beside its chunk hits. Searching
+    chunks and sections together is the merge of the two lists by cosine (what the store does
+    for index_kinds ['chunk', 'parent'])."""
+    import numpy as np
+
+    from ragsift.kb import KnowledgeBase
+
+    for name, folder, embedder, kb_name in SETS:
+        p = cache / f"{name}-v2.json"
+        if (only and name not in only) or not p.exists():
+            continue
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if "dense_parent" in data["rows"][0]["lists"]:
+            print(f"{name}: sections already embedded")
+            continue
+        kb = KnowledgeBase.open(work_dir / f"{kb_name}-{embedder}-v2")
+        t0 = time.time()
+        docs = sorted(kb.documents())
+        texts, ids = [], []
+        for i in range(0, len(docs), 200):
+            for ps in kb.store.get_document_parents(docs[i:i + 200]).values():
+                for sp in ps:
+                    hp = sp.parent.heading_path
+                    context = " > ".join(hp) if hp else sp.title
+                    if sp.title and hp and sp.title not in hp:
+                        context = f"{sp.title} > {context}"
+                    texts.append(f"{context}\n{sp.parent.text}" if context else sp.parent.text)
+                    ids.append((sp.parent.parent_id, sp.parent.doc_id))
+        emb = kb.embedder()
+        vecs = np.vstack([emb.embed_passages(texts[i:i + 32]) for i in range(0, len(texts), 32)])
+        ds = {r["qid"]: r for r in data["rows"]}
+        queries = load_beir(Path(DATASETS) / folder).queries
+        qv = emb.embed_queries([queries[q] for q in ds])
+        for (qid, row), v in zip(ds.items(), qv):
+            sims = vecs @ v
+            top = np.argsort(-sims)[:DEPTH]
+            row["lists"]["dense_parent"] = [[ids[i][0], ids[i][1], float(sims[i]), int(r)] for r, i in enumerate(top)]
+        p.write_text(json.dumps(data), encoding="utf-8")
+        print(f"{name}: {len(texts)} sections embedded and searched in {time.time() - t0:.0f} s", flush=True)
+        kb.close()
+
+
 def open_kb(path: Path, embedder: str, analyzer: str, corpus: Path):
     from ragsift.kb import KnowledgeBase
 
@@ -140,9 +186,19 @@ def channel_ranking(hits, depth: int) -> list[tuple[str, float, str]]:
 TERM_CHANNELS = {"bm25"}
 
 
+def channel_lists(row: dict, cfg: dict) -> dict:
+    """The channels a configuration fuses: ``channels`` (default dense and BM25); with
+    ``parents``, dense searches chunks and whole sections together (merged by cosine)."""
+    lists = {c: row["lists"][c] for c in cfg.get("channels", ("dense", "bm25"))}
+    if cfg.get("parents") and "dense" in lists:
+        merged = sorted(lists["dense"] + row["lists"]["dense_parent"], key=lambda h: -h[2])[:DEPTH]
+        lists["dense"] = [[p, d, sc, i] for i, (p, d, sc, _) in enumerate(merged)]
+    return lists
+
+
 def fused_docs(row: dict, doc_lang: dict, cfg: dict) -> list[str]:
-    rankings, doc_of, weights = {}, {}, {}
-    for channel, hits in row["lists"].items():
+    rankings, doc_of = {}, {}
+    for channel, hits in channel_lists(row, cfg).items():
         r = channel_ranking(hits, cfg["depth"])
         rankings[channel] = [(p, s) for p, s, _ in r]
         for p, _, d in r:
@@ -165,7 +221,8 @@ def fused_docs(row: dict, doc_lang: dict, cfg: dict) -> list[str]:
 
 def grid() -> list[dict]:
     cfgs = []
-    for depth, cross in itertools.product((20, 50, 100), (1.0, 0.5, 0.25, 0.1, 0.0)):
+    # a cross-language weight of 0 would drop real matches (shared names, numbers): not tried
+    for depth, cross in itertools.product((20, 50, 100), (1.0, 0.5, 0.25, 0.1)):
         for k in (5, 10, 20, 40, 60, 100):
             cfgs.append({"fusion": "rrf", "k": k, "depth": depth, "cross": cross})
         for norm, wd in itertools.product(("minmax", "zscore"), (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)):
@@ -228,11 +285,28 @@ def sweep(cache: Path, out_path: Path) -> None:
         report[name_cfg] = {"config": cfg, "label": label(cfg), "odd": row,
                             "odd_mean": statistics.fmean(r["ndcg@10"] for r in row.values())}
     table.sort(key=lambda t: -t["even_mean"])
+    # multi-granularity: dense over chunks alone against chunks and whole sections together
+    granularity = {}
+    for n in names:
+        s = load[n, "v2"]
+        if "dense_parent" not in s["rows"][0]["lists"]:
+            continue
+        variants = {"dense, chunks": {**TODAY, "channels": ("dense",)},
+                    "dense, chunks + sections": {**TODAY, "channels": ("dense",), "parents": True},
+                    "chosen hybrid, chunks": chosen, "chosen hybrid, chunks + sections": {**chosen, "parents": True}}
+        per = {v: [ndcg_at_k(fused_docs(r, s["doc_lang"], c), r["rels"], 10) for r in s["rows"]][1::2]
+               for v, c in variants.items()}
+        row = {}
+        for v, xs in per.items():
+            base = per["dense, chunks"] if v.startswith("dense") else per["chosen hybrid, chunks"]
+            row[v] = {"ndcg@10": statistics.fmean(xs),
+                      "p": paired_randomization_test(np.array(base), np.array(xs)) if xs is not base else None}
+        granularity[n] = row
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
               "sets": [{"name": n, "embedder": load[n, "v2"]["embedder"], "queries": len(load[n, "v2"]["rows"])}
                        for n in names],
               "rule": "best mean nDCG@10 on even-numbered queries with no set more than 0.5 points below today's",
-              "chosen": chosen, "report": report, "grid": table}
+              "chosen": chosen, "report": report, "granularity": granularity, "grid": table}
     out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"chosen: {label(chosen)}")
     for t in table[:15]:
@@ -240,11 +314,13 @@ def sweep(cache: Path, out_path: Path) -> None:
               + " ".join(f"{n}={v:.3f}" for n, v in t["even"].items()))
     for n, r in report.items():
         print(n, f"{r['odd_mean']:.4f}", {k: round(v["ndcg@10"], 4) for k, v in r["odd"].items()})
+    for n, r in granularity.items():
+        print(n, {k: round(v["ndcg@10"], 4) for k, v in r.items()})
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["collect", "sweep"])
+    ap.add_argument("what", choices=["collect", "parents", "sweep"])
     ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/fusion")
     ap.add_argument("--sets", default="", help="comma-separated set names (collect)")
@@ -253,8 +329,12 @@ def main() -> None:
     work = Path(args.work_dir)
     cache = work / "rankings"
     cache.mkdir(parents=True, exist_ok=True)
+    global DATASETS
+    DATASETS = args.datasets
     if args.what == "collect":
         collect(Path(args.datasets), work, cache, [s for s in args.sets.split(",") if s])
+    elif args.what == "parents":
+        collect_parents(work, cache, [s for s in args.sets.split(",") if s])
     else:
         sweep(cache, Path(args.out))
 

@@ -588,6 +588,117 @@ def soak_section() -> list[str]:
     return lines
 
 
+def _p(p: float | None) -> str:
+    return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def fusion_section() -> list[str]:
+    r = load("fusion.json")
+    lines = ["## Default fusion chosen by measurement, in every language pair (`benchmarks/fusion.py`)", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/fusion.py collect` then `sweep`._", ""]
+    names = [s["name"] for s in r["sets"]]
+    lines += [f"- Date: {r['date']}; command: `python benchmarks/fusion.py collect` (channel rankings per set, "
+              f"once), then `{r['command']}`.",
+              "- Sets (judged queries; embedder): " + ", ".join(f"{s['name']} ({s['queries']}; {s['embedder']})"
+                                                              for s in r["sets"]) + ". The L-Eval part is its "
+              "Natural Questions documents and questions (the others are asked within one document).",
+              "- Each query's dense and BM25 rankings (depth 100, with store positions) are replayed through "
+              "ragsift's own `fuse` for every setting; today's analyzer (`ragsift-zh-en-v1`) and the new one "
+              "(`ragsift-unicode-v2`) each have their own BM25 rankings. Where no knowledge base of today's "
+              "analyzer existed with the set's embedder, today's BM25 rankings come from a use-multilingual "
+              "knowledge base of the same chunks (BM25 does not depend on the embedder).",
+              f"- Rule: {r['rule']}. Chosen on the even-numbered judged queries of each set (file order, from 0); "
+              "reported on the odd ones, p from a paired randomization test against today's default.", "",
+              "**The choice** (top 10 settings on the even queries, nDCG@10, with the v2 analyzer):", "",
+              "| setting | mean | worst drop vs today | " + " | ".join(names) + " |",
+              "|---|---|---|" + "---|" * len(names)]
+    for t in r["grid"][:10]:
+        lines.append(f"| {t['label']} | {t['even_mean']:.4f} | {t['worst_drop'] * 100:+.2f} pt | "
+                     + " | ".join(f"{t['even'][n]:.4f}" for n in names) + " |")
+    lines += ["", f"Chosen: **{[t for t in r['grid'] if t['config'] == r['chosen']][0]['label']}**.", "",
+              "**On the held-out (odd) queries**, nDCG@10 (Δ against today, p):", "",
+              "| configuration | mean | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for name, row in r["report"].items():
+        cells = []
+        for n in names:
+            x = row["odd"][n]
+            cells.append(f"{x['ndcg@10']:.4f}" + ("" if x["p"] is None else
+                                                   f" ({x['delta'] * 100:+.1f}, p={_p(x['p'])})"))
+        lines.append(f"| {name}: {row['label']} | {row['odd_mean']:.4f} | " + " | ".join(cells) + " |")
+    g = r.get("granularity") or {}
+    if g:
+        variants = list(next(iter(g.values())))
+        lines += ["", "**Multi-granularity** (odd queries, nDCG@10; p against the same fusion over chunks alone): "
+                  "dense over the chunks alone against chunks and whole sections together (each section embedded "
+                  "as one entry, its context line and text, as `small_index` `parents` stores it; for short "
+                  "documents the section is the document; the store merges both kinds by cosine).", "",
+                  "| set | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+        for n, row in g.items():
+            lines.append(f"| {n} | " + " | ".join(f"{row[v]['ndcg@10']:.4f}" + ("" if row[v]["p"] is None else
+                                                                               f" (p={_p(row[v]['p'])})")
+                                                 for v in variants) + " |")
+    return lines + [""]
+
+
+def languages_section() -> list[str]:
+    lines = ["## Languages: the fast multilingual embedder, translation, a mixed knowledge base", ""]
+    m = load("multilingual.json")
+    if m is None:
+        lines += ["_`benchmarks/multilingual.py` not run yet._", ""]
+    else:
+        models = ["minilm", "e5-small", "use-multilingual"]
+        lines += [f"- Date: {m['date']}; command: `{m['command']}` (quality from the `ragsift eval` files it "
+                  "names; speed measured in that run).", "",
+                  "nDCG@10, every judged query (dense alone / hybrid RRF k=60 / hybrid weighted 0.5-0.5 min-max):", "",
+                  "| set | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
+        for s, by in m["quality"].items():
+            cells = []
+            for mo in models:
+                x = by.get(mo)
+                cells.append("—" if x is None else
+                             f"{x['dense']['ndcg@10']:.3f} / {x['hybrid']['ndcg@10']:.3f} / "
+                             f"{x['hybrid-weighted']['ndcg@10']:.3f}")
+            lines.append(f"| {s} | " + " | ".join(cells) + " |")
+        lines += ["", "Embedding speed on the same chunks (chunks per second, 2 cores; "
+                  + ", ".join(f"{k}: {v} chunks" for k, v in m["chunks"].items()) + "):", "",
+                  "| model | " + " | ".join(m["chunks"]) + " |", "|---|" + "---|" * len(m["chunks"])]
+        for mo, v in m["chunks_per_second"].items():
+            lines.append(f"| {mo} | " + " | ".join(f"{v[k]:.1f}" for k in m["chunks"]) + " |")
+        lines.append("")
+    t = load("translate.json")
+    if t is not None:
+        lines += [f"**Translation** ({t['dataset']}, {t['queries']} odd-numbered queries, embedder {t['embedder']}, "
+                  f"model `{t['llm']}`; {t['date']}; `{t['command']}`):", "",
+                  "| configuration | nDCG@10 | Recall@10 | p vs defaults | seconds a query (cold cache) |",
+                  "|---|---|---|---|---|"]
+        for name, x in t["results"].items():
+            lines.append(f"| {name} | {x['metrics']['ndcg@10']:.4f} | {x['metrics']['recall@10']:.4f} | "
+                         f"{_p(x['p_vs_defaults'])} | {x['seconds_per_query']:.2f} |")
+        ex = t.get("example") or {}
+        if ex.get("translate"):
+            lines += ["", f"Example: “{ex['question']}” → " + ", ".join(
+                f"{k}: “{v}”" for k, v in ex["translate"]["translations"].items())]
+        lines.append("")
+    x = load("mixed.json")
+    if x is not None:
+        lines += [f"**A mixed knowledge base** ({x['embedder']}; chunks by language {x['chunks_by_language']}; "
+                  f"{x['date']}; `{x['command']}`): same-language questions, odd-numbered queries, nDCG@10.", "",
+                  "| questions | today (RRF k=60) | new defaults | p |", "|---|---|---|---|"]
+        for name, r in x["sets"].items():
+            lines.append(f"| {name} ({r['queries']}) | {r['today']:.4f} | {r['new defaults']:.4f} | {_p(r['p'])} |")
+        lines.append("")
+    tu = load("tune.json")
+    if tu is not None:
+        lines += [f"**`ragsift tune`** ({tu['dataset']}, embedder {tu['embedder']}; {tu['date']}):", "",
+                  "| questions | held-out queries | current | tuned | p | settings |", "|---|---|---|---|---|---|"]
+        for row in tu["runs"]:
+            lines.append(f"| {row['label']} | {row['validation_queries']} | {row['current']:.4f} | {row['tuned']:.4f} "
+                         f"| {_p(row['p'])} | {row['chosen']} |")
+        lines += ["", *tu.get("notes", []), ""]
+    return lines
+
+
 def main() -> int:
     sci_lines, sci = ablation_section(
         "scifact", "Ablation: BEIR SciFact",
@@ -609,7 +720,7 @@ def main() -> int:
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(),
-           *milvus_section(), *serve_section(), *soak_section()]
+           *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *soak_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

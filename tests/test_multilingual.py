@@ -202,3 +202,15 @@ def test_the_languages_a_question_is_translated_into_and_hyde_writes_in():
     st = steps("en", {"zh": 100}, translate=False)
     assert st.targets == [] and st.written_language == "en"
     assert steps("en", {"zh": 100}, llm="").targets == []  # no model: nothing to translate with
+
+
+def test_use_multilingual_as_an_extra_embedder_serves_chinese_beside_minilm(tmp_path):
+    """minilm is English-only; the fast multilingual model as a second vector per entry answers
+    the Chinese question (its own channel, dense:use-multilingual)."""
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", extra_embedders=["use-multilingual"])
+    kb.ingest([_docs(tmp_path)])
+    r = kb.query("复位键要按多久？", channels=["dense:use-multilingual"])
+    assert r.passages[0].source.endswith("zh.md")
+    r = kb.query("How long do I hold the reset button?", channels=["dense:use-multilingual"])
+    assert r.passages[0].source.endswith(("en.md", "zh.md"))  # the same manual in either language
+    kb.close()
