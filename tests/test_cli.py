@@ -38,7 +38,9 @@ def test_ingest_query_stats_list_delete(cli_kb):
     top = res["passages"][0]
     assert top["heading_path"] == ["Guide", "监控"] and "百分之九十" in top["text"]
     assert {c["name"] for c in res["trace"]["channels"]} == {"dense", "bm25"}
-    assert res["trace"]["fusion"]["k"] == 60
+    fusion = res["trace"]["fusion"]  # the default: weighted min-max, dense 0.4 and BM25 0.6
+    assert (fusion["mode"], fusion["weights"], fusion["normalization"]) == ("weighted", {"dense": 0.4, "bm25": 0.6},
+                                                                             "minmax")
 
     text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
     assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text

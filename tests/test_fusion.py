@@ -38,8 +38,8 @@ def test_weighted_minmax_matches_ranx_wsum_on_real_runs(sample_kb, questions):
 
 
 def test_rrf_k_changes_scores_and_is_recorded(sample_kb):
-    a = sample_kb.query("What does the amber LED mean?", rrf_k=1)
-    b = sample_kb.query("What does the amber LED mean?", rrf_k=60)
+    a = sample_kb.query("What does the amber LED mean?", fusion="rrf", rrf_k=1)
+    b = sample_kb.query("What does the amber LED mean?", fusion="rrf", rrf_k=60)
     assert a.trace.fusion == {"mode": "rrf", "channels": ["dense", "bm25"], "k": 1}
     assert b.trace.fusion["k"] == 60
     assert a.passages[0].score > b.passages[0].score  # 1/(1+1) vs 1/(60+1) at rank 1

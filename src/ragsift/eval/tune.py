@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ragsift.cancel import Deadline
+from ragsift.config import UNLISTED_WEIGHT
 from ragsift.errors import RagsiftError
 from ragsift.eval.metrics import ndcg_at_k
 from ragsift.eval.stats import paired_randomization_test
@@ -111,7 +112,7 @@ def _docs(c: Captured, setting: dict[str, Any]) -> list[str]:
     w = float(setting.get("cross_language_weight", 1.0))
     discounts = {ch: {u: w for u in units} for ch, units in c.cross.items()} if w != 1.0 else None
     fused = fuse(c.rankings, setting["fusion"], k=int(setting.get("rrf_k", 60)), weights=setting.get("weights"),
-                 normalization=setting.get("normalization", "minmax"), discounts=discounts)
+                 normalization=setting.get("normalization", "minmax"), discounts=discounts, unlisted=UNLISTED_WEIGHT)
     return list(dict.fromkeys(c.doc_of[u] for u, _ in fused))
 
 

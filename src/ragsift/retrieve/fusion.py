@@ -9,7 +9,7 @@ are deterministic.
   ``score(d) = sum over channels c of w_c / (k + rank_c(d))``, rank 1-based, ``k`` default 60,
   weights default 1. The score is a rank artefact: never threshold it.
 - Weighted score fusion: ``score(d) = sum_c w_c * norm_c(raw_c(d))``, a channel that did not
-  return ``d`` contributes 0. ``norm`` is explicit: ``minmax`` maps a channel's scores to
+  return ``d`` contributes 0; a channel ``weights`` does not name weighs ``unlisted``. ``norm`` is explicit: ``minmax`` maps a channel's scores to
   [0, 1] (all-equal scores map to 1), ``zscore`` to (s - mean) / std, ``none`` leaves raw
   scores (only sensible when channels share a scale).
 
@@ -62,10 +62,11 @@ def normalize(scores: Sequence[float], method: str) -> list[float]:
 
 
 def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
-             normalization: str = "minmax", discounts: Discounts | None = None) -> list[tuple[str, float]]:
+             normalization: str = "minmax", discounts: Discounts | None = None,
+             unlisted: float = 0.0) -> list[tuple[str, float]]:
     scores: dict[str, float] = {}
     for channel, ranking in rankings.items():
-        w = float(weights.get(channel, 0.0))
+        w = float(weights.get(channel, unlisted))
         if w == 0 or not ranking:
             continue
         off = (discounts or {}).get(channel) or {}
@@ -77,11 +78,11 @@ def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
 
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
          weights: Mapping[str, float] | None = None, normalization: str = "minmax",
-         discounts: Discounts | None = None) -> list[tuple[str, float]]:
+         discounts: Discounts | None = None, unlisted: float = 0.0) -> list[tuple[str, float]]:
     m = parse_enum(FusionMode, mode, "fusion mode")
     if len(rankings) == 1:  # one channel: its own order, its raw scores
         (ranking,) = rankings.values()
         return [(pid, float(s)) for pid, s in ranking]
     if m is FusionMode.RRF:
         return rrf(rankings, k, None, discounts)  # RRF votes equally (``weights`` are for weighted fusion)
-    return weighted(rankings, weights or {}, normalization, discounts)
+    return weighted(rankings, weights or {}, normalization, discounts, unlisted)

@@ -74,7 +74,7 @@ class Retriever:
         if q.fusion is FusionMode.RRF:
             fusion_info["k"] = q.rrf_k
         else:
-            fusion_info["weights"] = {c: q.weights.get(c, 0.0) for c in r.rankings}
+            fusion_info["weights"] = {c: q.weight(c) for c in r.rankings}
             fusion_info["normalization"] = q.normalization
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by

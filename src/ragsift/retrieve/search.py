@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ragsift.cancel import Deadline
-from ragsift.config import Settings
+from ragsift.config import UNLISTED_WEIGHT, Settings
 from ragsift.errors import QueryError
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, llm_for
@@ -135,6 +135,7 @@ class Searcher:
                 found[h.child_id] = Found(found[h.child_id].hit if h.child_id in found else h, chans)
         q = s.query
         fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization,
+                     unlisted=UNLISTED_WEIGHT,
                      discounts=discounts if w_cross != 1.0 else None) if rankings else []
         t_fuse = time.perf_counter()
         ranked, rerank_info = fused, None
