@@ -30,7 +30,7 @@ MODELS = ["minilm", "e5-small", "use-multilingual"]
 
 def chunks(corpus: Path, docs: int) -> list[str]:
     out = []
-    for i, d in enumerate(load_file(corpus)):
+    for i, d in enumerate(load_file(corpus, corpus.name, max_bytes=10**9).documents):
         if i >= docs:
             break
         _, children = split_document(d, SplitSettings(1500, 200, 40))
