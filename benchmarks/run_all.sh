@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 DATASETS=${DATASETS:-../shared/datasets}
 WORK=${WORK:-/tmp/ragsift-bench}
 OUT=benchmarks/results
-mkdir -p "$OUT" "$WORK"
+mkdir -p "$OUT" "$WORK" "$WORK/evals"
 export HF_HUB_OFFLINE=1
 
 for ds in scifact hotpotqa-ircot-dev500; do
@@ -34,4 +34,21 @@ benchmarks/llm.sh
 .venv/bin/python benchmarks/serve_load.py --dataset "$DATASETS/scifact" --ingest-dataset "$DATASETS/hotpotqa-ircot-dev500" \
     --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/soak.py --zh "$DATASETS/cmrc2018-dev" --en "$DATASETS/scifact" --work-dir "$WORK/soak"
+# issue 15: fusion defaults over six sets (builds e5-small and minilm knowledge bases: about an hour
+# and a half on two cores), the fast multilingual embedder, translation, a mixed knowledge base, tune
+.venv/bin/python benchmarks/fusion.py collect --work-dir "$WORK/fusion"
+.venv/bin/python benchmarks/fusion.py parents --work-dir "$WORK/fusion"
+.venv/bin/python benchmarks/fusion.py sweep --work-dir "$WORK/fusion"
+for ds in scifact hotpotqa-ircot-dev500 xquad-zh xquad-xling cmrc2018-dev; do
+  for m in e5-small use-multilingual; do
+    .venv/bin/ragsift eval "$DATASETS/$ds" --configs dense,bm25,hybrid,hybrid-weighted --embedder "$m" \
+        --work-dir "$WORK/eval" --out "$WORK/evals/$ds-$m.json" --no-progress
+  done
+done
+cp "$OUT/scifact.json" "$WORK/evals/scifact-minilm.json"
+cp "$OUT/hotpotqa-ircot-dev500.json" "$WORK/evals/hotpotqa-ircot-dev500-minilm.json"
+.venv/bin/python benchmarks/multilingual.py --evals "$WORK/evals"
+.venv/bin/python benchmarks/translate.py --dataset "$DATASETS/xquad-xling" --work-dir "$WORK/eval"
+.venv/bin/python benchmarks/mixed.py --work-dir "$WORK/mixed"
+.venv/bin/python benchmarks/tune.py --kb "$WORK/fusion/scifact-minilm-v2" --qrels "$DATASETS/scifact"
 .venv/bin/python benchmarks/report.py
