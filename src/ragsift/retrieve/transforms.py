@@ -83,32 +83,30 @@ def hyde_text(question: str, hyp: Hypotheses, mode: HydeMode) -> str:
     return "\n".join([question, *hyp.texts])
 
 
+def _one_line(llm: LLM, kind: str, language: str, question: str, what: str, max_tokens: int, *,
+              prompts: Mapping[str, Any] | None, deadline: Deadline) -> str:
+    """The first line of the model's answer to prompt ``kind``; LLMError when there is none or
+    it is far longer than the question."""
+    msgs = get_prompt(kind, language, prompts).messages(question=question)
+    lines = answer_lines(llm.generate(msgs, temperature=0.0, max_tokens=max_tokens, deadline=deadline))
+    if not lines:
+        raise LLMError(f"empty {what}")
+    if len(lines[0]) > 4 * len(question) + 200:
+        raise LLMError(f"{what} is {len(lines[0])} characters for a {len(question)}-character question")
+    return lines[0]
+
+
 def rewrite_query(llm: LLM, question: str, language: str, *, prompts: Mapping[str, Any] | None,
                   deadline: Deadline) -> str:
     """One rewritten query; raises LLMError when the answer is unusable."""
-    msgs = get_prompt("rewrite", language, prompts).messages(question=question)
-    text = llm.generate(msgs, temperature=0.0, max_tokens=96, deadline=deadline)
-    lines = answer_lines(text)
-    if not lines:
-        raise LLMError("empty rewrite")
-    rewritten = lines[0]
-    if len(rewritten) > 4 * len(question) + 200:
-        raise LLMError(f"rewrite is {len(rewritten)} characters for a {len(question)}-character question")
-    return rewritten
+    return _one_line(llm, "rewrite", language, question, "rewrite", 96, prompts=prompts, deadline=deadline)
 
 
 def translate_query(llm: LLM, question: str, target: str, *, prompts: Mapping[str, Any] | None,
                     deadline: Deadline) -> str:
     """The question translated into ``target`` (zh or en); raises LLMError when the answer is
     unusable (empty, far longer than the question, or not in the target language)."""
-    msgs = get_prompt("translate", target, prompts).messages(question=question)
-    text = llm.generate(msgs, temperature=0.0, max_tokens=128, deadline=deadline)
-    lines = answer_lines(text)
-    if not lines:
-        raise LLMError("empty translation")
-    out = lines[0]
-    if len(out) > 4 * len(question) + 200:
-        raise LLMError(f"translation is {len(out)} characters for a {len(question)}-character question")
+    out = _one_line(llm, "translate", target, question, "translation", 128, prompts=prompts, deadline=deadline)
     if detect_language(out) != target:
         raise LLMError(f"the translation is not in {target}: {out[:80]!r}")
     return out
