@@ -90,7 +90,7 @@ def test_a_dead_endpoint_is_a_clear_error(tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelError, match=r"openai:minilm at .*failed after .*APIConnectionError"):
         KnowledgeBase.open(tmp_path / "kb", embedder="openai:minilm", embed_base_url=dead, embed_timeout_s=3)
-    with pytest.raises(ModelError, match="unknown embedder 'bert'; valid: 'e5-small', 'minilm', 'st:<model>', "
+    with pytest.raises(ModelError, match="unknown embedder 'bert'; valid: 'e5-small', 'minilm', 'use-multilingual', 'st:<model>', "
                                          "'openai:<model>'"):
         load_embedder("bert")
 
