@@ -79,7 +79,8 @@ def test_the_trace_opens(page):
     expect(rows).to_have_count(2)
     assert rows.nth(0).inner_text().startswith("dense") and rows.nth(1).inner_text().startswith("bm25")
     expect(trace).to_contain_text("Fused ranking")
-    expect(trace).to_contain_text("fusion: mode=rrf")
+    expect(trace).to_contain_text("fusion: mode=weighted")  # the default, with the knowledge base's weights
+    expect(trace).to_contain_text('"dense":0.4')
 
 
 def test_two_configurations_side_by_side(page):

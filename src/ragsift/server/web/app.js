@@ -88,9 +88,7 @@ function readConfig(fieldset) {
     max_parents: parseInt(get("max_parents"), 10), token_budget: parseInt(get("token_budget"), 10),
     channels,
   };
-  if (out.fusion === "weighted") {
-    out.weights = Object.fromEntries(channels.map(c => [c, 1 / channels.length]));
-  }
+  // weighted fusion uses the knowledge base's weights (a channel they do not name counts 0.5)
   if (channels.some(c => c.startsWith("hyde"))) out.hyde_mode = get("hyde_mode");
   const llm = get("llm").trim();
   if (llm) out.llm = llm;
