@@ -160,8 +160,8 @@ def test_llm_settings_are_validated():
         Settings(prompts={"hyde.en": {"system": "", "user": "{question} {answer}"}})
     with pytest.raises(ConfigError, match="must use"):
         Settings(prompts={"hyde.en": {"system": "", "user": "no placeholder"}})
-    with pytest.raises(ConfigError, match="missing: hyde"):
-        Settings(channels=("dense", "hyde"), llm="openai:x", fusion="weighted")
+    # weighted fusion: a channel its weights do not name counts 0.5
+    assert Settings(channels=("dense", "hyde"), llm="openai:x", fusion="weighted").query.weight("hyde") == 0.5
     with pytest.raises(ConfigError, match="unknown channel or step"):
         CHANNELS.check(Settings(channel_timeouts={"hide": 3}))
     with pytest.raises(ConfigError, match="weight for unknown channel 'bm52'"):
