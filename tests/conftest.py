@@ -2,8 +2,10 @@
 through a milvus-lite server the session starts on 127.0.0.1."""
 from __future__ import annotations
 
-import sys
+import atexit
 import os
+import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -16,6 +18,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 _user_cache = Path(os.environ.get("RAGSIFT_CACHE_DIR") or Path.home() / ".cache" / "ragsift")
 os.environ.setdefault("RAGSIFT_MODELS_DIR", str(_user_cache / "models"))
 os.environ["RAGSIFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragsift-test-cache-")
+atexit.register(shutil.rmtree, os.environ["RAGSIFT_CACHE_DIR"], ignore_errors=True)  # gone when the session ends
 
 from ragsift.demo import sample_dir, sample_questions  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
