@@ -1,4 +1,5 @@
-"""Multi-hop retrieval: every stopping reason, provenance, merging, English and Chinese.
+"""Multi-hop retrieval: every follow-up kind (documents named in the question, links from what
+was found, key terms), every stopping reason, provenance, merging, English and Chinese.
 Real store and embedder; the LLM-mode tests use the fault-injecting stub endpoint to script
 the model's follow-up queries (and its failures)."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ import pytest
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
 from ragsift.kb import KnowledgeBase
-from ragsift.retrieve.multihop import merge_hops
+from ragsift.retrieve.multihop import merge_hops, with_links
 from ragsift.text.entities import entities, new_terms, residual_words
 
 QUESTION = "Which government position was held by the woman who played Corliss Archer in the film Kiss and Tell?"
@@ -25,11 +26,42 @@ DOCS = {
 }
 
 
+# the same documents under headings that name nothing: follow-ups come from key terms
+UNTITLED = {name: "# Notes " + str(i) + text[text.index("\n"):] for i, (name, text) in enumerate(DOCS.items())}
+COMPARISON = {
+    "lovelace.md": "# Ada Lovelace\n\nAda Lovelace was born in 1815 in London and wrote the first published "
+                   "algorithm for a machine.\n",
+    "hopper.md": "# Grace Hopper\n\nGrace Hopper was born in 1906 in New York; her team built the first "
+                 "compiler for a programming language.\n",
+    "babbage.md": "# Analytical Engine\n\nThe Analytical Engine was a mechanical computer; its first program "
+                  "was born from notes on the machine written in London.\n",
+    "libai.md": "# 李白\n\n李白生于公元701年，唐代诗人，被后人称为诗仙。\n",
+    "dufu.md": "# 杜甫\n\n杜甫生于公元712年，唐代诗人，被后人称为诗圣。\n",
+    "tangshi.md": "# 唐诗\n\n唐诗是唐代诗人写的诗，谁更早出生常被人问起，诗人生于何年各有记载。\n",
+}
+
+
 @pytest.fixture(scope="module")
 def mh_kb(tmp_path_factory):
     root = tmp_path_factory.mktemp("multihop")
     kb = KnowledgeBase.open(root / "kb")
     kb.ingest(write_files(root / "docs", DOCS))
+    return kb
+
+
+@pytest.fixture(scope="module")
+def terms_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("multihop-terms")
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", UNTITLED))
+    return kb
+
+
+@pytest.fixture(scope="module")
+def cmp_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("multihop-comparison")
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", COMPARISON))
     return kb
 
 
@@ -53,6 +85,8 @@ def test_keywords_mode_finds_the_second_hop_and_keeps_the_first(mh_kb):
     assert mh["stop"] == "depth" and [h["hop"] for h in mh["hops"]] == [0, 1]
     assert mh["hops"][1]["queries"] == ["Shirley Temple government position held woman played"]
     assert mh["hops"][1]["source"] == "keywords" and mh["hops"][1]["gain"] == 1.0
+    # the passage found first names the document "Shirley Temple": a link
+    assert mh["hops"][1]["kinds"] == ["link"] and mh["hops"][1]["names"] == ["Shirley Temple"]
     temple = next(p for p in res.passages if p.source == "temple.md")
     assert mh["hops"][1]["new_units"] == [temple.parent_id]
     assert res.passages[0].parent_id == single.passages[0].parent_id  # the question's best stays first
@@ -66,16 +100,43 @@ def test_chinese_multi_hop(mh_kb):
     res = mh_kb.query(ZH_QUESTION, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
     mh = res.trace.multihop
     assert mh["hops"][1]["queries"] == ["秀兰·邓波儿 扮演 女演员 后来 担任 政府 职务"]
+    assert mh["hops"][1]["kinds"] == ["link"] and mh["hops"][1]["names"] == ["秀兰·邓波儿"]
     assert mh["stop"] == "depth" and mh["hops"][1]["new_units"] == [res.passages[1].parent_id]
     assert set(_sources(res)) == {"film_zh.md", "temple_zh.md"}
 
 
-def test_stops_when_a_hop_brings_too_little(mh_kb):
-    single = mh_kb.query(QUESTION)
-    res = mh_kb.query(QUESTION, multihop="keywords", hops_max=3, hop_min_gain=0.9, hop_top=3)
+def test_without_titles_the_follow_ups_are_key_terms(terms_kb):
+    res = terms_kb.query(QUESTION, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    hop = res.trace.multihop["hops"][1]
+    assert hop["kinds"] == ["term"] and hop["queries"] == ["Shirley Temple government position held woman played"]
+    assert _sources(res) == ["film.md", "temple.md"]
+
+
+def test_stops_when_a_hop_brings_too_little(terms_kb):
+    single = terms_kb.query(QUESTION)
+    res = terms_kb.query(QUESTION, multihop="keywords", hops_max=3, hop_min_gain=0.9, hop_top=3)
     mh = res.trace.multihop
     assert mh["stop"] == "low_gain" and mh["hops"][1]["merged"] is False and mh["hops"][1]["gain"] < 0.9
     assert [p.parent_id for p in res.passages] == [p.parent_id for p in single.passages]  # the hop was dropped
+
+
+@pytest.mark.parametrize("question, sides, found", [
+    ("Who was born first, Ada Lovelace or Grace Hopper?", {"Ada Lovelace", "Grace Hopper"},
+     {"lovelace.md", "hopper.md"}),
+    ("谁出生得更早，李白还是杜甫？", {"李白", "杜甫"}, {"libai.md", "dufu.md"}),
+])
+def test_a_comparison_searches_each_document_the_question_names(cmp_kb, question, sides, found):
+    res = cmp_kb.query(question, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    hop = res.trace.multihop["hops"][1]
+    # hop_top=1: the first search counts at most one side as found; a side it did not find is
+    # searched by its name
+    by_source = {p.source: p for p in res.passages}
+    assert set(hop["kinds"]) == {"named"} and set(hop["names"]) <= sides
+    for name, query in zip(hop["names"], hop["queries"]):
+        assert query.startswith(name)
+        source = next(f for f in found if COMPARISON[f].startswith("# " + name))
+        assert by_source[source].parent_id in hop["new_units"]
+    assert {p.source for p in res.passages} == found  # both sides, first
 
 
 def test_stops_when_nothing_new_comes_back(mh_kb):
@@ -139,3 +200,10 @@ def test_merging_keeps_the_questions_top_units_and_alternates():
     merged = [u for u, _ in merge_hops(ours, follow, {"hop1.0": 1.0}, protect=2, k=60)]
     assert merged == ["a", "b", "x", "c", "y", "d"]
     assert [u for u, _ in merge_hops(ours, {}, {}, protect=2, k=60)] == ["a", "b", "c", "d"]
+
+
+def test_linked_units_follow_the_unit_that_names_them_and_named_ones_come_first():
+    ranking = [("a", 1.0), ("b", 0.9), ("c", 0.8)]
+    merged = [u for u, _ in with_links(ranking, ["n"], {"a": ["x"], "x": ["y"], "c": ["b"]}, k=60)]
+    assert merged == ["n", "a", "x", "y", "b", "c"]  # a link already ranked stays where it was first placed
+    assert with_links(ranking, [], {}, k=60) == ranking

@@ -68,7 +68,7 @@ class Unit(StrEnum):
 
 class MultiHop(StrEnum):
     OFF = "off"
-    KEYWORDS = "keywords"  # follow-up queries from entities and key terms of what was found
+    KEYWORDS = "keywords"  # follow-ups without a model: documents named (titles), else key terms
     LLM = "llm"  # follow-up queries written by the language model
 
 

@@ -2,10 +2,18 @@
 retrieve again; stop when new searches stop bringing new information.
 
 Each hop's follow-up queries come from the language model (``multihop = "llm"``: the question
-and the passages found last; the model may answer DONE) or, without one (``"keywords"``),
-from the entities and key terms of the passages found last that the question does not already
-contain: one query per term, the term followed by the question's words that nothing found so
-far contains (``"Shirley Temple government position held"``).
+and the passages found last; the model may answer DONE) or, without one (``"keywords"``), from
+names, in this order:
+- ``named``: documents whose title the question names (first hop only), not found yet: each
+  side of a comparison ("Which is older, X or Y?") gets its own search;
+- ``link``: documents whose title the passages found last name (best passage first), not found
+  yet: the bridge ("the film Kiss and Tell" → the document "Kiss and Tell");
+- ``term``: when no title is named, the entities and key terms of the passages found last that
+  the question does not already contain.
+One query per name, the name followed by the question's words that nothing found so far
+contains (``"Shirley Temple government position held"``); a ``named`` or ``link`` query ranks
+the units of the documents it names first. Titles are found by ``TitleIndex``
+(``text/links.py``): whole words, case-folded, any script.
 
 The loop stops, with the reason in the trace, when
 - ``depth``: ``hops_max`` rounds have run;
@@ -57,11 +65,27 @@ class Hop:
     merged: bool = True
     elapsed_ms: float = 0.0
     top: list[list[str]] = field(default_factory=list)  # each query's top units
+    kinds: list[str] = field(default_factory=list)  # keywords mode, per query: named | link | term
+    names: list[str] = field(default_factory=list)  # per query: the title or term it asks about
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
-                "gain": None if self.gain is None else round(self.gain, 4), "merged": self.merged,
-                "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top}
+        out = {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
+               "gain": None if self.gain is None else round(self.gain, 4), "merged": self.merged,
+               "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top}
+        if self.kinds:
+            out["kinds"], out["names"] = self.kinds, self.names
+        return out
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A keywords-mode follow-up: the query, what it asks about, and the documents it names."""
+
+    query: str
+    kind: str  # named | link | term
+    name: str
+    docs: frozenset[str] = frozenset()
+    anchor: str | None = None  # a link: the unit whose passage names the documents
 
 
 def _norm(q: str) -> str:
@@ -78,18 +102,57 @@ class MultiHopSearch:
         # each hop is a plain search; reranking, if any, runs once on the merged result
         self.hop_settings = s.replace(multihop="off", rerank="")
 
-    def _texts(self, r: SearchRound, units: list[str]) -> list[str]:
-        """Title and text of units (best first), for reading them."""
+    @staticmethod
+    def _docs_of(r: SearchRound, units: list[str]) -> set[str]:
         hit_of = hits_by_unit(r.found, r.unit.key)
-        hits = [hit_of[u] for u in units if u in hit_of]
-        parents = self.searcher.store.get_parents(h.parent_id for h in hits)
+        return {hit_of[u].doc_id for u in units if u in hit_of}
+
+    def _read(self, r: SearchRound, units: list[str]) -> list[tuple[str, str]]:
+        """(unit, title and text) of units (best first), for reading them."""
+        hit_of = hits_by_unit(r.found, r.unit.key)
+        hits = [(u, hit_of[u]) for u in units if u in hit_of]
+        parents = self.searcher.store.get_parents(h.parent_id for _, h in hits)
         out = []
-        for h in hits:
+        for u, h in hits:
             sp = parents.get(h.parent_id)
             if sp is not None:
                 text = r.unit.read(h, sp, self.s.query)
-                out.append(f"{sp.title}: {text}" if sp.title and sp.title not in text[:200] else text)
+                out.append((u, f"{sp.title}: {text}" if sp.title and sp.title not in text[:200] else text))
         return out
+
+    def _keyword_follow_ups(self, h: int, last_read: list[tuple[str, str]], all_found: list[str],
+                            found_docs: set[str]) -> list[FollowUp]:
+        """Follow-ups without a model: documents the question names (first hop), documents the
+        passages found last name (each after the passage that names it), else the passages' new
+        terms."""
+        m = self.s.multihop
+        titles = self.searcher.titles()
+        rest = residual_words(self.question, all_found)
+        out: list[FollowUp] = []
+        taken = set(found_docs)
+        if h == 1:  # documents the question names and the first search did not find
+            for title, docs in titles.documents_named([self.question], limit=m.hop_queries):
+                if not taken.intersection(docs):
+                    out.append(FollowUp(" ".join([title, *rest]), "named", title, frozenset(docs)))
+                    taken.update(docs)
+        links = 0
+        for unit, text in last_read:
+            for title, docs in titles.documents_named([text], exclude=taken, limit=1):
+                out.append(FollowUp(" ".join([title, *rest]), "link", title, frozenset(docs), unit))
+                taken.update(docs)
+                links += 1
+            if links >= m.hop_queries:
+                break
+        if not out:
+            out = [FollowUp(" ".join([t, *rest]), "term", t)
+                   for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
+        return out
+
+    @staticmethod
+    def _named_unit(r: SearchRound, docs: frozenset[str], depth: int) -> str | None:
+        """The best unit of the documents a follow-up names, in its top ``depth``."""
+        hit_of = hits_by_unit(r.found, r.unit.key)
+        return next((u for u, _ in r.ranked[:depth] if u in hit_of and hit_of[u].doc_id in docs), None)
 
     def _follow_up(self, found: list[str], deadline: Deadline) -> str:
         shown = "\n".join(f"- {cut_to_tokens(t, TOKENS_PER_PASSAGE, ' …')}" for t in found[:FOUND_IN_PROMPT])
@@ -110,14 +173,20 @@ class MultiHopSearch:
         rankings: dict[str, list[tuple[str, float]]] = {}  # the follow-ups' rankings
         weights: dict[str, float] = {}
         found: set[str] = set(hops[0].new_units)
-        hop0_top = set(hops[0].new_units)
-        last_found = self._texts(first, hops[0].new_units)
-        all_found = list(last_found)
+        found_docs = self._docs_of(first, hops[0].new_units)
+        last_read = self._read(first, hops[0].new_units)
+        all_found = [t for _, t in last_read]
         asked = {_norm(self.question)}
         spans = {pid: dict(v) for pid, v in first.spans.items()}
         entries: dict[str, Found] = dict(first.found)
         provenance: dict[str, list[dict[str, Any]]] = {}
         self._provenance(provenance, first.ranked, 0, self.question)
+        # units of the documents the question names: those the first search found, now; the others
+        # when a follow-up finds them
+        named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in
+                             self.searcher.titles().documents_named([self.question], limit=m.hop_queries))
+                 if u is not None] if m.mode is MultiHop.KEYWORDS else []
+        linked: dict[str | None, list[str]] = {}  # unit -> units of the documents its passage names
         llm_calls, stop, error = 0, "depth", None
         for h in range(1, m.hops_max):
             t_hop = time.perf_counter()
@@ -133,36 +202,43 @@ class MultiHopSearch:
                     break
                 llm_calls += 1
                 try:
-                    q = self._follow_up(last_found, Deadline(min(s.timeout("follow_up"),
-                                                                  max(0.1, m.hop_time_s - (t_hop - t0)))))
+                    q = self._follow_up([t for _, t in last_read], Deadline(min(s.timeout("follow_up"),
+                                                                            max(0.1, m.hop_time_s - (t_hop - t0)))))
                 except RagsiftError as e:
                     stop, error = "llm_error", f"{type(e).__name__}: {e}"
                     break
                 if q.strip().upper().startswith("DONE"):
                     stop = "llm_done"
                     break
-                queries, source = [q], "llm"
+                follow = [FollowUp(q, "llm", q)]
             else:
-                terms = new_terms(self.question, last_found, limit=m.hop_queries)
-                if not terms:
+                follow = self._keyword_follow_ups(h, last_read, all_found, found_docs)
+                if not follow:
                     stop = "no_follow_up"
                     break
-                rest = residual_words(self.question, all_found)
-                queries, source = [" ".join([t, *rest]) for t in terms], "keywords"
-            queries = [q for q in queries if _norm(q) not in asked]
-            if not queries:
+            follow = list({_norm(f.query): f for f in follow if _norm(f.query) not in asked}.values())
+            if not follow:
                 stop = "repeated_query"
                 break
+            queries = [f.query for f in follow]
             asked.update(_norm(q) for q in queries)
-            hop = Hop(h, queries, source)
+            hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords")
+            if m.mode is not MultiHop.LLM:
+                hop.kinds, hop.names = [f.kind for f in follow], [f.name for f in follow]
             results = [self.searcher.search(q, self.hop_settings, self.where, self.deadline) for q in queries]
-            new: list[str] = []
-            for r in results:
-                top = [u for u, _ in r.ranked[: m.hop_top]]
-                hop.top.append(top)
-                new += [u for u in top if u not in found and u not in new]
+            # what each follow-up adds: a named or linked document's best unit; a term's or the
+            # model's query, its top hop_top units
+            adds: list[list[str]] = []
+            for f, r in zip(follow, results):
+                hop.top.append([u for u, _ in r.ranked[: m.hop_top]])
+                if f.docs:
+                    u = self._named_unit(r, f.docs, s.query.channel_depth)
+                    adds.append([u] if u is not None and u not in found else [])
+                else:
+                    adds.append([u for u in hop.top[-1] if u not in found])
+            new = list(dict.fromkeys(u for a in adds for u in a))
             hop.new_units = new
-            hop.gain = len(new) / (m.hop_top * len(queries))
+            hop.gain = len(new) / sum(1 if f.docs else m.hop_top for f in follow)
             hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
             hops.append(hop)
             if not new:
@@ -171,14 +247,18 @@ class MultiHopSearch:
             if hop.gain < m.hop_min_gain:
                 hop.merged, stop = False, "low_gain"
                 break
-            for i, (q, r) in enumerate(zip(queries, results)):
-                name = f"hop{h}.{i}"
-                # a follow-up adds what is new: units the question's own search already ranked in
-                # its top hop_top keep that credit only, so a follow-up that repeats them cannot
-                # push out the new ones; and only its top hop_top count (deeper, its noise adds up)
-                rankings[name] = [(u, v) for u, v in r.ranked[: m.hop_top] if u not in hop0_top]
-                weights[name] = 1.0 / h  # earlier hops first
-                self._provenance(provenance, r.ranked, h, q)
+            for i, (f, r, a) in enumerate(zip(follow, results, adds)):
+                if f.kind == "named":
+                    named += [u for u in a if u not in named]
+                elif f.kind == "link":
+                    linked.setdefault(f.anchor, []).extend(a)
+                else:
+                    # a follow-up adds what is new: units found before keep that credit only, so a
+                    # follow-up that repeats them cannot push out the new ones; and only its top
+                    # hop_top count (deeper, its noise adds up)
+                    rankings[f"hop{h}.{i}"] = [(u, v) for u, v in r.ranked[: m.hop_top] if u in a]
+                    weights[f"hop{h}.{i}"] = (1.0 - 0.01 * i) / h  # earlier hops first, then the order asked
+                self._provenance(provenance, r.ranked, h, f.query)
                 for pid, sp in r.spans.items():
                     mine = spans.setdefault(pid, {})
                     for cid, v in sp.items():
@@ -187,11 +267,13 @@ class MultiHopSearch:
                     entries.setdefault(cid, v)
             found.update(new)
             # read what this hop found: its new units, best first across its queries
-            last_found = []
-            for r in results:
-                last_found += self._texts(r, [u for u in new if u in dict(r.ranked[: m.hop_top])])
-            all_found += last_found
-        merged = merge_hops(first.ranked, rankings, weights, m.hop_protect, s.query.rrf_k)
+            last_read = []
+            for r, a in zip(results, adds):
+                last_read += self._read(r, [u for u in new if u in a])
+                found_docs |= self._docs_of(r, a)
+            all_found += [t for _, t in last_read]
+        merged = with_links(merge_hops(first.ranked, rankings, weights, m.hop_protect, s.query.rrf_k), named, linked,
+                            s.query.rrf_k)
         t_hops = time.perf_counter()
         info = {"mode": m.mode, "hops": [hp.to_dict() for hp in hops], "stop": stop, "error": error,
                 "llm_calls": llm_calls, "elapsed_ms": round((t_hops - t0) * 1000, 3)}
@@ -228,4 +310,28 @@ def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, 
                 continue
             out.append(u)
             seen.add(u)
+    return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]
+
+
+def with_links(ranking: list[tuple[str, float]], named: list[str], linked: dict[str | None, list[str]],
+               k: int) -> list[tuple[str, float]]:
+    """The documents the question names first, then ``ranking`` with each unit followed by the
+    units of the documents its passage names (and theirs, in turn). Scores are 1/(k + rank)."""
+    if not named and not linked:
+        return ranking
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def emit(u: str) -> None:
+        stack = [u]
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            out.append(x)
+            stack.extend(reversed(linked.get(x, [])))
+
+    for u in [*named, *(u for u, _ in ranking), *(u for us in linked.values() for u in us)]:
+        emit(u)
     return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]

@@ -25,6 +25,7 @@ from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.clean import clean_str
 from ragsift.text.lang import detect_language
+from ragsift.text.links import TitleIndex
 from ragsift.types import ChannelTrace, Hit, Span
 
 Ranking = list[tuple[str, float]]
@@ -89,6 +90,16 @@ class Searcher:
 
     def __init__(self, store: Store, embedder: Callable[[], Embedder], analyzer: Analyzer) -> None:
         self.store, self.embedder, self.analyzer = store, embedder, analyzer
+        self._titles: tuple[int, TitleIndex] | None = None
+
+    def titles(self) -> TitleIndex:
+        """The knowledge base's document titles, to find the documents a text names (multi-hop
+        follows them); built once per committed generation."""
+        gen, cached = self.store.generation, self._titles
+        if cached is None or cached[0] != gen:
+            docs = self.store.get_documents()
+            cached = self._titles = (gen, TitleIndex((d.doc_id, d.title) for d in docs.values()))
+        return cached[1]
 
     def llm(self, s: Settings) -> LLM:
         return llm_for(s.llm)
