@@ -430,18 +430,22 @@ class MultiHopSettings(Group):
 
     FLAT: ClassVar[dict[str, str]] = {"mode": "multihop"}
     mode: MultiHop = MultiHop.OFF
-    """off, keywords (follow-ups from what was found) or llm (follow-ups by the model)."""
+    """off, keywords (follow the documents that the question and the found passages name by title,
+    else key terms) or llm (follow-ups by the model)."""
     hops_max: Int = Field(3, gt=0, le=10)
-    """Retrieval rounds, the question's own included."""
+    """Retrieval rounds, the question's own included (keywords mode on HotpotQA: 2 calibrated best,
+    benchmarks/links.py)."""
     hop_queries: Int = Field(2, gt=0, le=10)
-    """Follow-up queries per hop in keywords mode (one per new term)."""
+    """Follow-up queries per hop in keywords mode: per kind (named documents, linked documents, key
+    terms), at most this many."""
     hop_top: Int = Field(5, gt=0, le=100)
     """Units per query that count as found, and over which gain is measured."""
     hop_min_gain: Float = Field(0.3, ge=0, le=1)
-    """A hop with less gain (new units / units looked at) is dropped and the loop stops
-    (measured on HotpotQA, benchmarks/multihop.py)."""
+    """A hop with less gain (new units / units it could add) is dropped and the loop stops
+    (measured on HotpotQA, benchmarks/multihop.py and benchmarks/links.py)."""
     hop_protect: Int = Field(2, ge=0, le=100)
-    """The question's own top units that stay first."""
+    """The question's own top units that stay ahead of key-term and model follow-ups (named
+    documents come first, linked ones after the passage that names them)."""
     hop_llm_calls: Int = Field(4, gt=0, le=100)
     """Budget of follow-up model calls per question."""
     hop_time_s: Seconds = 120.0
