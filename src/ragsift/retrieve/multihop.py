@@ -121,7 +121,7 @@ class MultiHopSearch:
         return out
 
     def _keyword_follow_ups(self, h: int, last_read: list[tuple[str, str]], all_found: list[str],
-                            found_docs: set[str]) -> list[FollowUp]:
+                            found_docs: set[str], question_names: list[tuple[str, list[str]]]) -> list[FollowUp]:
         """Follow-ups without a model: documents the question names (first hop), documents the
         passages found last name (each after the passage that names it), else the passages' new
         terms."""
@@ -131,7 +131,7 @@ class MultiHopSearch:
         out: list[FollowUp] = []
         taken = set(found_docs)
         if h == 1:  # documents the question names and the first search did not find
-            for title, docs in titles.documents_named([self.question], limit=m.hop_queries):
+            for title, docs in question_names:
                 if not taken.intersection(docs):
                     out.append(FollowUp(" ".join([title, *rest]), "named", title, frozenset(docs)))
                     taken.update(docs)
@@ -183,9 +183,10 @@ class MultiHopSearch:
         self._provenance(provenance, first.ranked, 0, self.question)
         # units of the documents the question names: those the first search found, now; the others
         # when a follow-up finds them
-        named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in
-                             self.searcher.titles().documents_named([self.question], limit=m.hop_queries))
-                 if u is not None] if m.mode is MultiHop.KEYWORDS else []
+        question_names = (self.searcher.titles().documents_named([self.question], limit=m.hop_queries)
+                          if m.mode is MultiHop.KEYWORDS else [])
+        named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in question_names)
+                 if u is not None]
         linked: dict[str | None, list[str]] = {}  # unit -> units of the documents its passage names
         llm_calls, stop, error = 0, "depth", None
         for h in range(1, m.hops_max):
@@ -212,7 +213,7 @@ class MultiHopSearch:
                     break
                 follow = [FollowUp(q, "llm", q)]
             else:
-                follow = self._keyword_follow_ups(h, last_read, all_found, found_docs)
+                follow = self._keyword_follow_ups(h, last_read, all_found, found_docs, question_names)
                 if not follow:
                     stop = "no_follow_up"
                     break

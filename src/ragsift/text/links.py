@@ -8,8 +8,7 @@ way a reader follows a link.
 Matching is on whole words after NFKC and case folding: text is cut into tokens (a run of
 letters and digits, or one CJK character), a title is a token sequence, and a title matches
 where its tokens appear in order, leftmost-longest, without overlaps. So "Iowa" is not found in
-"Iowan", "C++" is not a title of two tokens that match everything, and Chinese titles match
-inside running text ("长江三峡" in "游览长江三峡的最佳季节").
+"Iowan", and Chinese titles match inside running text ("长江三峡" in "游览长江三峡的最佳季节").
 
 A title that ends in a bracket ("Oceans (film)", "李娜（网球运动员）") is also named without it.
 Titles too short to name something (under ``MIN_LATIN_CHARS`` letters in a single word, under
@@ -27,7 +26,7 @@ MIN_LATIN_CHARS = 4  # "Iowa" names a document, "Art" or "The" would name every 
 MIN_CJK_CHARS = 2
 MAX_TOKENS = 16
 BRACKET_RE = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")  # a trailing "(film)", "（歌手）"
-TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+")
+TOKEN_RE = re.compile(CJK_RE.pattern + r"|[^\W_]+")  # one CJK character, or a run of other letters and digits
 
 
 def _tokens(text: str) -> list[str]:
