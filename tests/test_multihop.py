@@ -41,28 +41,26 @@ COMPARISON = {
 }
 
 
+def _kb(tmp_path_factory, name, docs):
+    root = tmp_path_factory.mktemp(name)
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", docs))
+    return kb
+
+
 @pytest.fixture(scope="module")
 def mh_kb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("multihop")
-    kb = KnowledgeBase.open(root / "kb")
-    kb.ingest(write_files(root / "docs", DOCS))
-    return kb
+    return _kb(tmp_path_factory, "multihop", DOCS)
 
 
 @pytest.fixture(scope="module")
 def terms_kb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("multihop-terms")
-    kb = KnowledgeBase.open(root / "kb")
-    kb.ingest(write_files(root / "docs", UNTITLED))
-    return kb
+    return _kb(tmp_path_factory, "multihop-terms", UNTITLED)
 
 
 @pytest.fixture(scope="module")
 def cmp_kb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("multihop-comparison")
-    kb = KnowledgeBase.open(root / "kb")
-    kb.ingest(write_files(root / "docs", COMPARISON))
-    return kb
+    return _kb(tmp_path_factory, "multihop-comparison", COMPARISON)
 
 
 def _sources(res):
