@@ -752,7 +752,7 @@ def languages_section() -> list[str]:
         lines.append("")
     tu = load("tune.json")
     if tu is not None:
-        lines += [f"**`ragsift tune`** ({tu['dataset']}, embedder {tu['embedder']}; {tu['date']}):", "",
+        lines += [f"**`ragsift tune`** ({tu['dataset']}, embedder {tu['embedder']}; {tu['date']}; `{tu['command']}`):", "",
                   "| questions | held-out queries | current | tuned | p | settings |", "|---|---|---|---|---|---|"]
         for row in tu["runs"]:
             lines.append(f"| {row['label']} | {row['validation_queries']} | {row['current']:.4f} | {row['tuned']:.4f} "
