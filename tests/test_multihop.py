@@ -166,8 +166,10 @@ def test_llm_mode_follows_the_models_query_and_stops_on_a_repeat(mh_kb):
     with FaultInjectingLLMServer("ok", answer="Shirley Temple government position") as srv:
         res = mh_kb.query(QUESTION, hops_max=4, **_llm(srv))
         mh = res.trace.multihop
-        assert mh["hops"][1]["queries"] == ["Shirley Temple government position"] and mh["hops"][1]["source"] == "llm"
-        assert mh["stop"] == "repeated_query" and mh["llm_calls"] == 2
+        # the document the passage found names first, then the model's query
+        assert mh["hops"][1]["kinds"] == ["link", "llm"] and mh["hops"][1]["source"] == "llm"
+        assert mh["hops"][1]["names"] == ["Shirley Temple", "Shirley Temple government position"]
+        assert mh["stop"] == "repeated_query" and mh["llm_calls"] == len(mh["hops"])  # one call per hop
         assert "temple.md" in _sources(res)
         # the model was shown what was found
         assert "Kiss and Tell" in srv.bodies[0]["messages"][1]["content"]
@@ -175,8 +177,13 @@ def test_llm_mode_follows_the_models_query_and_stops_on_a_repeat(mh_kb):
 
 def test_llm_mode_stops_when_the_model_says_done_or_the_budget_is_spent(mh_kb):
     with FaultInjectingLLMServer("ok", answer="DONE") as srv:
-        res = mh_kb.query(QUESTION, **_llm(srv))
-        assert res.trace.multihop["stop"] == "llm_done" and len(res.trace.multihop["hops"]) == 1
+        res = mh_kb.query(QUESTION, hops_max=6, **_llm(srv))
+        mh = res.trace.multihop
+        # DONE, but the passages found name documents not found yet: those links are still followed,
+        # and the loop stops when there are none left
+        assert mh["stop"] == "llm_done" and len(mh["hops"]) >= 2
+        assert all(h["kinds"] == ["link"] for h in mh["hops"][1:]) and mh["llm_calls"] == len(mh["hops"])
+        assert "temple.md" in _sources(res)
     with FaultInjectingLLMServer("ok", answer="Shirley Temple government position") as srv:
         res = mh_kb.query(QUESTION, hops_max=4, hop_llm_calls=1, **_llm(srv))
         assert res.trace.multihop["stop"] == "llm_budget" and res.trace.multihop["llm_calls"] == 1

@@ -107,3 +107,12 @@ def test_upload_a_file_then_find_it(page, tmp_path):
     expect(page.locator("#documents tbody")).to_contain_text("kayak.md")
     _ask(page, "How long is a touring kayak paddle?")
     expect(page.locator(".result-column .passage").first.locator(".where")).to_contain_text("kayak.md › Kayaks > Paddling")
+
+
+def test_the_router_choice_is_shown_in_the_trace(page):
+    page.locator("fieldset[data-config=a] [name=strategy]").select_option("auto")
+    _ask(page, "How do I reset the hub?")
+    trace = page.locator(".result-column details.trace").first
+    trace.locator("summary").first.click()
+    expect(trace.locator(".strategy")).to_have_text(
+        "strategy auto: chose hybrid (the question names no document; no language model)")

@@ -72,6 +72,17 @@ class MultiHop(StrEnum):
     LLM = "llm"  # follow-up queries written by the language model
 
 
+class Strategy(StrEnum):
+    """How a question is searched: as the settings say, or a named strategy over them."""
+
+    SETTINGS = "settings"  # the channels, multi-hop mode and unit as set (default)
+    HYBRID = "hybrid"  # one round of the query channels: no HyDE, no multi-hop
+    HYDE = "hyde"  # one round, with the HyDE channels beside the query channels (needs llm)
+    MULTIHOP = "multihop"  # multi-hop (keywords, or llm when multihop = 'llm'), no HyDE
+    COMBINED = "combined"  # HyDE on the question, multi-hop from what it found, parent expansion
+    AUTO = "auto"  # chosen per question from cheap signals: hybrid, hyde (with llm) or multihop
+
+
 class HydeMode(StrEnum):
     HYPOTHESIS = "hypothesis"
     QUERY_HYPOTHESIS = "query+hypothesis"
@@ -295,6 +306,10 @@ class QuerySettings(Group):
     """What a term channel's hit (bm25, hyde_bm25, keywords, entities, sparse) on an entry in
     another language than the question's counts in fusion, against 1 for a same-language hit: such
     a match can only come from shared names and numbers."""
+    strategy: Strategy = Strategy.SETTINGS
+    """settings (as set, default), hybrid, hyde, multihop, combined (the seed's three: HyDE, then
+    multi-hop, then parent expansion) or auto (chosen per question; the choice and its reason are in
+    the trace)."""
     unit: Unit = Unit.PARENT
     """What comes back: parent (the section, default), child (the chunk), document, window
     (a sentence window), auto (auto-merged)."""
@@ -526,6 +541,8 @@ class Settings(BaseModel):
             needs.append("rerank = 'llm-judge'")
         if self.multihop.mode is MultiHop.LLM:
             needs.append("multihop = 'llm'")
+        if self.query.strategy in (Strategy.HYDE, Strategy.COMBINED):
+            needs.append(f"strategy = '{self.query.strategy}'")
         if needs and not self.llm.model:
             raise ValueError(f"{', '.join(needs)} needs a language model: set llm to "
                              "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")

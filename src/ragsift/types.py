@@ -173,7 +173,8 @@ class Trace:
       unit ids with fused scores, before reranking;
     - ``transforms``: the rewrite and the shared LLM steps (HyDE hypotheses, multi-query queries);
     - ``rerank``: the reranker's score per judged unit; ``multihop``: every hop's queries, new
-      units and gain, and why it stopped; ``packing``: the budget, the unit, what was skipped
+      units and gain, and why it stopped; ``strategy``: a named strategy's settings, or what the
+      router (``strategy = "auto"``) chose and why; ``packing``: the budget, the unit, what was skipped
       and (auto-merging) what merged;
     - ``timings_ms``: per stage and ``total``; ``generation``: the committed state searched.
     """
@@ -190,6 +191,7 @@ class Trace:
     transforms: dict[str, Any] = field(default_factory=dict)  # rewrite, HyDE hypotheses, multi-query
     rerank: dict[str, Any] | None = None  # reranker, judged units and their scores
     multihop: dict[str, Any] | None = None  # every hop's queries, new units and gain; why it stopped
+    strategy: dict[str, Any] | None = None  # a named strategy's settings; auto: its choice and reason
     trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this query in logs and metadata
 
     def to_dict(self) -> dict[str, Any]:
@@ -206,6 +208,7 @@ class Trace:
             "transforms": self.transforms,
             "rerank": self.rerank,
             "multihop": self.multihop,
+            "strategy": self.strategy,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

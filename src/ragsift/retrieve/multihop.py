@@ -1,19 +1,23 @@
 """Multi-hop (recursive) retrieval: retrieve, read what was found, ask the next question,
 retrieve again; stop when new searches stop bringing new information.
 
-Each hop's follow-up queries come from the language model (``multihop = "llm"``: the question
-and the passages found last; the model may answer DONE) or, without one (``"keywords"``), from
-names, in this order:
+Each hop's follow-up queries come from names, in this order:
 - ``named``: documents whose title the question names (first hop only), not found yet: each
   side of a comparison ("Which is older, X or Y?") gets its own search;
 - ``link``: documents whose title the passages found last name (best passage first), not found
   yet: the bridge ("the film Kiss and Tell" → the document "Kiss and Tell");
-- ``term``: when no title is named, the entities and key terms of the passages found last that
-  the question does not already contain.
+- ``term`` (keywords mode): when no title is named, the entities and key terms of the passages
+  found last that the question does not already contain;
+- ``llm`` (``multihop = "llm"``): the model's query, from the question and the passages found
+  last, after the named and linked ones; the model may answer DONE (the hop then runs only the
+  named and linked follow-ups, and stops if there are none).
 One query per name, the name followed by the question's words that nothing found so far
 contains (``"Shirley Temple government position held"``); a ``named`` or ``link`` query ranks
 the units of the documents it names first. Titles are found by ``TitleIndex``
 (``text/links.py``): whole words, case-folded, any script.
+
+The first round searches with the query's channels, HyDE included if set (HyDE on the question);
+follow-up rounds with the channels that need no model, so a follow-up costs no model call.
 
 The loop stops, with the reason in the trace, when
 - ``depth``: ``hops_max`` rounds have run;
@@ -42,6 +46,7 @@ from ragsift.cancel import Deadline
 from ragsift.config import MultiHop, Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLMError
+from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.fusion import rrf
 from ragsift.retrieve.packing import Found, hits_by_unit
 from ragsift.retrieve.rerank import rerank
@@ -65,13 +70,14 @@ class Hop:
     merged: bool = True
     elapsed_ms: float = 0.0
     top: list[list[str]] = field(default_factory=list)  # each query's top units
-    kinds: list[str] = field(default_factory=list)  # keywords mode, per query: named | link | term
+    kinds: list[str] = field(default_factory=list)  # per query: named | link | term | llm
     names: list[str] = field(default_factory=list)  # per query: the title or term it asks about
+    channels: list[str] = field(default_factory=list)  # the channels the hop searched
 
     def to_dict(self) -> dict[str, Any]:
         out = {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
                "gain": None if self.gain is None else round(self.gain, 4), "merged": self.merged,
-               "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top}
+               "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top, "channels": self.channels}
         if self.kinds:
             out["kinds"], out["names"] = self.kinds, self.names
         return out
@@ -82,7 +88,7 @@ class FollowUp:
     """A keywords-mode follow-up: the query, what it asks about, and the documents it names."""
 
     query: str
-    kind: str  # named | link | term
+    kind: str  # named | link | term | llm
     name: str
     docs: frozenset[str] = frozenset()
     anchor: str | None = None  # a link: the unit whose passage names the documents
@@ -92,6 +98,12 @@ def _norm(q: str) -> str:
     return " ".join(q.lower().split())
 
 
+def model_free_channels(s: Settings) -> list[str]:
+    """The query's channels that need no language model (all of them if every one needs one)."""
+    free = [c for c in s.query.channels if not CHANNELS.get(c).needs_llm]
+    return free or list(s.query.channels)
+
+
 class MultiHopSearch:
     """One question's multi-hop search: rounds on a ``Searcher``, merged into one ``SearchRound``."""
 
@@ -99,17 +111,25 @@ class MultiHopSearch:
                  deadline: Deadline | None = None) -> None:
         self.searcher, self.question, self.s, self.where = searcher, question, s, where
         self.deadline = deadline
-        # each hop is a plain search; reranking, if any, runs once on the merged result
-        self.hop_settings = s.replace(multihop="off", rerank="")
+        # each hop is a plain search; reranking, if any, runs once on the merged result; HyDE and
+        # the other model channels run on the question only
+        self.first_settings = s.replace(multihop="off", rerank="")
+        self.hop_settings = self.first_settings.replace(channels=model_free_channels(s))
+        self._hits: dict[int, dict[str, Any]] = {}
 
-    @staticmethod
-    def _docs_of(r: SearchRound, units: list[str]) -> set[str]:
-        hit_of = hits_by_unit(r.found, r.unit.key)
+    def _hit_of(self, r: SearchRound) -> dict[str, Any]:
+        """Unit id -> its best hit, for one round (built once per round)."""
+        if id(r) not in self._hits:
+            self._hits[id(r)] = hits_by_unit(r.found, r.unit.key)
+        return self._hits[id(r)]
+
+    def _docs_of(self, r: SearchRound, units: list[str]) -> set[str]:
+        hit_of = self._hit_of(r)
         return {hit_of[u].doc_id for u in units if u in hit_of}
 
     def _read(self, r: SearchRound, units: list[str]) -> list[tuple[str, str]]:
         """(unit, title and text) of units (best first), for reading them."""
-        hit_of = hits_by_unit(r.found, r.unit.key)
+        hit_of = self._hit_of(r)
         hits = [(u, hit_of[u]) for u in units if u in hit_of]
         parents = self.searcher.store.get_parents(h.parent_id for _, h in hits)
         out = []
@@ -121,10 +141,11 @@ class MultiHopSearch:
         return out
 
     def _keyword_follow_ups(self, h: int, last_read: list[tuple[str, str]], all_found: list[str],
-                            found_docs: set[str], question_names: list[tuple[str, list[str]]]) -> list[FollowUp]:
+                            found_docs: set[str], question_names: list[tuple[str, list[str]]],
+                            terms: bool = True) -> list[FollowUp]:
         """Follow-ups without a model: documents the question names (first hop), documents the
-        passages found last name (each after the passage that names it), else the passages' new
-        terms."""
+        passages found last name (each after the passage that names it), else (``terms``) the
+        passages' new terms."""
         m = self.s.multihop
         titles = self.searcher.titles()
         rest = residual_words(self.question, all_found)
@@ -132,7 +153,7 @@ class MultiHopSearch:
         taken = set(found_docs)
         if h == 1:  # documents the question names and the first search did not find
             for title, docs in question_names:
-                if not taken.intersection(docs):
+                if not taken.intersection(docs) and len(out) < m.hop_queries:
                     out.append(FollowUp(" ".join([title, *rest]), "named", title, frozenset(docs)))
                     taken.update(docs)
         links = 0
@@ -143,15 +164,14 @@ class MultiHopSearch:
                 links += 1
             if links >= m.hop_queries:
                 break
-        if not out:
+        if not out and terms:
             out = [FollowUp(" ".join([t, *rest]), "term", t)
                    for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
         return out
 
-    @staticmethod
-    def _named_unit(r: SearchRound, docs: frozenset[str], depth: int) -> str | None:
+    def _named_unit(self, r: SearchRound, docs: frozenset[str], depth: int) -> str | None:
         """The best unit of the documents a follow-up names, in its top ``depth``."""
-        hit_of = hits_by_unit(r.found, r.unit.key)
+        hit_of = self._hit_of(r)
         return next((u for u, _ in r.ranked[:depth] if u in hit_of and hit_of[u].doc_id in docs), None)
 
     def _follow_up(self, found: list[str], deadline: Deadline) -> str:
@@ -165,10 +185,10 @@ class MultiHopSearch:
 
     def run(self) -> SearchRound:
         s, m, t0 = self.s, self.s.multihop, time.perf_counter()
-        first = self.searcher.search(self.question, self.hop_settings, self.where, self.deadline)
+        first = self.searcher.search(self.question, self.first_settings, self.where, self.deadline)
         self.language = first.language
         hops = [Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
-                    top=[[u for u, _ in first.ranked[: m.hop_top]]])]
+                    top=[[u for u, _ in first.ranked[: m.hop_top]]], channels=list(self.first_settings.query.channels))]
         hops[0].new_units = hops[0].top[0]
         rankings: dict[str, list[tuple[str, float]]] = {}  # the follow-ups' rankings
         weights: dict[str, float] = {}
@@ -183,11 +203,11 @@ class MultiHopSearch:
         self._provenance(provenance, first.ranked, 0, self.question)
         # units of the documents the question names: those the first search found, now; the others
         # when a follow-up finds them
-        question_names = (self.searcher.titles().documents_named([self.question], limit=m.hop_queries)
-                          if m.mode is MultiHop.KEYWORDS else [])
+        # (more than hop_queries: those the first round found are not asked about)
+        question_names = self.searcher.titles().documents_named([self.question], limit=4 * m.hop_queries)
         named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in question_names)
                  if u is not None]
-        linked: dict[str | None, list[str]] = {}  # unit -> units of the documents its passage names
+        linked: dict[str, list[str]] = {}  # unit -> units of the documents its passage names
         llm_calls, stop, error = 0, "depth", None
         for h in range(1, m.hops_max):
             t_hop = time.perf_counter()
@@ -197,7 +217,9 @@ class MultiHopSearch:
             if self.deadline is not None and self.deadline.expired:
                 stop = "cancelled"
                 break
-            if m.mode is MultiHop.LLM:
+            llm = m.mode is MultiHop.LLM
+            follow = self._keyword_follow_ups(h, last_read, all_found, found_docs, question_names, terms=not llm)
+            if llm:
                 if llm_calls >= m.hop_llm_calls:
                     stop = "llm_budget"
                     break
@@ -208,24 +230,23 @@ class MultiHopSearch:
                 except RagsiftError as e:
                     stop, error = "llm_error", f"{type(e).__name__}: {e}"
                     break
-                if q.strip().upper().startswith("DONE"):
+                if not q.strip().upper().startswith("DONE"):
+                    follow.append(FollowUp(q, "llm", q))
+                elif not follow:
                     stop = "llm_done"
                     break
-                follow = [FollowUp(q, "llm", q)]
-            else:
-                follow = self._keyword_follow_ups(h, last_read, all_found, found_docs, question_names)
-                if not follow:
-                    stop = "no_follow_up"
-                    break
+            if not follow:
+                stop = "no_follow_up"
+                break
             follow = list({_norm(f.query): f for f in follow if _norm(f.query) not in asked}.values())
             if not follow:
                 stop = "repeated_query"
                 break
             queries = [f.query for f in follow]
             asked.update(_norm(q) for q in queries)
-            hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords")
-            if m.mode is not MultiHop.LLM:
-                hop.kinds, hop.names = [f.kind for f in follow], [f.name for f in follow]
+            hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords",
+                      channels=list(self.hop_settings.query.channels))
+            hop.kinds, hop.names = [f.kind for f in follow], [f.name for f in follow]
             results = [self.searcher.search(q, self.hop_settings, self.where, self.deadline) for q in queries]
             # what each follow-up adds: a named or linked document's best unit; a term's or the
             # model's query, its top hop_top units
@@ -251,7 +272,7 @@ class MultiHopSearch:
             for i, (f, r, a) in enumerate(zip(follow, results, adds)):
                 if f.kind == "named":
                     named += [u for u in a if u not in named]
-                elif f.kind == "link":
+                elif f.kind == "link" and f.anchor is not None:
                     linked.setdefault(f.anchor, []).extend(a)
                 else:
                     # a follow-up adds what is new: units found before keep that credit only, so a
@@ -314,7 +335,7 @@ def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, 
     return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]
 
 
-def with_links(ranking: list[tuple[str, float]], named: list[str], linked: dict[str | None, list[str]],
+def with_links(ranking: list[tuple[str, float]], named: list[str], linked: dict[str, list[str]],
                k: int) -> list[tuple[str, float]]:
     """The documents the question names first, then ``ranking`` with each unit followed by the
     units of the documents its passage names (and theirs, in turn). Scores are 1/(k + rank)."""

@@ -9,13 +9,14 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ragsift.cancel import Deadline
-from ragsift.config import FusionMode, MultiHop, Settings
+from ragsift.config import FusionMode, MultiHop, Settings, Strategy
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.multihop import MultiHopSearch
 from ragsift.retrieve.packing import Candidate, pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
+from ragsift.retrieve.strategy import find_with_strategy
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -49,7 +50,9 @@ class Retriever:
         CHANNELS.check(s)
 
     def find(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
-        """The ranked units for a query: one round, or a multi-hop search."""
+        """The ranked units for a query: one round, or a multi-hop search, or a named strategy's."""
+        if s.query.strategy is not Strategy.SETTINGS:
+            return find_with_strategy(self.searcher, checked_query(query, s), s, where, deadline)
         if s.multihop.mode is not MultiHop.OFF:
             return MultiHopSearch(self.searcher, checked_query(query, s), s, where, deadline).run()
         return self.searcher.search(query, s, where, deadline)
@@ -67,7 +70,7 @@ class Retriever:
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
         passages, packing = pack(cands, q.token_budget, q.max_parents)
-        packing["unit"] = q.unit
+        packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
         t_end = time.perf_counter()
         fusion_info: dict[str, Any] = {"mode": q.fusion, "channels": list(r.rankings)}
@@ -89,16 +92,18 @@ class Retriever:
             query=r.query, language=r.language, channels=r.channels, fusion=fusion_info,
             filter=filter_spec, generation=self.store.generation, timings_ms=timings,
             fused=tuple(r.fused[:FUSED_IN_TRACE]), packing=packing,
-            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop)
+            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
+            strategy=dict(r.strategy) if r.strategy is not None else None)
         return Result(r.query, tuple(passages), trace)
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
                        details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
         """Document ids in final order (a document ranks as its best unit), for evaluation.
-        ``details``, if given, receives the multi-hop trace."""
+        ``details``, if given, receives the multi-hop and strategy traces."""
         r = self.find(query, s, where)
         if details is not None:
             details["multihop"] = r.multihop
+            details["strategy"] = r.strategy
         doc_of = {r.unit.key(f.hit): f.hit.doc_id for f in r.found.values()}
         seen: set[str] = set()
         out: list[tuple[str, float]] = []

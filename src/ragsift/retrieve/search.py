@@ -57,6 +57,7 @@ class SearchRound:
     cross_language: Mapping[str, frozenset[str]] = field(default_factory=dict)
     multihop: Mapping[str, Any] | None = None  # multi-hop: every hop, and why it stopped
     provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
+    strategy: Mapping[str, Any] | None = None  # a named strategy, or auto's choice and its reason
 
     def span_lists(self) -> dict[str, list[Span]]:
         return {p: list(v.values()) for p, v in self.spans.items()}

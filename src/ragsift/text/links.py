@@ -13,6 +13,9 @@ where its tokens appear in order, leftmost-longest, without overlaps. So "Iowa" 
 A title that ends in a bracket ("Oceans (film)", "李娜（网球运动员）") is also named without it.
 Titles too short to name something (under ``MIN_LATIN_CHARS`` letters in a single word, under
 ``MIN_CJK_CHARS`` characters in CJK) and titles longer than ``MAX_TOKENS`` tokens are left out.
+A one-word title in a cased script ("More", "Parents", "December") is a common word as often as
+a name: it matches only where the text writes it with a capital, and never when it is a stopword,
+a month, a day or a nationality (``wordlists``), so "more than" and "in December" name nothing.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from ragsift.text.lang import CJK_RE
+from ragsift.text.wordlists import words
 
 MIN_LATIN_CHARS = 4  # "Iowa" names a document, "Art" or "The" would name every text
 MIN_CJK_CHARS = 2
@@ -31,6 +35,22 @@ TOKEN_RE = re.compile(CJK_RE.pattern + r"|[^\W_]+")  # one CJK character, or a r
 
 def _tokens(text: str) -> list[str]:
     return TOKEN_RE.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _surface(text: str) -> list[tuple[str, bool]]:
+    """Tokens, case-folded, each with whether the text wrote it with a capital."""
+    return [(t.casefold(), t[:1].isupper()) for t in TOKEN_RE.findall(unicodedata.normalize("NFKC", text))]
+
+
+_COMMON: frozenset[str] | None = None
+
+
+def _common() -> frozenset[str]:
+    """Case-folded words that a one-word title cannot be named by."""
+    global _COMMON
+    if _COMMON is None:
+        _COMMON = frozenset(w.casefold() for name in ("stopwords-en", "en-weak", "en-generic") for w in words(name))
+    return _COMMON
 
 
 def _names_something(tokens: Sequence[str]) -> bool:
@@ -62,17 +82,26 @@ class TitleIndex:
     def __len__(self) -> int:
         return len(self._docs)
 
+    @staticmethod
+    def _names_alone(token: str, capital: bool) -> bool:
+        """Whether one word names its title here: always in a script without case (CJK); in a
+        cased one, when written with a capital and not a common word."""
+        if token.lower() == token.upper():  # no case: CJK, digits
+            return True
+        return capital and token not in _common()
+
     def find(self, text: str, limit: int | None = None) -> list[tuple[str, list[str]]]:
         """The titles named in ``text`` with their documents, in order of first mention (each
         once), at most ``limit``."""
-        toks = _tokens(text)
+        surface = _surface(text)
+        toks = [t for t, _ in surface]
         out: list[tuple[str, list[str]]] = []
         seen: set[tuple[str, ...]] = set()
         i = 0
         while i < len(toks) and (limit is None or len(out) < limit):
             for n in self._lengths:
                 key = tuple(toks[i:i + n])
-                if len(key) == n and key in self._docs:
+                if len(key) == n and key in self._docs and (n > 1 or self._names_alone(key[0], surface[i][1])):
                     if key not in seen:
                         seen.add(key)
                         out.append((self._form[key], list(self._docs[key])))

@@ -67,6 +67,7 @@ function buildConfig(fieldset) {
   };
   fill("unit", enumValues(schema, "Unit"), s.query.unit);
   fill("fusion", enumValues(schema, "FusionMode"), s.query.fusion);
+  fill("strategy", enumValues(schema, "Strategy"), s.query.strategy);
   fill("multihop", enumValues(schema, "MultiHop"), s.multihop.mode);
   fill("hyde_mode", enumValues(schema, "HydeMode"), s.transforms.hyde_mode);
   fieldset.querySelector("[name=max_parents]").value = s.query.max_parents;
@@ -84,7 +85,7 @@ function readConfig(fieldset) {
   const get = name => fieldset.querySelector(`[name=${name}]`).value;
   const channels = [...fieldset.querySelectorAll("[name=channel]:checked")].map(i => i.value);
   const out = {
-    unit: get("unit"), fusion: get("fusion"), multihop: get("multihop"),
+    unit: get("unit"), fusion: get("fusion"), multihop: get("multihop"), strategy: get("strategy"),
     max_parents: parseInt(get("max_parents"), 10), token_budget: parseInt(get("token_budget"), 10),
     channels,
   };
@@ -196,6 +197,12 @@ function renderTrace(t) {
   }
   if (tr.multi_query) d.append(el("p", { text: "multi-query: " + tr.multi_query.queries.join(" | ") }));
   if (t.rerank) d.append(el("p", { text: `rerank ${t.rerank.model}: judged ${t.rerank.judged}` + (t.rerank.error ? ` (${t.rerank.error})` : "") }));
+  if (t.strategy) {
+    const st = t.strategy;
+    d.append(el("p", { class: "strategy", text: st.strategy === "auto"
+      ? `strategy auto: chose ${st.chosen} (${st.reason})`
+      : `strategy ${st.strategy}: channels ${st.channels.join(", ")}; multi-hop ${st.multihop}; unit ${st.unit}` }));
+  }
   if (t.multihop) {
     d.append(el("h4", { text: `Multi-hop (${t.multihop.mode}): stopped by ${t.multihop.stop}` }),
       table(["hop", "queries", "new units", "gain", "merged"], t.multihop.hops.map(h =>

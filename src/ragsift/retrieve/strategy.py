@@ -1,0 +1,100 @@
+"""Named search strategies and the router (the ``strategy`` setting).
+
+A strategy is a set of settings over the query's own:
+- ``hybrid``: one round of the query channels that need no model, no multi-hop;
+- ``hyde``: the same with the HyDE channels (``hyde``, ``hyde_bm25``) beside them;
+- ``multihop``: multi-hop (the ``multihop`` mode if one is set, else ``keywords``), no HyDE;
+- ``combined``: the seed design's three together: HyDE on the question, multi-hop from what it
+  found (follow-up rounds without HyDE), parent expansion (``unit = "parent"``);
+- ``auto``: chosen per question by ``route`` from cheap signals, with the reason in the trace.
+
+The router's rules, in order:
+1. the question names a document of the knowledge base by its title -> ``multihop`` (a bridge
+   starts from the named document, a comparison searches each side);
+2. a language model is set and the question is short -> ``hyde`` (a hypothetical answer adds the
+   words a terse question lacks);
+3. otherwise -> ``hybrid``.
+It reads only the question, so it costs a title lookup. The rules were chosen on calibration queries (HotpotQA's
+last 200, SciFact's even-numbered; ``benchmarks/seed.py``): there, following the documents that
+the passages found name without the question naming any lost 3 points of nDCG@10 on SciFact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ragsift.cancel import Deadline
+from ragsift.config import MultiHop, Settings, Strategy, Unit
+from ragsift.retrieve.multihop import MultiHopSearch, model_free_channels
+from ragsift.retrieve.search import Searcher, SearchRound
+from ragsift.store.filters import Node
+from ragsift.text.lang import detect_language
+from ragsift.text.links import TitleIndex
+from ragsift.text.tokens import count_tokens
+
+HYDE_CHANNELS = ("hyde", "hyde_bm25")
+#: the router: a question of at most this many tokens, with nothing named, is "short" (HyDE)
+SHORT_QUESTION_TOKENS = 12
+
+
+def strategy_settings(strategy: Strategy, s: Settings) -> Settings:
+    """The settings a named strategy searches with (``settings`` and ``auto``: ``s`` itself)."""
+    if strategy in (Strategy.SETTINGS, Strategy.AUTO):
+        return s
+    free = model_free_channels(s)
+    hyde = [*free, *(c for c in HYDE_CHANNELS if c not in free)]
+    mode = s.multihop.mode if s.multihop.mode is not MultiHop.OFF else MultiHop.KEYWORDS
+    changes: dict[str, Any] = {
+        Strategy.HYBRID: {"channels": free, "multihop": MultiHop.OFF},
+        Strategy.HYDE: {"channels": hyde, "multihop": MultiHop.OFF},
+        Strategy.MULTIHOP: {"channels": free, "multihop": mode},
+        Strategy.COMBINED: {"channels": hyde, "multihop": mode, "unit": Unit.PARENT},
+    }[strategy]
+    return s.replace(**changes)
+
+
+@dataclass(frozen=True)
+class Route:
+    """The router's choice for one question, its reason and the signals it read."""
+
+    strategy: Strategy
+    reason: str
+    signals: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"strategy": "auto", "chosen": str(self.strategy), "reason": self.reason, "signals": self.signals}
+
+
+def route(question: str, titles: TitleIndex, has_llm: bool) -> Route:
+    """Choose a strategy for ``question`` from its words and the knowledge base's titles."""
+    named = titles.documents_named([question], limit=4)
+    tokens = count_tokens(question)
+    signals = {"language": detect_language(question), "tokens": tokens, "named": [t for t, _ in named]}
+    if named:
+        return Route(Strategy.MULTIHOP, f"the question names {len(named)} document(s) by title: "
+                     + ", ".join(t for t, _ in named), signals)
+    if has_llm and tokens <= SHORT_QUESTION_TOKENS:
+        return Route(Strategy.HYDE, f"a short question ({tokens} tokens) that names no document", signals)
+    return Route(Strategy.HYBRID, "the question names no document" + ("" if has_llm else "; no language model"),
+                 signals)
+
+
+def find_with_strategy(searcher: Searcher, question: str, s: Settings, where: Node | None,
+                       deadline: Deadline | None = None) -> SearchRound:
+    """The ranked units for a question under ``s.query.strategy`` (not ``settings``), with the
+    strategy, and for ``auto`` its choice and reason, in ``SearchRound.strategy``."""
+    strategy = s.query.strategy
+    if strategy is not Strategy.AUTO:
+        t = strategy_settings(strategy, s)
+        r = (MultiHopSearch(searcher, question, t, where, deadline).run() if t.multihop.mode is not MultiHop.OFF
+             else searcher.search(question, t, where, deadline))
+        info = {"strategy": str(strategy), "channels": list(t.query.channels), "multihop": str(t.multihop.mode),
+                "unit": str(t.query.unit)}
+        return replace(r, strategy=info)
+    choice = route(question, searcher.titles(), bool(s.llm.model))
+    t = strategy_settings(choice.strategy, s)
+    if choice.strategy is Strategy.MULTIHOP:
+        r = MultiHopSearch(searcher, question, t, where, deadline).run()
+    else:
+        r = searcher.search(question, t, where, deadline)
+    return replace(r, strategy=choice.to_dict())

@@ -1,0 +1,100 @@
+"""Named strategies and the router (``strategy``): what each runs, the seed's combination with a
+real local model, and the router's choices on clear cases, in English and Chinese."""
+from __future__ import annotations
+
+import pytest
+
+from ragsift.config import Strategy
+from ragsift.errors import ConfigError
+from ragsift.retrieve.strategy import SHORT_QUESTION_TOKENS, route
+from ragsift.text.links import TitleIndex
+
+from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
+
+MODEL = "local:qwen2.5-coder-1.5b"
+EN_CMP = "Who was born first, Ada Lovelace or Grace Hopper?"
+ZH_CMP = "李白和杜甫谁先出生？"
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    return _kb(tmp_path_factory, "strategy", {**DOCS, **COMPARISON})
+
+
+@pytest.mark.parametrize("question,named,expected", [
+    (EN_CMP, ["Ada Lovelace", "Grace Hopper"], {"lovelace.md", "hopper.md"}),
+    (ZH_CMP, ["李白", "杜甫"], {"libai.md", "dufu.md"}),
+    (QUESTION, ["Kiss and Tell"], {"film.md", "temple.md"}),
+    (ZH_QUESTION, ["吻别"], {"film_zh.md", "temple_zh.md"}),
+])
+def test_auto_chooses_multi_hop_when_the_question_names_documents(kb, question, named, expected):
+    res = kb.query(question, strategy="auto", max_parents=3)
+    st = res.trace.strategy
+    assert st["strategy"] == "auto" and st["chosen"] == "multihop"
+    assert st["signals"]["named"] == named and "names" in st["reason"] and named[0] in st["reason"]
+    assert res.trace.multihop is not None and res.trace.multihop["mode"] == "keywords"
+    assert expected <= set(_sources(res))
+
+
+@pytest.mark.parametrize("question,lang,source", [
+    ("How cold should green tea be kept?", "en", "tea.md"),
+    ("绿茶应该在几度保存？", "zh", None),
+])
+def test_auto_keeps_one_hybrid_round_when_nothing_is_named(kb, question, lang, source):
+    res = kb.query(question, strategy="auto")
+    st = res.trace.strategy
+    assert st["chosen"] == "hybrid" and st["signals"] == {"language": lang, "tokens": st["signals"]["tokens"],
+                                                          "named": []}
+    assert st["reason"] == "the question names no document; no language model"
+    assert res.trace.multihop is None
+    if source:
+        assert _sources(res)[0] == source
+
+
+def test_the_router_chooses_hyde_for_a_short_question_only_with_a_model():
+    titles = TitleIndex([("a", "Ada Lovelace"), ("b", "杜甫")])
+    assert route("How cold should green tea be kept?", titles, has_llm=True).strategy is Strategy.HYDE
+    assert route("绿茶应该在几度保存？", titles, has_llm=True).strategy is Strategy.HYDE
+    assert route("How cold should green tea be kept?", titles, has_llm=False).strategy is Strategy.HYBRID
+    long = " ".join(["why"] * (SHORT_QUESTION_TOKENS + 1))
+    assert route(long, titles, has_llm=True).strategy is Strategy.HYBRID
+    assert route("When was Ada Lovelace born?", titles, has_llm=True).strategy is Strategy.MULTIHOP
+    assert route("杜甫生于哪一年", titles, has_llm=True).strategy is Strategy.MULTIHOP
+
+
+def test_named_strategies_override_the_settings_they_name(kb):
+    res = kb.query(QUESTION, strategy="hybrid", multihop="keywords")
+    assert res.trace.multihop is None and res.trace.strategy["strategy"] == "hybrid"
+    assert res.trace.strategy["channels"] == ["dense", "bm25"] and res.trace.strategy["multihop"] == "off"
+    res = kb.query(QUESTION, strategy="multihop", max_parents=2)
+    assert res.trace.multihop["mode"] == "keywords" and res.trace.strategy["multihop"] == "keywords"
+    assert _sources(res) == ["film.md", "temple.md"]
+    # the default is the settings as they are
+    assert kb.query(QUESTION).trace.strategy is None
+    for name in ("hyde", "combined"):
+        with pytest.raises(ConfigError, match=f"strategy = '{name}' needs a language model"):
+            kb.query(QUESTION, strategy=name)
+    with pytest.raises(ConfigError, match="strategy"):
+        kb.query(QUESTION, strategy="best")
+
+
+@pytest.mark.parametrize("question,lang,expected", [
+    (QUESTION, "en", {"film.md", "temple.md"}),
+    (ZH_QUESTION, "zh", {"film_zh.md", "temple_zh.md"}),
+])
+def test_the_seed_combination_with_a_real_local_model(kb, tmp_path, question, lang, expected):
+    """HyDE on the question, multi-hop from what it found (follow-ups without HyDE), parents."""
+    res = kb.query(question, strategy="combined", llm=MODEL, llm_cache=str(tmp_path / "cache.sqlite"),
+                   hyde_max_tokens=96, channel_timeout_s=300, translate=False, max_parents=3, unit="child")
+    tr = res.trace
+    assert tr.strategy == {"strategy": "combined", "channels": ["dense", "bm25", "hyde", "hyde_bm25"],
+                           "multihop": "keywords", "unit": "parent"}
+    assert len(tr.transforms["hyde"]["hypotheses"]) == 1  # one hypothesis: for the question only
+    assert {c.name for c in tr.channels} == {"dense", "bm25", "hyde", "hyde_bm25"}
+    assert all(c.error is None for c in tr.channels), [c.error for c in tr.channels]
+    hops = tr.multihop["hops"]
+    assert hops[0]["channels"] == ["dense", "bm25", "hyde", "hyde_bm25"]
+    assert len(hops) >= 2 and all(h["channels"] == ["dense", "bm25"] for h in hops[1:])
+    assert set(hops[1]["kinds"]) <= {"named", "link", "term"} and hops[1]["source"] == "keywords"
+    assert tr.packing["unit"] == "parent" and tr.language == lang
+    assert expected <= set(_sources(res))
