@@ -8,6 +8,9 @@ package's default single shot (weighted hybrid).
    hop_protect; kept: the best all-relevant@5, then Recall@10, then the fewest rounds.
 2. Test, the first ``--test`` judged queries (and all of them): single shot against the kept
    setting and against the package defaults for multi-hop, with paired randomization p-values.
+3. With ``--llm N``: multi-hop with the packaged model (``multihop="llm"``: the named and linked
+   documents, and the model's own follow-up query) on the first N test queries, beside single shot
+   and keywords mode on the same queries, with its cost per question (model calls, seconds).
 
 Writes benchmarks/results/links.json.
 """
@@ -36,7 +39,8 @@ FUSION_KEYS = ("fusion", "rrf_k", "weights", "normalization", "channel_depth", "
 
 
 def row(r) -> dict:
-    return {"settings": r.settings, "metrics": r.metrics, "p50_ms": r.p50, "p95_ms": r.p95, "multihop": r.multihop}
+    return {"settings": r.settings, "metrics": r.metrics, "p50_ms": r.p50, "p95_ms": r.p95,
+            "mean_ms": float(np.mean(r.latencies_ms)), "multihop": r.multihop}
 
 
 def main() -> int:
@@ -45,6 +49,8 @@ def main() -> int:
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/eval")
     ap.add_argument("--test", type=int, default=300, help="test queries (the first N); the rest calibrate")
+    ap.add_argument("--llm", type=int, default=0, help="multi-hop with the model on the first N test queries")
+    ap.add_argument("--model", default="local:qwen2.5-coder-1.5b")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "links.json"))
     args = ap.parse_args()
 
@@ -78,8 +84,13 @@ def main() -> int:
                "keywords multi-hop, package defaults": {**base, "multihop": "keywords"},
                "keywords multi-hop, calibrated": {**base, "multihop": "keywords", **out["chosen"]}}
     out["package_defaults"] = {k: m[k] for k in GRID}
-    for part, qids in (("test", test), ("all", test + cal)):
-        res = {name: run_config(kb, ds, name, cfg, qids, metrics=METRICS) for name, cfg in configs.items()}
+    parts = [("test", test, configs), ("all", test + cal, configs)]
+    if args.llm:
+        llm = {**base, "multihop": "llm", **out["chosen"], "llm": args.model, "channel_timeout_s": 600}
+        parts.append((f"test_first_{args.llm}", test[: args.llm],
+                       {**configs, f"llm multi-hop ({args.model}), calibrated": llm}))
+    for part, qids, cfgs in parts:
+        res = {name: run_config(kb, ds, name, cfg, qids, metrics=METRICS) for name, cfg in cfgs.items()}
         ref = res["single shot"].per_query
         out[part] = {}
         for name, r in res.items():

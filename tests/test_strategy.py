@@ -6,7 +6,7 @@ import pytest
 
 from ragsift.config import Strategy
 from ragsift.errors import ConfigError
-from ragsift.retrieve.strategy import SHORT_QUESTION_TOKENS, route
+from ragsift.retrieve.strategy import asks, route
 from ragsift.text.links import TitleIndex
 
 from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
@@ -43,23 +43,32 @@ def test_auto_chooses_multi_hop_when_the_question_names_documents(kb, question, 
 def test_auto_keeps_one_hybrid_round_when_nothing_is_named(kb, question, lang, source):
     res = kb.query(question, strategy="auto")
     st = res.trace.strategy
-    assert st["chosen"] == "hybrid" and st["signals"] == {"language": lang, "tokens": st["signals"]["tokens"],
-                                                          "named": []}
-    assert st["reason"] == "the question names no document; no language model"
+    assert st["chosen"] == "hybrid" and st["signals"]["language"] == lang and st["signals"]["named"] == []
+    assert st["reason"] == "the question names no document" and st["signals"]["asks"]
     assert res.trace.multihop is None
     if source:
         assert _sources(res)[0] == source
 
 
-def test_the_router_chooses_hyde_for_a_short_question_only_with_a_model():
+def test_the_router_reads_the_question_only():
     titles = TitleIndex([("a", "Ada Lovelace"), ("b", "杜甫")])
-    assert route("How cold should green tea be kept?", titles, has_llm=True).strategy is Strategy.HYDE
-    assert route("绿茶应该在几度保存？", titles, has_llm=True).strategy is Strategy.HYDE
-    assert route("How cold should green tea be kept?", titles, has_llm=False).strategy is Strategy.HYBRID
-    long = " ".join(["why"] * (SHORT_QUESTION_TOKENS + 1))
-    assert route(long, titles, has_llm=True).strategy is Strategy.HYBRID
-    assert route("When was Ada Lovelace born?", titles, has_llm=True).strategy is Strategy.MULTIHOP
-    assert route("杜甫生于哪一年", titles, has_llm=True).strategy is Strategy.MULTIHOP
+    assert route("When was Ada Lovelace born?", titles).strategy is Strategy.MULTIHOP
+    assert route("杜甫生于哪一年", titles).strategy is Strategy.MULTIHOP
+    assert route("ada lovelace", titles).strategy is Strategy.MULTIHOP  # a title of two words: any case
+    for text in ("How cold should green tea be kept?", "绿茶应该在几度保存？"):
+        assert route(text, titles).strategy is Strategy.HYBRID
+    r = route("Ada Lovelace wrote the first algorithm.", titles)
+    assert r.signals["entities"] == ["Ada Lovelace"] and r.signals["named"] == ["Ada Lovelace"]
+    assert r.signals["language"] == "en" and r.signals["tokens"] > 0
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Who was born first?", True), ("when did it open", True), ("李白和杜甫谁先出生", True), ("这是什么", True),
+    ("绿茶要冷藏吗", True), ("5% of perinatal mortality is due to low birth weight.", False),
+    ("绿茶冷藏保存。", False),
+])
+def test_what_counts_as_a_question(text, expected):
+    assert asks(text) is expected
 
 
 def test_named_strategies_override_the_settings_they_name(kb):

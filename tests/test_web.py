@@ -115,4 +115,4 @@ def test_the_router_choice_is_shown_in_the_trace(page):
     trace = page.locator(".result-column details.trace").first
     trace.locator("summary").first.click()
     expect(trace.locator(".strategy")).to_have_text(
-        "strategy auto: chose hybrid (the question names no document; no language model)")
+        "strategy auto: chose hybrid (the question names no document)")

@@ -447,9 +447,9 @@ class MultiHopSettings(Group):
     mode: MultiHop = MultiHop.OFF
     """off, keywords (follow the documents that the question and the found passages name by title,
     else key terms) or llm (follow-ups by the model)."""
-    hops_max: Int = Field(3, gt=0, le=10)
-    """Retrieval rounds, the question's own included (keywords mode on HotpotQA: 2 calibrated best,
-    benchmarks/links.py)."""
+    hops_max: Int = Field(2, gt=0, le=10)
+    """Retrieval rounds, the question's own included: 2, the best on HotpotQA's calibration
+    questions (keywords mode, benchmarks/links.py)."""
     hop_queries: Int = Field(2, gt=0, le=10)
     """Follow-up queries per hop in keywords mode: per kind (named documents, linked documents, key
     terms), at most this many."""
