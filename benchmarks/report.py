@@ -379,14 +379,19 @@ def links_section() -> list[str]:
               "is named.",
               f"- Calibrated on the last {r['calibration_queries']} judged queries (best all-relevant@5, then "
               f"Recall@10, then fewest rounds): {ch}. Package defaults for multi-hop: {pk}.", "",
-              "| queries | configuration | all-relevant@5 | p | Recall@10 | p | nDCG@10 | p | p50 ms |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for part, label in (("test", f"first {r['test_queries']} (test)"), ("all", "all")):
+              "| queries | configuration | all-relevant@5 | p | Recall@10 | p | nDCG@10 | p | p50 ms | mean ms | "
+              "model calls |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    parts = [("test", f"first {r['test_queries']} (test)"), ("all", "all")]
+    parts += [(k, f"first {k.rsplit('_', 1)[1]} (test)") for k in r if k.startswith("test_first_")]
+    for part, label in parts:
         for name, x in r[part].items():
             m, pv = x["metrics"], x["p_vs_single_shot"]
+            calls = (x.get("multihop") or {}).get("llm_calls_mean", 0.0)
+            mean = f"{x['mean_ms']:.0f}" if "mean_ms" in x else ""
             lines.append(f"| {label} | {name} | {m['all_relevant@5']:.3f} | {_p(pv['all_relevant@5'])} | "
                          f"{m['recall@10']:.3f} | {_p(pv['recall@10'])} | {m['ndcg@10']:.3f} | "
-                         f"{_p(pv['ndcg@10'])} | {x['p50_ms']:.0f} |")
+                         f"{_p(pv['ndcg@10'])} | {x['p50_ms']:.0f} | {mean} | {calls:.2f} |")
     lines += ["", f"Calibration grid (single shot on these queries: all-relevant@5 "
               f"{r['calibration_single_shot']['all_relevant@5']:.3f}, Recall@10 "
               f"{r['calibration_single_shot']['recall@10']:.3f}):", "",
@@ -395,6 +400,47 @@ def links_section() -> list[str]:
     for g in r["grid"]:
         lines.append(f"| {g['hops_max']} | {g['hop_min_gain']} | {g['hop_protect']} | {g['all_relevant@5']:.3f} | "
                      f"{g['recall@10']:.3f} | {g['ndcg@10']:.3f} | {g['rounds']:.2f} | {g['p50_ms']:.0f} |")
+    return lines + [""]
+
+
+def seed_section() -> list[str]:
+    r = load("seed.json")
+    lines = ["## The seed's combination and the router (`benchmarks/seed.py`)", ""]
+    if r is None or "seed_table" not in r:
+        return lines + ["_Not run yet: `benchmarks/seed.py`._", ""]
+    n = r["seed_queries"]
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`, model `{r['model']}`; command: `{r['command']}`",
+              "- Columns as in the seed's table (its section 5.2), each a `strategy` on the package's default fusion: "
+              "base = one hybrid round over flat chunks (`strategy=\"hybrid\"`, `unit=\"child\"`); +HyDE = the HyDE "
+              "channels beside it (one hypothesis); +parent-child = `unit=\"parent\"`; +recursion = "
+              "`strategy=\"multihop\"` (keywords mode); all three = `strategy=\"combined\"` (HyDE on the question, "
+              "multi-hop from what it found, parents). p: paired randomization against base.",
+              f"- HotpotQA: the first {n['hotpotqa']} test questions; SciFact: the first {n['scifact']} odd-numbered "
+              "ones; both score the document ranking. L-Eval: the first "
+              f"{n['leval-nq']} Natural Questions with a verbatim answer, scored on passages (Recall@10: the answer, "
+              "at its place, in one of the first 10 passages; nDCG@10: 1/log2(1 + rank) of the first that holds it), "
+              "where a parent is a larger passage than a chunk (mean tokens of the 10 given).", ""]
+    cols = list(next(iter(r["seed_table"].values())))
+    lines += ["| set | metric | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    for name, t in r["seed_table"].items():
+        for metric, label in (("recall@10", "Recall@10"), ("ndcg@10", "nDCG@10")):
+            cells = [f"{t[c][metric]:.3f}" + (f" (p {_p(t[c]['p'][metric])})" if "p" in t[c] else "") for c in cols]
+            lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+        if "tokens" in t[cols[0]]:
+            lines.append(f"| {name} | tokens in 10 passages | " + " | ".join(f"{t[c]['tokens']:.0f}" for c in cols) + " |")
+        lines.append(f"| {name} | ms per question | " + " | ".join(f"{t[c]['ms']:.0f}" for c in cols) + " |")
+        lines.append(f"| {name} | model calls per question | " + " | ".join(f"{t[c]['llm_calls']:.2f}" for c in cols) + " |")
+    for label, x in r.get("router", {}).items():
+        q = ", ".join(f"{k} {v}" for k, v in x["questions"].items())
+        lines += ["", f"**The router (`strategy=\"auto\"`), {label}** (held-out questions: {q}; mean nDCG@10; "
+                  "p: paired randomization, auto against that strategy over the mix):", "",
+                  "| strategy | mix | hotpotqa | scifact | p (auto vs it) | ms per question | model calls |",
+                  "|---|---|---|---|---|---|---|"]
+        for st, row in x["rows"].items():
+            pv = _p(row["p_auto_vs_this"]) if "p_auto_vs_this" in row else ""
+            lines.append(f"| {st} | {row['mix']:.4f} | {row['hotpotqa']:.4f} | {row['scifact']:.4f} | {pv} | "
+                         f"{row['ms']:.0f} | {row['llm_calls']:.2f} |")
+        lines += ["", "Chosen: " + ", ".join(f"{k} {v}" for k, v in sorted(x["chosen"].items())) + "."]
     return lines + [""]
 
 
@@ -781,7 +827,7 @@ def main() -> int:
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
-           *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(),
+           *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(),
            *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *soak_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")

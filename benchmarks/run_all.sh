@@ -31,7 +31,10 @@ fi
 # the local 1.5B model generating
 benchmarks/llm.sh
 .venv/bin/python benchmarks/multihop.py --dataset "$DATASETS/hotpotqa-ircot-dev500" --work-dir "$WORK/eval"
-.venv/bin/python benchmarks/links.py --dataset "$DATASETS/hotpotqa-ircot-dev500" --work-dir "$WORK/eval"
+RAGSIFT_CACHE_DIR="$WORK/llmcache" .venv/bin/python benchmarks/links.py --dataset "$DATASETS/hotpotqa-ircot-dev500" \
+    --work-dir "$WORK/eval" --llm 100
+# the seed's table and the router (HyDE on 260 questions: about 20 minutes cold)
+RAGSIFT_CACHE_DIR="$WORK/llmcache" .venv/bin/python benchmarks/seed.py --datasets "$DATASETS" --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/serve_load.py --dataset "$DATASETS/scifact" --ingest-dataset "$DATASETS/hotpotqa-ircot-dev500" \
     --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/soak.py --zh "$DATASETS/cmrc2018-dev" --en "$DATASETS/scifact" --work-dir "$WORK/soak"

@@ -49,6 +49,9 @@ def test_ingest_query_stats_list_delete(cli_kb):
                              "--weights", "dense=0.2,bm25=0.8", "--filter", '{"team": "infra"}').stdout)
     assert res["trace"]["fusion"]["weights"] == {"dense": 0.2, "bm25": 0.8}
     assert res["passages"]
+    routed = json.loads(ragsift("--kb", str(kb), "query", "How long are backups kept?", "--json", "--trace",
+                                "--strategy", "auto").stdout)
+    assert routed["trace"]["strategy"]["chosen"] == "hybrid" and routed["passages"][0]["source"] == "guide.md"
 
     lean = json.loads(ragsift("--kb", str(kb), "query", "How long are backups kept?", "--format", "json").stdout)
     assert "trace" not in lean and lean["trace_id"] and lean["passages"][0]["source"] == "guide.md"

@@ -100,7 +100,7 @@ def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 
 STORE_SETTINGS = ["store", "store_uri", "store_name", "store_index"]
 INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
-RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "unit", "index_kinds",
+RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "strategy", "unit", "index_kinds",
                    "window_sentences", "merge_threshold", "max_parents", "token_budget", "channel_timeout_s"]
 LLM_FLAGS = ["llm", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "rerank", "rerank_top_n",
              "multihop", "hops_max", "hop_min_gain"]
