@@ -85,7 +85,7 @@ class Hop:
 
 @dataclass(frozen=True)
 class FollowUp:
-    """A keywords-mode follow-up: the query, what it asks about, and the documents it names."""
+    """A follow-up: the query, what it asks about, and the documents it names."""
 
     query: str
     kind: str  # named | link | term | llm
@@ -115,13 +115,14 @@ class MultiHopSearch:
         # the other model channels run on the question only
         self.first_settings = s.replace(multihop="off", rerank="")
         self.hop_settings = self.first_settings.replace(channels=model_free_channels(s))
-        self._hits: dict[int, dict[str, Any]] = {}
+        self._hits: dict[int, tuple[SearchRound, dict[str, Any]]] = {}
 
     def _hit_of(self, r: SearchRound) -> dict[str, Any]:
-        """Unit id -> its best hit, for one round (built once per round)."""
+        """Unit id -> its best hit, for one round (built once per round; the round is kept with it,
+        so its id cannot be reused by another)."""
         if id(r) not in self._hits:
-            self._hits[id(r)] = hits_by_unit(r.found, r.unit.key)
-        return self._hits[id(r)]
+            self._hits[id(r)] = (r, hits_by_unit(r.found, r.unit.key))
+        return self._hits[id(r)][1]
 
     def _docs_of(self, r: SearchRound, units: list[str]) -> set[str]:
         hit_of = self._hit_of(r)
