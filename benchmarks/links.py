@@ -81,7 +81,7 @@ def main() -> int:
 
     m = Settings().multihop.model_dump(mode="json")
     configs = {"single shot": base,
-               "keywords multi-hop, package defaults": {**base, "multihop": "keywords"},
+               "keywords multi-hop, package defaults": {**base, "multihop": "keywords", **{k: m[k] for k in GRID}},
                "keywords multi-hop, calibrated": {**base, "multihop": "keywords", **out["chosen"]}}
     out["package_defaults"] = {k: m[k] for k in GRID}
     parts = [("test", test, configs), ("all", test + cal, configs)]

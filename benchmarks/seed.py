@@ -126,8 +126,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "seed.json"))
     args = ap.parse_args()
     d = Path(args.datasets)
-    q = Settings().query.model_dump(mode="json")
-    base = {k: q[k] for k in FUSION_KEYS}  # the package's default fusion, whatever a KB was made with
+    defaults = Settings()
+    q = defaults.query.model_dump(mode="json")
+    # the package's default fusion and multi-hop, whatever a knowledge base was saved with
+    base = {k: q[k] for k in FUSION_KEYS} | {f: v for f, v in defaults.multihop.model_dump(mode="json").items()
+                                             if f != "mode"}
     llm = {"llm": args.model, "channel_timeout_s": 600}
     out: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv), "embedder": args.embedder,
                  "model": args.model, "fusion": base}
