@@ -189,6 +189,17 @@ def test_llm_mode_stops_when_the_model_says_done_or_the_budget_is_spent(mh_kb):
         assert res.trace.multihop["stop"] == "llm_budget" and res.trace.multihop["llm_calls"] == 1
 
 
+def test_a_weak_query_by_words_does_not_take_the_hops_link_down(mh_kb):
+    # the model asks for what was already found: that query is dropped for its gain, the link stays
+    with FaultInjectingLLMServer("ok", answer="Kiss and Tell comedy film") as srv:
+        res = mh_kb.query(QUESTION, **{**_llm(srv), "hops_max": 2, "hop_min_gain": 0.9, "max_parents": 3})
+    hop = res.trace.multihop["hops"][1]
+    assert hop["kinds"] == ["link", "llm"] and hop["dropped"] == ["Kiss and Tell comedy film"]
+    temple = next(p for p in res.passages if p.source == "temple.md")
+    assert hop["merged"] and hop["new_units"] == [temple.parent_id]
+    assert res.trace.multihop["stop"] == "depth"
+
+
 @pytest.mark.parametrize("mode", ["500", "hang", "garbage"])
 def test_an_llm_failure_ends_the_loop_with_what_was_found(mh_kb, mode):
     single = mh_kb.query(QUESTION)

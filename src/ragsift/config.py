@@ -456,8 +456,9 @@ class MultiHopSettings(Group):
     hop_top: Int = Field(5, gt=0, le=100)
     """Units per query that count as found, and over which gain is measured."""
     hop_min_gain: Float = Field(0.3, ge=0, le=1)
-    """A hop with less gain (new units / units it could add) is dropped and the loop stops
-    (measured on HotpotQA, benchmarks/multihop.py and benchmarks/links.py)."""
+    """A hop's searches by words (key terms, the model's query) with less gain (new units / units
+    they could add) are dropped; a hop left with nothing new ends the loop (measured on HotpotQA,
+    benchmarks/multihop.py and benchmarks/links.py)."""
     hop_protect: Int = Field(2, ge=0, le=100)
     """The question's own top units that stay ahead of key-term and model follow-ups (named
     documents come first, linked ones after the passage that names them)."""

@@ -23,8 +23,10 @@ The loop stops, with the reason in the trace, when
 - ``depth``: ``hops_max`` rounds have run;
 - ``repeated_query``: every follow-up query was asked before;
 - ``nothing_new``: a hop found no unit that earlier hops had not;
-- ``low_gain``: a hop's gain (new units in its top ``hop_top`` / units looked at) was under
-  ``hop_min_gain``; that hop is dropped;
+- ``low_gain``: a hop's searches by words (key terms, the model's query) had a gain (new units
+  in their top ``hop_top`` / units looked at) under ``hop_min_gain`` and its searches by name
+  added nothing; that hop is dropped (searches by name keep what they add; weak searches by
+  words beside them are dropped, listed in the hop's ``dropped``);
 - ``no_follow_up``: no new term to ask about (keywords mode);
 - ``llm_done``: the model said the passages answer the question;
 - ``llm_error``: the model failed (the results found so far are returned);
@@ -73,11 +75,13 @@ class Hop:
     kinds: list[str] = field(default_factory=list)  # per query: named | link | term | llm
     names: list[str] = field(default_factory=list)  # per query: the title or term it asks about
     channels: list[str] = field(default_factory=list)  # the channels the hop searched
+    dropped: list[str] = field(default_factory=list)  # queries by words whose gain was too low
 
     def to_dict(self) -> dict[str, Any]:
         out = {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
                "gain": None if self.gain is None else round(self.gain, 4), "merged": self.merged,
-               "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top, "channels": self.channels}
+               "elapsed_ms": round(self.elapsed_ms, 3), "top": self.top, "channels": self.channels,
+               "dropped": self.dropped}
         if self.kinds:
             out["kinds"], out["names"] = self.kinds, self.names
         return out
@@ -267,10 +271,20 @@ class MultiHopSearch:
             if not new:
                 hop.merged, stop = False, "nothing_new"
                 break
-            if hop.gain < m.hop_min_gain:
-                hop.merged, stop = False, "low_gain"
-                break
+            # a search for a named document is precise: what it adds is kept; searches by words
+            # (key terms, the model's query) are kept when together they bring enough new units, so
+            # a weak one cannot take a hop's links down with it
+            loose = [i for i, f in enumerate(follow) if not f.docs]
+            if loose and len({u for i in loose for u in adds[i]}) / (m.hop_top * len(loose)) < m.hop_min_gain:
+                hop.dropped = [follow[i].query for i in loose]
+                adds = [[] if i in loose else a for i, a in enumerate(adds)]
+                new = hop.new_units = list(dict.fromkeys(u for a in adds for u in a))
+                if not new:
+                    hop.merged, stop = False, "low_gain"
+                    break
             for i, (f, r, a) in enumerate(zip(follow, results, adds)):
+                if f.query in hop.dropped:
+                    continue
                 if f.kind == "named":
                     named += [u for u in a if u not in named]
                 elif f.kind == "link" and f.anchor is not None:
