@@ -9,11 +9,10 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ragsift.cancel import Deadline
-from ragsift.config import FusionMode, MultiHop, Settings, Strategy
+from ragsift.config import FusionMode, Settings
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve.channels import CHANNELS
-from ragsift.retrieve.multihop import MultiHopSearch
 from ragsift.retrieve.packing import Candidate, pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
 from ragsift.retrieve.strategy import find_with_strategy
@@ -50,12 +49,8 @@ class Retriever:
         CHANNELS.check(s)
 
     def find(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
-        """The ranked units for a query: one round, or a multi-hop search, or a named strategy's."""
-        if s.query.strategy is not Strategy.SETTINGS:
-            return find_with_strategy(self.searcher, checked_query(query, s), s, where, deadline)
-        if s.multihop.mode is not MultiHop.OFF:
-            return MultiHopSearch(self.searcher, checked_query(query, s), s, where, deadline).run()
-        return self.searcher.search(query, s, where, deadline)
+        """The ranked units for a query: one round, or a multi-hop search (``strategy``)."""
+        return find_with_strategy(self.searcher, checked_query(query, s), s, where, deadline)
 
     def retrieve(self, query: str, s: Settings, where: Node | None,
                  filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Result:

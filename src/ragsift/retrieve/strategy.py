@@ -92,20 +92,19 @@ def route(question: str, titles: TitleIndex) -> Route:
 
 def find_with_strategy(searcher: Searcher, question: str, s: Settings, where: Node | None,
                        deadline: Deadline | None = None) -> SearchRound:
-    """The ranked units for a question under ``s.query.strategy`` (not ``settings``), with the
-    strategy, and for ``auto`` its choice and reason, in ``SearchRound.strategy``."""
+    """The ranked units for a question: one round, or a multi-hop search, with the settings of
+    ``s.query.strategy``. A named strategy's settings, or auto's choice and its reason, go in
+    ``SearchRound.strategy`` (``settings``: none)."""
     strategy = s.query.strategy
-    if strategy is not Strategy.AUTO:
-        t = strategy_settings(strategy, s)
-        r = (MultiHopSearch(searcher, question, t, where, deadline).run() if t.multihop.mode is not MultiHop.OFF
-             else searcher.search(question, t, where, deadline))
-        info = {"strategy": str(strategy), "channels": list(t.query.channels), "multihop": str(t.multihop.mode),
-                "unit": str(t.query.unit)}
-        return replace(r, strategy=info)
-    choice = route(question, searcher.titles())
-    t = strategy_settings(choice.strategy, s)
-    if choice.strategy is Strategy.MULTIHOP:
-        r = MultiHopSearch(searcher, question, t, where, deadline).run()
+    info: dict[str, Any] | None = None
+    if strategy is Strategy.AUTO:
+        choice = route(question, searcher.titles())
+        t, info = strategy_settings(choice.strategy, s), choice.to_dict()
     else:
-        r = searcher.search(question, t, where, deadline)
-    return replace(r, strategy=choice.to_dict())
+        t = strategy_settings(strategy, s)
+        if strategy is not Strategy.SETTINGS:
+            info = {"strategy": str(strategy), "channels": list(t.query.channels),
+                    "multihop": str(t.multihop.mode), "unit": str(t.query.unit)}
+    r = (MultiHopSearch(searcher, question, t, where, deadline).run() if t.multihop.mode is not MultiHop.OFF
+         else searcher.search(question, t, where, deadline))
+    return r if info is None else replace(r, strategy=info)
