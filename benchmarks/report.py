@@ -391,7 +391,7 @@ def multihop_section() -> list[str]:
 
 def links_section() -> list[str]:
     r = load("links.json")
-    lines = ["## Multi-hop that follows names (HotpotQA, IRCoT dev 500, no model)", ""]
+    lines = ["## Multi-hop that follows names (HotpotQA, IRCoT dev 500; without and with the model)", ""]
     if r is None:
         return lines + ["_Not run yet: `benchmarks/links.py`._", ""]
     ch = ", ".join(f"{k}={v}" for k, v in r["chosen"].items())
