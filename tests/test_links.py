@@ -44,6 +44,8 @@ def test_other_scripts_and_width_forms():
                                                                 ("東京タワー", ["tokyo"])]
     assert _named("서울 타워 전망대") == [("서울 타워", ["seoul"])]
     assert _named("型号 AX-H1 的说明") == [("ＡＸ－Ｈ１", ["ax"])]  # NFKC: full-width letters
+    # titles and texts are cut alike: "İ" case-folds to "i" and a combining dot, inside one token
+    assert TitleIndex([("ist", "İstanbul")]).find("Flights to İstanbul") == [("İstanbul", ["ist"])]
 
 
 def test_each_title_once_in_order_with_a_limit_and_exclusions():

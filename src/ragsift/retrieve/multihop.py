@@ -249,7 +249,7 @@ class MultiHopSearch:
                 break
             queries = [f.query for f in follow]
             asked.update(_norm(q) for q in queries)
-            hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords",
+            hop = Hop(h, queries, "llm" if llm else "keywords",
                       channels=list(self.hop_settings.query.channels))
             hop.kinds, hop.names = [f.kind for f in follow], [f.name for f in follow]
             results = [self.searcher.search(q, self.hop_settings, self.where, self.deadline) for q in queries]
@@ -275,7 +275,9 @@ class MultiHopSearch:
             # (key terms, the model's query) are kept when together they bring enough new units, so
             # a weak one cannot take a hop's links down with it
             loose = [i for i, f in enumerate(follow) if not f.docs]
+            dropped: set[int] = set()
             if loose and len({u for i in loose for u in adds[i]}) / (m.hop_top * len(loose)) < m.hop_min_gain:
+                dropped = set(loose)
                 hop.dropped = [follow[i].query for i in loose]
                 adds = [[] if i in loose else a for i, a in enumerate(adds)]
                 new = hop.new_units = list(dict.fromkeys(u for a in adds for u in a))
@@ -283,7 +285,7 @@ class MultiHopSearch:
                     hop.merged, stop = False, "low_gain"
                     break
             for i, (f, r, a) in enumerate(zip(follow, results, adds)):
-                if f.query in hop.dropped:
+                if i in dropped:
                     continue
                 if f.kind == "named":
                     named += [u for u in a if u not in named]

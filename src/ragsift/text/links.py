@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 from ragsift.text.lang import CJK_RE
 from ragsift.text.wordlists import words
@@ -33,24 +34,20 @@ BRACKET_RE = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")  # a trailing "(film
 TOKEN_RE = re.compile(CJK_RE.pattern + r"|[^\W_]+")  # one CJK character, or a run of other letters and digits
 
 
-def _tokens(text: str) -> list[str]:
-    return TOKEN_RE.findall(unicodedata.normalize("NFKC", text).casefold())
-
-
 def _surface(text: str) -> list[tuple[str, bool]]:
-    """Tokens, case-folded, each with whether the text wrote it with a capital."""
+    """Tokens, case-folded, each with whether the text wrote it with a capital (titles and texts
+    are cut the same way, so a title's tokens are found wherever a text writes them)."""
     return [(t.casefold(), t[:1].isupper()) for t in TOKEN_RE.findall(unicodedata.normalize("NFKC", text))]
 
 
-_COMMON: frozenset[str] | None = None
+def _tokens(text: str) -> list[str]:
+    return [t for t, _ in _surface(text)]
 
 
+@cache
 def _common() -> frozenset[str]:
     """Case-folded words that a one-word title cannot be named by."""
-    global _COMMON
-    if _COMMON is None:
-        _COMMON = frozenset(w.casefold() for name in ("stopwords-en", "en-weak", "en-generic") for w in words(name))
-    return _COMMON
+    return frozenset(w.casefold() for name in ("stopwords-en", "en-weak", "en-generic") for w in words(name))
 
 
 def _names_something(tokens: Sequence[str]) -> bool:
