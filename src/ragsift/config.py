@@ -4,7 +4,7 @@
       index       how documents are cut and represented (fixed when a knowledge base is created)
       store       where the index lives: the embedded LanceDB store, or a Milvus server
       embedding   how an embedder behind an endpoint is called
-      ingest      limits of an ingest (file size, chunks per document)
+      ingest      limits of an ingest (file size, chunks per document), its checkpoints
       query       channels, fusion, the unit returned, budgets and deadlines
       llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
       transforms  HyDE, rewriting and multi-query
@@ -272,13 +272,21 @@ class EmbeddingSettings(Group):
 
 class IngestSettings(Group):
     """Limits of an ingest: a file or document past one is skipped with its reason; the rest of
-    the ingest goes on."""
+    the ingest goes on. And checkpoints: by default an ingest is one commit; with a checkpoint
+    setting it commits a generation of whole documents every so often, so that a kill loses only
+    the work since the last one and the same ingest run again resumes there."""
 
     max_file_mb: Float = Field(50.0, gt=0, le=4096)
     """Largest file read, in megabytes."""
     max_document_chunks: Int = Field(2000, gt=0, le=1_000_000)
     """Most chunks one document may have: 2,000 embed in about 7 minutes with e5-small on two cores
     (about one with minilm)."""
+    checkpoint_documents: Int = Field(0, ge=0, le=100_000_000)
+    """Commit a generation (a checkpoint) after every this many documents written (0: off, one commit
+    per ingest). Unchanged documents do not count."""
+    checkpoint_seconds: Float = Field(0.0, ge=0, le=7 * 86_400)
+    """Commit a generation (a checkpoint) once this many seconds have passed since the last commit
+    (0: off). Checked after each batch of documents is written."""
 
 
 class QuerySettings(Group):

@@ -5,6 +5,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -12,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind
 from ragsift.errors import ConfigError, RagsiftError, StoreError
-from ragsift.ingest.loaders import as_record, iter_files, load_file, record_document
+from ragsift.ingest.loaders import as_record, doc_id_for, iter_files, load_file, record_document
 from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
@@ -29,9 +30,11 @@ from ragsift.types import Document, IngestReport, Result, Skipped
 log = logging.getLogger(__name__)
 SETTINGS_FILE = "ragsift.toml"
 EMBED_BATCH = 64
+INGEST_GROUP = 256  # documents looked up (stored or changed) at a time by a streaming (checkpointed) ingest
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
 
-ProgressFactory = Callable[[int, str], Any]  # (total, description) -> object with update(n), close()
+# (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
+ProgressFactory = Callable[[int | None, str], Any]
 
 
 class KnowledgeBase:
@@ -44,7 +47,8 @@ class KnowledgeBase:
     sizes, the small index; and the store kind) cannot change on an existing knowledge base;
     every other setting is a default that a single query may override.
 
-    - ``ingest(paths)``: load, split, embed and store files or directories in one commit;
+    - ``ingest(paths)``: load, split, embed and store files or directories in one commit (or, with
+      ``checkpoint_documents`` / ``checkpoint_seconds``, in checkpoints that a re-run resumes from);
     - ``query(question, filter=..., **overrides)``: passages and a trace (``Result``);
     - ``rank_documents(question, k)``: document ids in final order (evaluation);
     - ``delete``, ``documents``, ``stats``, ``copy_to`` (another store), ``close``.
@@ -117,78 +121,158 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ ingest
     def ingest(self, paths: str | Path | Sequence[str | Path], *, prefix: str = "",
                progress: ProgressFactory | None = None) -> IngestReport:
-        """Ingest files or directories in one transaction (one new generation).
+        """Ingest files or directories: by default in one transaction (one new generation).
 
         A document's id comes from its path relative to the directory given (or, for a file,
         its own directory), with ``prefix`` in front: ingesting ``docs/`` and then
         ``docs/a.md`` names the same document. JSONL rows keep their own ``_id``.
         Unchanged documents are skipped; changed ones replace their old parents and children.
+
+        With ``checkpoint_documents`` or ``checkpoint_seconds`` set (settings of the ``ingest``
+        group), the ingest commits a generation of whole documents every N documents written or
+        M seconds (a checkpoint), so a kill or an error loses only what was written since the
+        last one, and running the same ingest again skips what the checkpoints hold (unchanged
+        by content hash) and goes on from there. Files are then loaded, split and written as
+        they come: what is held at once is one file's documents (at most ``max_file_mb``), one
+        batch of documents and the ids of the documents seen (see ``_ingest_with``).
         """
         t0 = time.perf_counter()
         if isinstance(paths, (str, Path)):
             paths = [paths]
         report = IngestReport()
+        items = list(self._input_files(paths, prefix))
+        if self._checkpointing():
+            return self._ingest(self._stream_files(items, report), report, t0, progress, streaming=True)
         docs: list[Document] = []
+        for item in items:
+            docs.extend(self._load(item, report))
+        return self._ingest(docs, report, t0, progress)
+
+    def _input_files(self, paths: Sequence[str | Path], prefix: str) -> Iterator[Skipped | tuple[Path, str]]:
+        """The files to load with their sources, in order, and (as ``Skipped``) what is not
+        loaded and why; nothing is read yet."""
         for raw in paths:
             root = Path(raw)
             if not root.exists():
-                report.skipped.append(Skipped(str(root), "no such file or directory"))
+                yield Skipped(str(root), "no such file or directory")
                 continue
             base = root if root.is_dir() else root.parent
             for f in iter_files(root):
                 if isinstance(f, tuple):  # not a file to load, and why
                     path, reason = f
-                    report.skipped.append(Skipped(prefix + (path.relative_to(base).as_posix() if path != base
-                                                            else path.name), reason))
+                    yield Skipped(prefix + (path.relative_to(base).as_posix() if path != base else path.name), reason)
                     continue
-                source = prefix + f.relative_to(base).as_posix()
-                loaded = load_file(f, source, int(self.settings.ingest.max_file_mb * 1024 * 1024))
-                report.skipped.extend(loaded.skipped)
-                docs.extend(loaded.documents)
-        return self._ingest(docs, report, t0, progress)
+                yield f, prefix + f.relative_to(base).as_posix()
+
+    def _load(self, item: Skipped | tuple[Path, str], report: IngestReport) -> list[Document]:
+        """The documents of one input file (what it skips goes into the report)."""
+        if isinstance(item, Skipped):
+            report.skipped.append(item)
+            return []
+        path, source = item
+        loaded = load_file(path, source, int(self.settings.ingest.max_file_mb * 1024 * 1024))
+        report.skipped.extend(loaded.skipped)
+        return loaded.documents
+
+    def _stream_files(self, items: list[Skipped | tuple[Path, str]], report: IngestReport) -> Iterator[Document]:
+        """The documents of the input files, one file loaded at a time, each document id once:
+        where the same id comes twice, only its last occurrence (what a full load keeps)."""
+        last = self._last_occurrences(items)
+        for i, item in enumerate(items):
+            for j, d in enumerate(self._load(item, report)):
+                if last is None or last.get(d.doc_id, (i, j)) == (i, j):
+                    yield d
+
+    def _last_occurrences(self, items: list[Skipped | tuple[Path, str]]) -> dict[str, tuple[int, int]] | None:
+        """Where each document id occurs last, as (input file, document in it), or None when no
+        id can occur twice. A file that is not JSONL holds one document, whose id comes from its
+        source; only JSONL files and the files whose id can be taken twice are read for this
+        (their ids are kept, not their texts)."""
+        fixed: dict[int, str] = {}  # input file -> the id of its one document (if it loads)
+        jsonl: list[int] = []
+        for i, item in enumerate(items):
+            if isinstance(item, Skipped):
+                continue
+            if item[0].suffix.lower() == ".jsonl":
+                jsonl.append(i)
+            else:
+                fixed[i] = doc_id_for(item[1])
+        taken = Counter(fixed.values())
+        if (not jsonl or (len(jsonl) == 1 and not fixed)) and all(n == 1 for n in taken.values()):
+            return None
+
+        def ids(i: int) -> list[str]:
+            return [d.doc_id for d in self._load(items[i], IngestReport())]
+
+        found = {i: ids(i) for i in jsonl}
+        in_jsonl = {d for found_ids in found.values() for d in found_ids}
+        for i, d in fixed.items():
+            found[i] = ids(i) if taken[d] > 1 or d in in_jsonl else [d]
+        last: dict[str, tuple[int, int]] = {}
+        for i in sorted(found):
+            for j, d in enumerate(found[i]):
+                last[d] = (i, j)
+        return last
 
     def add_documents(self, documents: Iterable[Any], *, source: str = "api",
                       progress: ProgressFactory | None = None) -> IngestReport:
-        """Ingest documents held in code or a database, in one transaction. Each is a mapping
-        with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
+        """Ingest documents held in code or a database, by default in one transaction. Each is a
+        mapping with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
         mapping of filterable values) and ``source`` (default ``source``), or an object with
         those attributes: a ragsift ``Document``, a LangChain ``Document`` (``page_content``,
         ``metadata``, ``id``), a LlamaIndex node (``text``, ``metadata``, ``id_``) or a Haystack
         ``Document`` (``content``, ``meta``, ``id``). A document whose id is stored already
-        replaces it (unless unchanged); a bad one is skipped with its reason."""
+        replaces it (unless unchanged); a bad one is skipped with its reason. With a checkpoint
+        setting (see ``ingest``), ``documents`` is consumed as it is written (an iterator is
+        never held whole) and committed in checkpoints."""
         t0 = time.perf_counter()
         report = IngestReport()
-        docs: list[Document] = []
-        seen: set[str] = set()
+        docs = self._records(documents, source, report)
+        if self._checkpointing():
+            return self._ingest(docs, report, t0, progress, streaming=True)
+        return self._ingest(list(docs), report, t0, progress)
+
+    @staticmethod
+    def _records(documents: Iterable[Any], source: str, report: IngestReport) -> Iterator[Document]:
+        seen: set[str] = set()  # a second document with the same id is skipped
         for i, row in enumerate(documents):
             row = as_record(row)
             src = str(row.get("source") or source) if isinstance(row, Mapping) else source
             item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen,
                                    fmt="text")
             if isinstance(item, Document):
-                docs.append(item)
+                yield item
             else:
                 report.skipped.append(item)
-        return self._ingest(docs, report, t0, progress)
 
-    def _ingest(self, docs: list[Document], report: IngestReport, t0: float,
-                progress: ProgressFactory | None) -> IngestReport:
-        """Split, embed and store documents in one transaction on a store object of its own."""
-        with self._writer("ingest") as writer:
-            return self._ingest_with(writer, docs, report, t0, progress)
+    def _checkpointing(self) -> bool:
+        ing = self.settings.ingest
+        return bool(ing.checkpoint_documents or ing.checkpoint_seconds)
+
+    def _ingest(self, docs: Iterable[Document], report: IngestReport, t0: float,
+                progress: ProgressFactory | None, streaming: bool = False) -> IngestReport:
+        """Split, embed and store documents on a store object of its own."""
+        with self._writer("ingest", report) as writer:
+            return self._ingest_with(writer, docs, report, t0, progress, streaming)
 
     @contextmanager
-    def _writer(self, what: str) -> Iterator[Store]:
+    def _writer(self, what: str, report: IngestReport | None = None) -> Iterator[Store]:
         """A store object of its own for one write. A failure that is not one of ours (a full
         disk, an I/O error, the store's own exception) becomes one StoreError saying that
-        nothing was committed and which generation the knowledge base stays at."""
+        nothing was committed and which generation the knowledge base stays at; after an
+        ingest's checkpoints (``report.checkpoints``), that they are kept and only the rest was
+        rolled back (one of ours gets the same words added)."""
         with self._write_lock:
             writer = open_store(self.path, self.settings)
             try:
                 yield writer
-            except RagsiftError:
+            except RagsiftError as e:
+                if report is not None and report.checkpoints:
+                    e.args = (f"{e}; {_checkpoints_kept(report, writer)}",)
                 raise
             except Exception as e:
+                if report is not None and report.checkpoints:
+                    raise StoreError(f"{what} failed: {_first_line(e)}; {_checkpoints_kept(report, writer)}") from e
                 raise StoreError(f"{what} failed: {_first_line(e)}; nothing was committed and the knowledge "
                                  f"base stays at generation {_committed_generation(writer)}") from e
             finally:
@@ -197,10 +281,105 @@ class KnowledgeBase:
                 finally:
                     self._refresh()
 
-    def _ingest_with(self, writer: Store, docs: list[Document], report: IngestReport, t0: float,
-                     progress: ProgressFactory | None) -> IngestReport:
-        # the same document twice (e.g. a directory and a file in it): the last one wins
-        docs = list({d.doc_id: d for d in docs}.values())
+    def _ingest_with(self, writer: Store, docs: Iterable[Document], report: IngestReport, t0: float,
+                     progress: ProgressFactory | None, streaming: bool = False) -> IngestReport:
+        """Write the documents that are new or changed, whole documents at a time.
+
+        Not ``streaming``: ``docs`` is held whole (the same id twice: the last one wins), split
+        up front (the progress total is the number of children) and written in one transaction.
+        ``streaming`` (checkpoints on): ``docs`` yields each id once and is read as it is
+        written, ``INGEST_GROUP`` documents looked up at a time; the progress total is None.
+
+        Either way a transaction is begun when the first document needs writing, and committed
+        at the end; with ``checkpoint_documents`` / ``checkpoint_seconds`` it is also committed
+        (and a new one begun on the same writer) after a batch of whole documents, with their
+        small-index entries and RAPTOR tree, has been put into it and the count or the time
+        says so. An error rolls back the open transaction only: earlier checkpoints stay."""
+        ing = self.settings.ingest
+        cfg = SplitSettings(self.settings.index.parent_max_tokens, self.settings.index.child_tokens,
+                            self.settings.index.child_overlap_tokens)
+        total: int | None = None
+        if streaming:
+            todo: Iterable[tuple[Document, list, list]] = (
+                item for group in _groups(docs, INGEST_GROUP) for item in self._to_write(writer, group, report, cfg))
+        else:
+            # the same document twice (e.g. a directory and a file in it): the last one wins
+            todo = list(self._to_write(writer, list({d.doc_id: d for d in docs}.values()), report, cfg))
+            total = sum(len(children) for _, _, children in todo)
+        txn = None
+        bar = embedder = entries = None
+        pending: list[tuple[Document, list, list]] = []
+        n_pending = written = 0  # children pending; documents written since the last commit
+        last_commit = time.monotonic()
+        parents = children = 0
+
+        def write() -> None:
+            nonlocal txn, pending, n_pending, written, last_commit
+            if not pending:
+                return
+            if txn is None:
+                txn = writer.begin()
+            report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
+            written += len(pending)
+            pending, n_pending = [], 0
+            due = ((ing.checkpoint_documents and written >= ing.checkpoint_documents)
+                   or (ing.checkpoint_seconds and time.monotonic() - last_commit >= ing.checkpoint_seconds))
+            if due:
+                commit()
+
+        def commit() -> None:
+            nonlocal txn, written, last_commit
+            report.generation = txn.commit()
+            report.checkpoints += 1
+            txn, written, last_commit = None, 0, time.monotonic()
+            if streaming:
+                log.info("ingest: checkpoint, generation %d (%d documents written so far)", report.generation,
+                         len(report.added) + len(report.updated))
+
+        try:
+            for d, doc_parents, doc_children in todo:
+                if entries is None:
+                    bar = progress(total, "embedding") if progress else None
+                    embedder = self.embedder()
+                    entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm),
+                                                                        report))
+                parents += len(doc_parents)
+                children += len(doc_children)
+                pending.append((d, doc_parents, doc_children + entries.extra(doc_parents, doc_children)))
+                n_pending += len(pending[-1][2])
+                if n_pending >= EMBED_BATCH or (ing.checkpoint_documents
+                                                and written + len(pending) >= ing.checkpoint_documents):
+                    write()
+            write()
+            if txn is not None:
+                commit()
+        except BaseException:
+            if txn is not None:  # roll back the open transaction; committed checkpoints stay
+                try:
+                    txn.abort()
+                except Exception as e:  # the next writer rolls back; the error to see is the first
+                    log.warning("could not roll back at once (%s); the next writer will", e)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        if not report.checkpoints:  # nothing to write
+            report.generation = writer.generation
+        if entries is not None:
+            report.parents = entries.parents + parents
+            report.children = entries.entries + children
+        report.seconds = time.perf_counter() - t0
+        if report.checkpoints:
+            log.info("ingest: generation %d (%d commits), %d added, %d updated, %d unchanged, %d skipped, "
+                     "%d children in %.1fs", report.generation, report.checkpoints, len(report.added),
+                     len(report.updated), len(report.unchanged), len(report.skipped), report.children,
+                     report.seconds)
+        return report
+
+    def _to_write(self, writer: Store, docs: list[Document], report: IngestReport,
+                  cfg: SplitSettings) -> Iterator[tuple[Document, list, list]]:
+        """The documents among ``docs`` to write (new or changed), split into parents and
+        children; unchanged ones and ones over ``max_document_chunks`` go into the report."""
         stored = writer.get_documents([d.doc_id for d in docs]) if docs else {}
         todo = []
         for d in docs:
@@ -210,15 +389,6 @@ class KnowledgeBase:
             else:
                 todo.append(d)
                 (report.updated if old is not None else report.added).append(d.doc_id)
-        if not todo:
-            report.generation = writer.generation
-            report.seconds = time.perf_counter() - t0
-            return report
-
-        ix = self.settings.index
-        cfg = SplitSettings(ix.parent_max_tokens, ix.child_tokens, ix.child_overlap_tokens)
-        split = []
-        total_children = 0
         limit = self.settings.ingest.max_document_chunks
         for d in todo:
             parents, children = split_document(d, cfg)
@@ -228,37 +398,7 @@ class KnowledgeBase:
                                               "max_document_chunks)"))
                 (report.added if d.doc_id in report.added else report.updated).remove(d.doc_id)
                 continue
-            split.append((d, parents, children))
-            total_children += len(children)
-        if not split:
-            report.generation = writer.generation
-            report.seconds = time.perf_counter() - t0
-            return report
-        bar = progress(total_children, "embedding") if progress else None
-        embedder = self.embedder()
-        entries = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm), report))
-        try:
-            with writer.begin() as txn:  # an error rolls back (a failed rollback is left to the next writer)
-                pending: list[tuple[Document, list, list]] = []
-                n_pending = 0
-                for d, parents, children in split:
-                    pending.append((d, parents, children + entries.extra(parents, children)))
-                    n_pending += len(pending[-1][2])
-                    if n_pending >= EMBED_BATCH:
-                        report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
-                        pending, n_pending = [], 0
-                report.embed_seconds += self._write(txn, pending, embedder, entries, bar)
-                report.generation = txn.commit()
-        finally:
-            if bar is not None:
-                bar.close()
-        report.parents = entries.parents + sum(len(p) for _, p, _ in split)
-        report.children = entries.entries + total_children
-        report.seconds = time.perf_counter() - t0
-        log.info("ingest: generation %d, %d added, %d updated, %d unchanged, %d skipped, %d children in %.1fs",
-                 report.generation, len(report.added), len(report.updated), len(report.unchanged),
-                 len(report.skipped), report.children, report.seconds)
-        return report
+            yield d, parents, children
 
     def _write(self, txn, pending, embedder: Embedder, entries: "SmallIndex", bar) -> float:
         """Embed and store a batch of documents with every entry of their small index."""
@@ -524,6 +664,24 @@ class KnowledgeBase:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return (text.splitlines()[0][:300] if text else type(e).__name__)
+
+
+def _checkpoints_kept(report: IngestReport, writer: Store) -> str:
+    return (f"the {report.checkpoints} checkpoint(s) this ingest committed are kept (the knowledge base is at "
+            f"generation {_committed_generation(writer)}) and only what was written since the last one was "
+            "rolled back; run the same ingest again to resume (unchanged documents are skipped)")
+
+
+def _groups(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``n`` (the last may be shorter), read as they are needed."""
+    group: list[Any] = []
+    for item in items:
+        group.append(item)
+        if len(group) >= n:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
 def _committed_generation(store: Store) -> int | str:

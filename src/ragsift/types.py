@@ -270,7 +270,8 @@ class IngestReport:
     skipped: list[Skipped] = field(default_factory=list)
     parents: int = 0
     children: int = 0
-    generation: int = 0
+    generation: int = 0  # the last generation this ingest committed (or the one it found, if nothing changed)
+    checkpoints: int = 0  # generations this ingest committed: 1 by default, more with checkpoints, 0 if none
     seconds: float = 0.0
     embed_seconds: float = 0.0
     summaries: int = 0  # summaries written (small_index summaries / raptor)
