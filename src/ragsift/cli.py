@@ -100,6 +100,7 @@ def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 
 STORE_SETTINGS = ["store", "store_uri", "store_name", "store_index"]
 INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
+INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
 RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "strategy", "unit", "index_kinds",
                    "window_sentences", "merge_threshold", "max_parents", "token_budget", "channel_timeout_s"]
 LLM_FLAGS = ["llm", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "rerank", "rerank_top_n",
@@ -119,6 +120,9 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
     kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
+    given = _given(args, INGEST_FLAGS)
+    if given:  # for this ingest only: not saved with the knowledge base
+        kb.settings = kb.settings.replace(**given)
     if args.paths == ["-"]:  # JSONL documents on standard input, read as a JSONL file would be
         from ragsift.ingest.loaders import load_jsonl
 
@@ -375,6 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
                                             '({"id": ..., "text": ..., "title"?, "metadata"?} a line)')
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
+    g = s.add_argument_group("checkpoints (this ingest)")
+    for flat in INGEST_FLAGS:
+        _setting(g, flat, note="for this ingest; a kill loses only what came after the last checkpoint, and the "
+                 "same command run again resumes")
     g = s.add_argument_group("index (for a NEW knowledge base)")
     for flat in INDEX_FLAGS:
         _setting(g, flat)

@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from ragsift.types import IngestReport, Result
 
-ProgressFactory = Callable[[int, str], Any]  # (total, description) -> object with update(n), close()
+# (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
+ProgressFactory = Callable[[int | None, str], Any]
 
 
 def progress_factory(enabled: bool, unit: str = "chunk") -> ProgressFactory | None:
@@ -29,7 +30,8 @@ def report_lines(report: IngestReport) -> list[str]:
     lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "
              f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
              f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
-             f"(embedding {report.embed_seconds:.1f}s)"]
+             f"(embedding {report.embed_seconds:.1f}s)"
+             + (f"; {report.checkpoints} generations committed (checkpoints)" if report.checkpoints > 1 else "")]
     for s in report.skipped:
         lines.append(f"  skipped {s.path}: {s.reason}")
     return lines

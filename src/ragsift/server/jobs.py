@@ -28,7 +28,7 @@ class Job:
     state: str = "queued"  # queued | running | done | failed
     phase: str = "queued"  # queued | loading | embedding | committing | done | failed
     done: int = 0  # chunks embedded so far
-    total: int = 0  # chunks to embed (known once loading ends)
+    total: int | None = 0  # chunks to embed (known once loading ends; None for a checkpointed ingest, which streams)
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None

@@ -243,7 +243,8 @@ async function upload(event) {
   try {
     let job = await api(base() + "/files", { method: "POST", body: form });
     while (job.state === "queued" || job.state === "running") {
-      box.textContent = `ingest ${job.state}: ${job.phase} ${job.progress.done}/${job.progress.total}`;
+      box.textContent = `ingest ${job.state}: ${job.phase} ${job.progress.done}` +
+        (job.progress.total == null ? "" : `/${job.progress.total}`);
       await new Promise(res => setTimeout(res, 400));
       job = await api(`${base()}/jobs/${job.id}`);
     }
