@@ -344,10 +344,13 @@ def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, mo
     docs = write_files(tmp_path / "docs", {"manual.md": MANUAL_V1, "tea.md": ZH_DOC})
     flat = KnowledgeBase.open(tmp_path / "flat")
     flat.ingest(docs)
+    from ragsift.store.memindex import AnnIndex, FlatIndex
+
+    assert isinstance(flat.store._dense_index(), FlatIndex)  # the index is built on first use
     monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
     ann = KnowledgeBase.open(tmp_path / "ann")
     ann.ingest(docs)
-    assert ann.store.manifest["vector_index"] and not flat.store.manifest.get("vector_index")
+    assert isinstance(ann.store._dense_index(), AnnIndex)
     for q in ("How long does a full charge take?", "绿茶应该怎样保存？"):
         a = ann.query(q, channels=["dense"])
         f = flat.query(q, channels=["dense"])

@@ -6,6 +6,7 @@ Layout of a knowledge base directory::
     manifest.json       the committed generation: table versions + metadata fields
     generations/        the manifests of the last ``keep_generations`` commits (restorable)
     lance/              documents, parents and children tables (Lance format, versioned)
+    search-cache/       saved HNSW graphs and full vectors of large generations (rebuilt if removed)
     .write.lock         held by the one writer
 
 How one commit makes a generation visible: a write transaction appends and deletes rows in
@@ -25,21 +26,23 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, BTree, HnswSq
+from lancedb.index import BTree
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (BUILTIN_FIELDS, LANGUAGES, CheckReport, IndexedChild, ManifestStore, StoredDocument,
                                 StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, Rows, SparseIndex
 from ragsift.store.lance_files import (FORMAT, MANIFEST, TABLES, WriteLock, generation_file,
                                        manifest_problem, publish, saved_generations)
 from ragsift.types import Document, Parent
@@ -50,10 +53,14 @@ _ARROW_TYPES = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(),
                 "date": pa.string(), "list": pa.list_(pa.string())}
 BATCH_CHILDREN = 4096
 # Below this many children dense search is exact, a matrix product over the generation's
-# vectors held in memory (~150 MB at 100k children of 384 dimensions); from it on an HNSW index
-# (scalar-quantised, re-ranked with the full vectors) keeps query time and memory in check.
+# vectors held in memory (~150 MB at 100k children of 384 dimensions); from it on an HNSW graph
+# over int8 vectors (usearch), its candidates re-ranked with the full vectors read from disk.
+# The graph's search breadth and the re-rank depth were chosen by measured recall@10 against
+# exact search on a million real-text vectors (benchmarks/ann_recall.py, docs/benchmarks.md).
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
-ANN_REFINE_FACTOR = 2
+ANN_EXPANSION = 64
+ANN_REFINE_FACTOR = 4
+CACHE = "search-cache"  # saved search indexes, one folder per generation and vector column
 NEVER = timedelta(days=36500)  # optimize() that removes no version
 CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
 
@@ -110,7 +117,7 @@ class LanceStore(ManifestStore):
             self._create(dim, vectors or {}, sparse)
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
-        self._flat_lock = threading.Lock()
+        self._index_lock = threading.Lock()
         self._languages: tuple[int, dict[str, int]] | None = None
         self._load_manifest()
 
@@ -161,8 +168,7 @@ class LanceStore(ManifestStore):
                 raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
-        self._flat: dict[str, _FlatIndex] = {}  # exact in-memory matrices (per vector column) of one generation
-        self._sparse = None
+        self._indexes: dict[str, Rows] = {}  # in-memory search indexes of the pinned generation
 
     def _manifest_changed(self) -> bool:
         try:
@@ -176,13 +182,6 @@ class LanceStore(ManifestStore):
             return None
         fields = self.fields()
         return render_sql(where, {f: _col(f) for f in fields}, frozenset(f for f, t in fields.items() if t == "list"))
-
-    def _hits(self, tbl: pa.Table, score_fn) -> list[StoredHit]:
-        cols = tbl.to_pydict()
-        langs = cols.get("lang") or [""] * tbl.num_rows
-        return [StoredHit(cols["child_id"][i], cols["parent_id"][i], cols["doc_id"][i],
-                          float(score_fn(cols, i)), int(cols["start"][i]), int(cols["end"][i]), langs[i] or "")
-                for i in range(tbl.num_rows)]
 
     _HIT_COLS = ["child_id", "parent_id", "doc_id", "start", "end"]
 
@@ -216,21 +215,45 @@ class LanceStore(ManifestStore):
         column, _ = self._column(using)
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
-        if not self.manifest.get("vector_index") or column != "vector":
-            return self._search_flat(np.asarray(vector, np.float32), k, where, kinds, column)
-        return self._search_lance(vector, k, where, kinds)
+        index = self._dense_index(column)
+        return index.search(np.asarray(vector, np.float32), k, self._select(index, where, kinds))
 
     def _hit_columns(self) -> list[str]:
         return self._hit_cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
 
-    def _flat_matrix(self, column: str = "vector") -> "_FlatIndex":
-        with self._flat_lock:
-            if column not in self._flat:
-                dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
-                dim = dims[column]
-                tbl = self._tables["children"].to_arrow().select(self._hit_columns() + [column])
-                self._flat[column] = _FlatIndex(tbl.rename_columns([*tbl.column_names[:-1], "vector"]), dim)
-            return self._flat[column]
+    def _memory_index(self, key: str, build: Callable[[], Rows]) -> Rows:
+        """One in-memory index of the pinned generation, built on first use."""
+        index = self._indexes.get(key)
+        if index is None:
+            with self._index_lock:
+                index = self._indexes.get(key)
+                if index is None:
+                    index = self._indexes[key] = build()
+        return index
+
+    def _children(self, columns: list[str]) -> pa.Table:
+        return self._tables["children"].to_arrow().select(self._hit_columns() + columns)
+
+    def _dense_index(self, column: str = "vector") -> FlatIndex | AnnIndex:
+        """Exact search below ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
+        def build() -> FlatIndex | AnnIndex:
+            dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
+            tbl = self._children([column])
+            if tbl.num_rows < ANN_MIN_CHILDREN:
+                return FlatIndex(tbl, column, dims[column])
+            directory = self.path / CACHE / f"{self.generation:010d}-{column}"
+            index = AnnIndex(tbl, column, dims[column], directory, ANN_EXPANSION, ANN_REFINE_FACTOR)
+            self._drop_old_caches()
+            return index
+        return self._memory_index(f"dense:{column}", build)
+
+    def _drop_old_caches(self) -> None:
+        """Remove the saved search indexes of generations older than those kept."""
+        kept = saved_generations(self.path)[-self.keep_generations:] + [self.generation]
+        for d in (self.path / CACHE).glob("*-*"):
+            head = d.name.split("-", 1)[0]
+            if head.isdigit() and int(head) < min(kept):
+                shutil.rmtree(d, ignore_errors=True)
 
     def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
                       kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
@@ -238,49 +261,25 @@ class LanceStore(ManifestStore):
             raise StoreError("this knowledge base has no learned sparse vectors (set sparse_encoder when creating it)")
         if self.generation == 0 or not query or self._kinds(kinds) == "":
             return []
-        with self._flat_lock:
-            if self._sparse is None:
-                self._sparse = _SparseIndex(self._tables["children"].to_arrow().select(
-                    self._hit_columns() + ["sparse_idx", "sparse_val"]))
-        return self._sparse.search(query, k, self._select(self._sparse, where, kinds))
+        index = self._memory_index("sparse", lambda: SparseIndex(self._children(["sparse_idx", "sparse_val"])))
+        return index.search(query, k, self._select(index, where, kinds))
 
-    def _select(self, index: "_Rows", where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
+    def _select(self, index: Rows, where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
         """Rows of an in-memory index that a search may return: its kinds, and (with a filter)
         the rows the store selects for it. None: every row."""
         if where is None:
             return index.rows_of(kinds)
         ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
-               .limit(max(1, len(index.child_ids))).to_arrow().column("child_id").to_pylist())
-        return np.fromiter((index.position[c] for c in ids), dtype=np.int64, count=len(ids))
-
-    def _search_flat(self, vector: np.ndarray, k: int, where: Node | None,
-                     kinds: Sequence[str] = ("chunk",), column: str = "vector") -> list[StoredHit]:
-        """Exact cosine search in memory (below the HNSW threshold a matrix product beats a
-        scan through the table). A filter selects the rows through the store first."""
-        flat = self._flat_matrix(column)
-        return flat.search(vector, k, self._select(flat, where, kinds))
-
-    def _search_lance(self, vector: np.ndarray, k: int, where: Node | None,
-                      kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
-        q = (self._tables["children"].search(np.asarray(vector, np.float32), vector_column_name="vector")
-             .distance_type("cosine").limit(k).select(self._hit_cols + ["_distance"]))
-        if self.manifest.get("vector_index"):
-            q = q.refine_factor(ANN_REFINE_FACTOR)  # exact cosine re-ranking of 2k candidates
-        w = self._with_kinds(where, kinds)
-        if w:
-            q = q.where(w, prefilter=True)
-        return self._hits(q.to_arrow(), lambda c, i: 1.0 - c["_distance"][i])
+               .limit(max(1, index.n)).to_arrow().column("child_id").to_pylist())
+        position = index.position
+        return np.sort(np.fromiter((position[c] for c in ids), dtype=np.int64, count=len(ids)))
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
-        if self.generation == 0 or not terms.strip() or not self.manifest.get("fts") or self._kinds(kinds) == "":
+        if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
-        q = (self._tables["children"].search(terms, query_type="fts", fts_columns="terms")
-             .limit(k).select(self._hit_cols + ["_score"]))
-        w = self._with_kinds(where, kinds)
-        if w:
-            q = q.where(w, prefilter=True)
-        return self._hits(q.to_arrow(), lambda c, i: c["_score"][i])
+        index = self._memory_index("bm25", lambda: BM25Index(self._children(["terms"])))
+        return index.search(terms, k, self._select(index, where, kinds))
 
     def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None,
               per_key: int | None = 4) -> pa.Table:
@@ -402,92 +401,6 @@ class LanceStore(ManifestStore):
 
     def close(self) -> None:
         self._tables = {}
-
-
-class _Rows:
-    """The hit columns of one generation's children, for the in-memory indexes."""
-
-    def __init__(self, tbl: pa.Table) -> None:
-        n = tbl.num_rows
-        self.child_ids = tbl.column("child_id").to_pylist()
-        self.parent_ids = tbl.column("parent_id").to_pylist()
-        self.doc_ids = tbl.column("doc_id").to_pylist()
-        self.starts = tbl.column("start").to_pylist()
-        self.ends = tbl.column("end").to_pylist()
-        self.langs = tbl.column("lang").to_pylist() if "lang" in tbl.column_names else [""] * n
-        self.position = {c: i for i, c in enumerate(self.child_ids)}
-        kinds = tbl.column("kind").to_pylist() if "kind" in tbl.column_names else ["chunk"] * n
-        self.kinds = np.array([k or "chunk" for k in kinds], dtype=object)
-        self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
-
-    def rows_of(self, kinds) -> np.ndarray | None:
-        """Row numbers of the given kinds (None: every row)."""
-        key = tuple(sorted(set(kinds)))
-        if key not in self._rows:
-            mask = np.isin(self.kinds, list(key))
-            self._rows[key] = None if mask.all() else np.flatnonzero(mask)
-        return self._rows[key]
-
-    def hit(self, i: int, score: float) -> StoredHit:
-        return StoredHit(self.child_ids[i], self.parent_ids[i], self.doc_ids[i], score, self.starts[i], self.ends[i],
-                         self.langs[i] or "")
-
-
-class _FlatIndex(_Rows):
-    """One generation's child vectors (L2-normalised) and hit columns, for exact search."""
-
-    def __init__(self, tbl: pa.Table, dim: int) -> None:
-        super().__init__(tbl)
-        n = tbl.num_rows
-        raw = (np.asarray(tbl.column("vector").combine_chunks().flatten(), dtype=np.float32)
-               .reshape(n, dim) if n else np.zeros((0, dim), np.float32))
-        norms = np.linalg.norm(raw, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        self.matrix = raw / norms  # a new, writable array; arrow's buffer stays untouched
-
-    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
-        v = vector / (np.linalg.norm(vector) or 1.0)
-        matrix = self.matrix if rows is None else self.matrix[rows]
-        if matrix.shape[0] == 0:
-            return []
-        scores = matrix @ v
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        pos = top if rows is None else rows[top]
-        return [self.hit(i, float(scores[t])) for t, i in zip(top, pos)]
-
-
-class _SparseIndex(_Rows):
-    """One generation's learned sparse vectors as a CSR matrix, for exact dot-product search."""
-
-    def __init__(self, tbl: pa.Table) -> None:
-        from scipy.sparse import csr_matrix
-
-        super().__init__(tbl)
-        idx = tbl.column("sparse_idx").combine_chunks()
-        val = tbl.column("sparse_val").combine_chunks()
-        n = tbl.num_rows
-        offsets = np.asarray(idx.offsets, np.int64) if n else np.zeros(1, np.int64)
-        cols = np.asarray(idx.flatten(), np.int64) if n else np.zeros(0, np.int64)
-        data = np.asarray(val.flatten(), np.float32) if n else np.zeros(0, np.float32)
-        self.width = int(cols.max()) + 1 if len(cols) else 1
-        self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
-
-    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> list[StoredHit]:
-        q = np.zeros(self.width, np.float32)
-        for i, w in query.items():
-            if 0 <= i < self.width:
-                q[i] = w
-        scores = self.matrix @ q
-        if rows is not None:
-            scores = scores[rows]
-        pos = np.flatnonzero(scores > 0)
-        if not len(pos):
-            return []
-        top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
-        idx = top if rows is None else rows[top]
-        return [self.hit(i, float(scores[t])) for t, i in zip(top, idx)]
 
 
 class LanceTransaction(TransactionBase):
@@ -618,21 +531,11 @@ class LanceTransaction(TransactionBase):
         try:
             self._flush()
             children = self.tables["children"]
-            fts = bool(self.manifest.get("fts"))
             n_children = children.count_rows()
-            if n_children > 0:
-                if not fts:
-                    # our analyzer already segmented, stemmed and stop-worded: index its terms as-is
-                    children.create_index("terms", replace=True, config=FTS(
-                        base_tokenizer="whitespace", lower_case=False, stem=False,
-                        remove_stop_words=False, ascii_folding=False, with_position=False))
-                    fts = True
-                else:
-                    children.optimize(cleanup_older_than=NEVER)
-            if not self.manifest.get("vector_index") and n_children >= ANN_MIN_CHILDREN:
-                children.create_index("vector", replace=True, config=HnswSq(distance_type="cosine"))
-                self.manifest["vector_index"] = True
-            for name in ("documents", "parents"):
+            # BM25 and dense search run on in-memory indexes built from the committed table
+            # (ragsift.store.memindex); a knowledge base written before keeps its full-text index up to date
+            fts = bool(self.manifest.get("fts"))
+            for name in TABLES:
                 self.tables[name].optimize(cleanup_older_than=NEVER)
             if not self.manifest.get("scalar_indexes") and n_children > 0:
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size

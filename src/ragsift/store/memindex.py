@@ -1,0 +1,308 @@
+"""In-memory search indexes of one committed generation, for the embedded store.
+
+Each is built from the generation's children table the first time a search needs it and
+answers without touching the table again:
+
+- ``FlatIndex``: exact cosine search, the L2-normalised vectors as one float32 matrix.
+- ``AnnIndex``: an HNSW graph (usearch) over int8-quantised vectors, its candidates re-ranked
+  exactly with the full float32 vectors read from a memory-mapped file: the large-store path.
+- ``BM25Index``: an inverted index (postings per term as CSR arrays, the BM25 term weight of
+  each posting precomputed), so a query touches only its own terms' postings.
+- ``SparseIndex``: learned sparse vectors as a CSR matrix, exact dot products.
+
+The hit columns (ids, offsets, language, kind) are kept as Arrow and NumPy arrays, never as one
+Python object per row: a million children cost tens of megabytes, not hundreds.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragsift.store.base import StoredHit
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+class Rows:
+    """The hit columns of one generation's children."""
+
+    def __init__(self, tbl: pa.Table) -> None:
+        n = self.n = tbl.num_rows
+        self.child_ids = _strings(tbl, "child_id")
+        self.parent_ids = _strings(tbl, "parent_id")
+        self.doc_ids = _strings(tbl, "doc_id")
+        self.starts = _ints(tbl, "start")
+        self.ends = _ints(tbl, "end")
+        self.langs, self.lang_names = _codes(tbl, "lang", n, "")
+        self.kinds, self.kind_names = _codes(tbl, "kind", n, "chunk")
+        self._position: dict[str, int] | None = None
+        self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    @property
+    def position(self) -> dict[str, int]:
+        """Row number of each child id (built on first use: only filtered searches need it)."""
+        if self._position is None:
+            self._position = {c: i for i, c in enumerate(self.child_ids.to_pylist())}
+        return self._position
+
+    def rows_of(self, kinds: Sequence[str]) -> np.ndarray | None:
+        """Row numbers of the given kinds (None: every row)."""
+        key = tuple(sorted(set(kinds)))
+        if key not in self._rows:
+            codes = [i for i, name in enumerate(self.kind_names) if name in key]
+            mask = np.isin(self.kinds, codes)
+            self._rows[key] = None if mask.all() else np.flatnonzero(mask)
+        return self._rows[key]
+
+    def hits(self, rows: np.ndarray, scores: np.ndarray) -> list[StoredHit]:
+        """Hits for row numbers in rank order, with their scores."""
+        if not len(rows):
+            return []
+        idx = pa.array(np.asarray(rows, np.int64))
+        child, parent, doc = (a.take(idx).to_pylist() for a in (self.child_ids, self.parent_ids, self.doc_ids))
+        starts, ends = self.starts[rows].tolist(), self.ends[rows].tolist()
+        langs = [self.lang_names[c] for c in self.langs[rows].tolist()]
+        return [StoredHit(child[j], parent[j], doc[j], s, starts[j], ends[j], langs[j])
+                for j, s in enumerate(np.asarray(scores, np.float64).tolist())]
+
+
+def _strings(tbl: pa.Table, name: str) -> pa.Array:
+    col = tbl.column(name)
+    return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+
+def _ints(tbl: pa.Table, name: str) -> np.ndarray:
+    return np.asarray(tbl.column(name).to_numpy(zero_copy_only=False), np.int64) if tbl.num_rows else \
+        np.zeros(0, np.int64)
+
+
+def _codes(tbl: pa.Table, name: str, n: int, default: str) -> tuple[np.ndarray, list[str]]:
+    """A low-cardinality string column as small integer codes and the names they stand for."""
+    if name not in tbl.column_names or n == 0:
+        return np.zeros(n, np.int8), [default]
+    enc = pc.dictionary_encode(pc.fill_null(tbl.column(name), default)).combine_chunks()
+    names = [v or default for v in enc.dictionary.to_pylist()] or [default]
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int16), names
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k highest scores, best first (ties in position order)."""
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.zeros(0, np.int64)
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return top[np.lexsort((top, -scores[top]))]
+
+
+def _unit_rows(raw: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (raw / norms).astype(np.float32, copy=False)
+
+
+def vectors_of(tbl: pa.Table, column: str, dim: int) -> np.ndarray:
+    n = tbl.num_rows
+    if not n:
+        return np.zeros((0, dim), np.float32)
+    return np.asarray(tbl.column(column).combine_chunks().flatten(), dtype=np.float32).reshape(n, dim)
+
+
+class FlatIndex(Rows):
+    """Exact cosine search over one generation's L2-normalised vectors held in memory."""
+
+    def __init__(self, tbl: pa.Table, column: str, dim: int) -> None:
+        super().__init__(tbl.drop_columns([column]))
+        self.matrix = _unit_rows(vectors_of(tbl, column, dim))  # a new array: arrow's buffer stays untouched
+
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        if matrix.shape[0] == 0:
+            return []
+        scores = matrix @ v
+        top = top_k(scores, k)
+        return self.hits(top if rows is None else rows[top], scores[top])
+
+
+class AnnIndex(Rows):
+    """HNSW over int8-quantised unit vectors (usearch), candidates re-ranked exactly.
+
+    Built once per generation and saved under ``directory`` (the graph, and the full vectors as
+    a float32 file): later processes map both from disk instead of building again. The graph
+    lives in memory (about 1 byte per dimension per child plus the links); the full vectors
+    stay on disk and only the candidates' pages are read.
+    """
+
+    CONNECTIVITY = 16
+    EXPANSION_ADD = 128
+
+    def __init__(self, tbl: pa.Table, column: str, dim: int, directory: Path, expansion: int,
+                 refine: int) -> None:
+        from usearch.index import Index
+
+        super().__init__(tbl.drop_columns([column]))
+        self.expansion, self.refine = expansion, refine
+        graph, full = directory / "graph.usearch", directory / "vectors.f32"
+        if not (graph.exists() and full.exists()):
+            _build_ann(tbl, column, dim, directory, self.CONNECTIVITY, self.EXPANSION_ADD)
+        self.index = Index.restore(str(graph), view=False)
+        self.index.expansion_search = expansion
+        self.full = np.memmap(full, dtype=np.float32, mode="r", shape=(self.n, dim))
+
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
+        if rows is not None and len(rows) * 8 < self.n:  # a narrow filter: exact search over its rows
+            cand = rows
+        else:
+            want = max(k * self.refine, k)
+            if rows is not None:  # a broad filter: over-fetch, keep the allowed rows
+                want = min(self.n, int(want * self.n / max(len(rows), 1)) + k)
+            found = self.index.search(v, min(want, self.n), exact=False)
+            cand = np.asarray(found.keys, np.int64)
+            if rows is not None:
+                cand = cand[np.isin(cand, rows)]
+                if len(cand) < min(k, len(rows)):
+                    cand = rows
+        if not len(cand):
+            return []
+        order = np.sort(cand)  # read the mapped vectors in file order
+        scores = self.full[order] @ v
+        top = top_k(scores, k)
+        return self.hits(order[top], scores[top])
+
+
+def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivity: int,
+               expansion_add: int) -> None:
+    from usearch.index import Index
+
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
+    try:
+        n = tbl.num_rows
+        full = np.memmap(tmp / "vectors.f32", dtype=np.float32, mode="w+", shape=(max(n, 1), dim))
+        index = Index(ndim=dim, metric="cos", dtype="i8", connectivity=connectivity, expansion_add=expansion_add)
+        step = 65_536
+        # one thread below a few slices: the same graph on every build (threads insert in any order)
+        threads = (os.cpu_count() or 1) if n > 4 * step else 1
+        for start in range(0, n, step):  # a slice at a time: no second full copy of the vectors
+            part = _unit_rows(vectors_of(tbl.slice(start, step), column, dim))
+            full[start:start + len(part)] = part
+            index.add(np.arange(start, start + len(part), dtype=np.uint64), part, threads=threads)
+        full.flush()
+        del full
+        index.save(str(tmp / "graph.usearch"))
+        try:
+            tmp.rename(directory)
+        except OSError:  # another process built it first
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class BM25Index(Rows):
+    """BM25 (k1 1.2, b 0.75; idf ln(1 + (N - df + 0.5) / (df + 0.5))) over the analyzer's terms.
+
+    Postings are CSR arrays per term: the row of each posting and its precomputed term weight
+    ``tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))``. A query adds idf times the weights of
+    its own terms' postings; a term repeated in the query counts once per occurrence. Statistics
+    (N, df, average length) cover every row of the generation, as the store's full-text index did.
+    """
+
+    def __init__(self, tbl: pa.Table) -> None:
+        super().__init__(tbl.drop_columns(["terms"]))
+        n = self.n
+        terms = pc.fill_null(tbl.column("terms"), "")
+        tokens = pc.split_pattern(terms, " ").combine_chunks() if n else pa.array([], pa.list_(pa.string()))
+        lengths = np.asarray(pc.list_value_length(tokens).fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+        flat = tokens.flatten()
+        doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        keep = np.asarray(pc.not_equal(flat, "").fill_null(False).to_numpy(zero_copy_only=False), bool)
+        if not keep.all():
+            flat, doc = flat.filter(pa.array(keep)), doc[keep]
+        enc = pc.dictionary_encode(flat)
+        tid = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        self.vocab = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+        del flat, enc, tokens
+        dl = np.bincount(doc, minlength=n).astype(np.float64)
+        key = tid * max(n, 1) + doc
+        del tid, doc
+        key, tf = np.unique(key, return_counts=True)
+        term = key // max(n, 1)
+        self.post_rows = (key % max(n, 1)).astype(np.int32)
+        del key
+        self.indptr = np.concatenate(([0], np.cumsum(np.bincount(term, minlength=len(self.vocab))))).astype(np.int64)
+        del term
+        avgdl = dl.mean() if n else 1.0
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl or 1.0))
+        tf = tf.astype(np.float64)
+        self.post_weights = (tf * (BM25_K1 + 1) / (tf + norm[self.post_rows])).astype(np.float32)
+        df = np.diff(self.indptr).astype(np.float64)
+        self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+    def search(self, terms: str, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        counts: dict[int, int] = {}
+        for t in terms.split():
+            i = self.vocab.get(t)
+            if i is not None:
+                counts[i] = counts.get(i, 0) + 1
+        if not counts or k <= 0:
+            return []
+        spans = [(self.indptr[i], self.indptr[i + 1], self.idf[i] * c) for i, c in counts.items()]
+        touched = sum(int(b - a) for a, b, _ in spans)
+        if len(spans) == 1:  # one term: its postings are the candidates, no accumulator needed
+            a, b, w = spans[0]
+            cand, scores = self.post_rows[a:b].astype(np.int64), self.post_weights[a:b] * w
+        else:
+            acc = np.zeros(self.n, np.float32)
+            for a, b, w in spans:
+                acc[self.post_rows[a:b]] += self.post_weights[a:b] * w  # rows are unique within a term
+            if touched * 4 < self.n:
+                cand = np.unique(np.concatenate([self.post_rows[a:b] for a, b, _ in spans])).astype(np.int64)
+            else:
+                cand = np.flatnonzero(acc)
+            scores = acc[cand]
+        if rows is not None:
+            allowed = np.isin(cand, rows, assume_unique=True)
+            cand, scores = cand[allowed], scores[allowed]
+        top = top_k(scores, k)
+        return self.hits(cand[top], scores[top])
+
+
+class SparseIndex(Rows):
+    """One generation's learned sparse vectors as a CSR matrix, for exact dot-product search."""
+
+    def __init__(self, tbl: pa.Table) -> None:
+        from scipy.sparse import csr_matrix
+
+        super().__init__(tbl.drop_columns(["sparse_idx", "sparse_val"]))
+        idx = tbl.column("sparse_idx").combine_chunks()
+        val = tbl.column("sparse_val").combine_chunks()
+        n = tbl.num_rows
+        offsets = np.asarray(idx.offsets, np.int64) if n else np.zeros(1, np.int64)
+        cols = np.asarray(idx.flatten(), np.int64) if n else np.zeros(0, np.int64)
+        data = np.asarray(val.flatten(), np.float32) if n else np.zeros(0, np.float32)
+        self.width = int(cols.max()) + 1 if len(cols) else 1
+        self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
+
+    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        q = np.zeros(self.width, np.float32)
+        for i, w in query.items():
+            if 0 <= i < self.width:
+                q[i] = w
+        scores = self.matrix @ q
+        if rows is not None:
+            scores = scores[rows]
+        pos = np.flatnonzero(scores > 0)
+        if not len(pos):
+            return []
+        top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
+        return self.hits(top if rows is None else rows[top], scores[top])
+

@@ -1,0 +1,165 @@
+"""The embedded store's in-memory search indexes (ragsift.store.memindex), checked against
+independent implementations written here: BM25 scored with plain Python loops over the stored
+terms, and exact cosine search by brute force over the stored vectors. Chinese and English."""
+from __future__ import annotations
+
+import math
+import shutil
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from ragsift.kb import KnowledgeBase
+from ragsift.store.filters import parse_filter
+from ragsift.store.memindex import AnnIndex, FlatIndex
+
+QUESTIONS = ["How long does a full charge take?", "绿茶应该怎样保存？", "reset the speaker to factory settings",
+             "蓝牙连接不上怎么办", "What does the yellow light ring mean?", "音箱 电池 充电 时间"]
+
+
+def _children(store) -> list[dict]:
+    cols = ["child_id", "terms", "vector", "kind", "doc_id"]
+    return store._tables["children"].to_arrow().select(cols).to_pylist()
+
+
+def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0.75) -> list[tuple[str, float]]:
+    """Okapi BM25 as textbooks write it: statistics over every stored entry, scores for the asked kinds."""
+    docs = [r["terms"].split() for r in rows]
+    n = len(docs)
+    avgdl = sum(len(d) for d in docs) / n
+    df = Counter(t for d in docs for t in set(d))
+    out = []
+    for r, d in zip(rows, docs):
+        if (r["kind"] or "chunk") not in kinds:
+            continue
+        tf = Counter(d)
+        s = 0.0
+        for t in query.split():
+            if t in tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                s += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * len(d) / avgdl))
+        if s > 0:
+            out.append((r["child_id"], s))
+    return sorted(out, key=lambda x: -x[1])
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_bm25_equals_an_independent_implementation(sample_kb, question):
+    rows = _children(sample_kb.store)
+    terms = sample_kb.analyzer.analyze(question)
+    want = independent_bm25(rows, terms)
+    got = sample_kb.store.search_bm25(terms, 20, None)
+    assert want and got, question
+    assert len(got) == min(20, len(want))
+    # the same scores in the same order; ids equal except where scores tie
+    assert np.allclose([h.score for h in got], [s for _, s in want[:20]], rtol=1e-5)
+    score_of = dict(want)
+    for h in got:
+        assert score_of[h.child_id] == pytest.approx(h.score, rel=1e-5)
+
+
+def test_bm25_with_a_filter_and_other_kinds(sample_kb):
+    rows = _children(sample_kb.store)
+    doc = next(r["doc_id"] for r in rows if "音箱" in r["terms"])
+    terms = sample_kb.analyzer.analyze("音箱 蓝牙 充电 battery reset")
+    where = parse_filter({"doc_id": doc}, sample_kb.store.fields())
+    got = sample_kb.store.search_bm25(terms, 50, where)
+    doc_of = {r["child_id"]: r["doc_id"] for r in rows}
+    want = [(c, s) for c, s in independent_bm25(rows, terms) if doc_of[c] == doc]
+    assert [round(h.score, 4) for h in got] == [round(s, 4) for _, s in want]
+    assert {h.doc_id for h in got} <= {doc}
+    assert sample_kb.store.search_bm25("zzzz-not-a-term", 10, None) == []
+    assert sample_kb.store.search_bm25("", 10, None) == []
+
+
+def _exact(rows: list[dict], vector: np.ndarray, k: int, allowed=None) -> list[tuple[str, float]]:
+    v = vector / np.linalg.norm(vector)
+    out = []
+    for r in rows:
+        if (r["kind"] or "chunk") != "chunk" or (allowed and r["doc_id"] not in allowed):
+            continue
+        x = np.asarray(r["vector"], np.float64)
+        out.append((r["child_id"], float(x @ v / np.linalg.norm(x))))
+    return sorted(out, key=lambda x: -x[1])[:k]
+
+
+def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monkeypatch, sample_dir_files):
+    import ragsift.store.lance as lance
+
+    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest(sample_dir_files)
+    rows = _children(kb.store)
+    assert isinstance(kb.store._dense_index(), AnnIndex)
+    saved = list((tmp_path / "kb" / lance.CACHE).iterdir())
+    assert [d.name for d in saved] == [f"{kb.store.generation:010d}-vector"]
+    graph = saved[0] / "graph.usearch"
+    stamp = graph.stat().st_mtime_ns
+    found = 0
+    for q in QUESTIONS:
+        v = kb.embedder().embed_queries([q])[0]
+        got = kb.store.search_dense(v, 10, None)
+        want = _exact(rows, v, 10)
+        exact = dict(_exact(rows, v, len(rows)))
+        # approximate candidates, exact scores and order: each hit scored by its full vector
+        assert len(got) == 10 and [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+        assert all(h.score == pytest.approx(exact[h.child_id], abs=1e-5) for h in got), q
+        overlap = len({h.child_id for h in got} & {c for c, _ in want})
+        assert overlap >= 8, q
+        found += overlap
+    assert found / (10 * len(QUESTIONS)) >= 0.95
+    # another process (a new store object) maps the saved graph instead of building it again
+    again = KnowledgeBase.open(tmp_path / "kb")
+    v = again.embedder().embed_queries([QUESTIONS[1]])[0]
+    assert again.store.search_dense(v, 10, None) == kb.store.search_dense(v, 10, None)
+    assert graph.stat().st_mtime_ns == stamp
+    # a removed cache is built again; a filter keeps only its rows, ranked exactly
+    shutil.rmtree(tmp_path / "kb" / lance.CACHE)
+    third = KnowledgeBase.open(tmp_path / "kb")
+    doc = rows[0]["doc_id"]
+    where = parse_filter({"doc_id": doc}, third.store.fields())
+    got = third.store.search_dense(v, 5, where)
+    assert [h.child_id for h in got] == [c for c, _ in _exact(rows, v, 5, {doc})]
+    assert graph.exists()
+
+
+def test_small_stores_search_exactly_in_memory(sample_kb):
+    assert isinstance(sample_kb.store._dense_index(), FlatIndex)
+    rows = _children(sample_kb.store)
+    for q in QUESTIONS[:3]:
+        v = sample_kb.embedder().embed_queries([q])[0]
+        got = sample_kb.store.search_dense(v, 10, None)
+        assert [h.child_id for h in got] == [c for c, _ in _exact(rows, v, 10)]
+
+
+def test_old_generation_caches_are_removed(tmp_path, monkeypatch, sample_dir_files):
+    import ragsift.store.lance as lance
+
+    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
+    kb = KnowledgeBase.open(tmp_path / "kb", keep_generations=2)
+    files = sorted(sample_dir_files.iterdir())
+    for i, f in enumerate(files[:4]):
+        kb.ingest(f)
+        kb.query("battery", channels=["dense"])
+    names = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
+    assert names[-1] == f"{kb.store.generation:010d}-vector"
+    assert len(names) <= 3, names
+
+
+@pytest.fixture()
+def sample_dir_files(tmp_path):
+    from ragsift.demo import sample_dir
+
+    dest = tmp_path / "docs"
+    shutil.copytree(sample_dir() / "kb", dest)
+    return dest
+
+
+def test_rows_hold_no_python_object_per_row(sample_kb):
+    index = sample_kb.store._dense_index()
+    assert index._position is None  # built only for filtered searches
+    for col in (index.child_ids, index.parent_ids, index.doc_ids):
+        assert not isinstance(col, list)
+    assert index.starts.dtype == np.int64 and index.kinds.dtype.kind == "i"
+
