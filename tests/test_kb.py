@@ -407,10 +407,14 @@ def test_in_memory_exact_search_equals_the_store_scan(sample_kb, question, flt):
     store = sample_kb.store
     vec = sample_kb.embedder().embed_queries([question])[0]
     where = parse_filter(flt, store.fields())
-    flat = store._search_flat(vec, 20, where)
-    scan = store._search_lance(vec, 20, where)
-    assert [h.child_id for h in flat] == [h.child_id for h in scan]
-    assert [h.score for h in flat] == pytest.approx([h.score for h in scan], abs=1e-5)
+    flat = store.search_dense(vec, 20, where)
+    # LanceDB's own brute-force scan of the table is the independent reference
+    q = (store._tables["children"].search(vec, vector_column_name="vector").distance_type("cosine").limit(20)
+         .select(["child_id", "_distance"]))
+    w = store._with_kinds(where, ("chunk",))
+    scan = (q.where(w, prefilter=True) if w else q).to_arrow().to_pylist()
+    assert [h.child_id for h in flat] == [r["child_id"] for r in scan]
+    assert [h.score for h in flat] == pytest.approx([1 - r["_distance"] for r in scan], abs=1e-5)
     assert flat[0].start < flat[0].end
 
 

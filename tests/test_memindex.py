@@ -143,8 +143,9 @@ def test_old_generation_caches_are_removed(tmp_path, monkeypatch, sample_dir_fil
         kb.ingest(f)
         kb.query("battery", channels=["dense"])
     names = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
-    assert names[-1] == f"{kb.store.generation:010d}-vector"
-    assert len(names) <= 3, names
+    gens = sorted({int(n.split("-")[0]) for n in names})
+    assert f"{kb.store.generation:010d}-vector" in names and f"{kb.store.generation:010d}-parents" in names
+    assert gens == [kb.store.generation - 1, kb.store.generation], names  # the kept generations only
 
 
 @pytest.fixture()
@@ -157,9 +158,12 @@ def sample_dir_files(tmp_path):
 
 
 def test_rows_hold_no_python_object_per_row(sample_kb):
-    index = sample_kb.store._dense_index()
-    assert index._position is None  # built only for filtered searches
-    for col in (index.child_ids, index.parent_ids, index.doc_ids):
+    sample_kb.query("battery", channels=["dense", "bm25"])
+    rows = sample_kb.store._dense_index().rows
+    assert rows is sample_kb.store._memory_index("bm25", lambda: None).rows  # one copy, shared
+    for col in (rows.child_ids, rows.parent_ids, rows.doc_ids):
         assert not isinstance(col, list)
-    assert index.starts.dtype == np.int64 and index.kinds.dtype.kind == "i"
+    assert rows.starts.dtype == np.int64 and rows.kinds.dtype.kind == "i"
+    ids = rows.child_ids.to_pylist()
+    assert rows.positions([ids[3], "no-such-child", ids[0], ""]).tolist() == [3, 0]
 

@@ -42,7 +42,7 @@ from ragsift.store.base import (BUILTIN_FIELDS, LANGUAGES, CheckReport, IndexedC
                                 StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
-from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, Rows, SparseIndex
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, ParentTable, Rows, SparseIndex
 from ragsift.store.lance_files import (FORMAT, MANIFEST, TABLES, WriteLock, generation_file,
                                        manifest_problem, publish, saved_generations)
 from ragsift.types import Document, Parent
@@ -117,7 +117,7 @@ class LanceStore(ManifestStore):
             self._create(dim, vectors or {}, sparse)
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
-        self._index_lock = threading.Lock()
+        self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
         self._languages: tuple[int, dict[str, int]] | None = None
         self._load_manifest()
 
@@ -168,7 +168,7 @@ class LanceStore(ManifestStore):
                 raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
-        self._indexes: dict[str, Rows] = {}  # in-memory search indexes of the pinned generation
+        self._indexes: dict[str, Any] = {}  # in-memory search indexes (and parents) of the pinned generation
 
     def _manifest_changed(self) -> bool:
         try:
@@ -216,12 +216,12 @@ class LanceStore(ManifestStore):
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
         index = self._dense_index(column)
-        return index.search(np.asarray(vector, np.float32), k, self._select(index, where, kinds))
+        return index.search(np.asarray(vector, np.float32), k, self._select(index.rows, where, kinds))
 
     def _hit_columns(self) -> list[str]:
         return self._hit_cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
 
-    def _memory_index(self, key: str, build: Callable[[], Rows]) -> Rows:
+    def _memory_index(self, key: str, build: Callable[[], Any]) -> Any:
         """One in-memory index of the pinned generation, built on first use."""
         index = self._indexes.get(key)
         if index is None:
@@ -232,17 +232,22 @@ class LanceStore(ManifestStore):
         return index
 
     def _children(self, columns: list[str]) -> pa.Table:
-        return self._tables["children"].to_arrow().select(self._hit_columns() + columns)
+        return self._tables["children"].to_arrow().select(columns)
+
+    def _hit_rows(self) -> Rows:
+        """The hit columns of the generation's children, shared by every in-memory index."""
+        return self._memory_index("rows", lambda: Rows(self._children(self._hit_columns())))
 
     def _dense_index(self, column: str = "vector") -> FlatIndex | AnnIndex:
         """Exact search below ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
         def build() -> FlatIndex | AnnIndex:
             dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
+            rows = self._hit_rows()
             tbl = self._children([column])
             if tbl.num_rows < ANN_MIN_CHILDREN:
-                return FlatIndex(tbl, column, dims[column])
+                return FlatIndex(rows, tbl, column, dims[column])
             directory = self.path / CACHE / f"{self.generation:010d}-{column}"
-            index = AnnIndex(tbl, column, dims[column], directory, ANN_EXPANSION, ANN_REFINE_FACTOR)
+            index = AnnIndex(rows, tbl, column, dims[column], directory, ANN_EXPANSION, ANN_REFINE_FACTOR)
             self._drop_old_caches()
             return index
         return self._memory_index(f"dense:{column}", build)
@@ -261,8 +266,9 @@ class LanceStore(ManifestStore):
             raise StoreError("this knowledge base has no learned sparse vectors (set sparse_encoder when creating it)")
         if self.generation == 0 or not query or self._kinds(kinds) == "":
             return []
-        index = self._memory_index("sparse", lambda: SparseIndex(self._children(["sparse_idx", "sparse_val"])))
-        return index.search(query, k, self._select(index, where, kinds))
+        index = self._memory_index("sparse", lambda: SparseIndex(self._hit_rows(),
+                                                                 self._children(["sparse_idx", "sparse_val"])))
+        return index.search(query, k, self._select(index.rows, where, kinds))
 
     def _select(self, index: Rows, where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
         """Rows of an in-memory index that a search may return: its kinds, and (with a filter)
@@ -271,15 +277,14 @@ class LanceStore(ManifestStore):
             return index.rows_of(kinds)
         ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
                .limit(max(1, index.n)).to_arrow().column("child_id").to_pylist())
-        position = index.position
-        return np.sort(np.fromiter((position[c] for c in ids), dtype=np.int64, count=len(ids)))
+        return np.sort(index.positions(ids))
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
-        index = self._memory_index("bm25", lambda: BM25Index(self._children(["terms"])))
-        return index.search(terms, k, self._select(index, where, kinds))
+        index = self._memory_index("bm25", lambda: BM25Index(self._hit_rows(), self._children(["terms"])))
+        return index.search(terms, k, self._select(index.rows, where, kinds))
 
     def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None,
               per_key: int | None = 4) -> pa.Table:
@@ -317,8 +322,22 @@ class LanceStore(ManifestStore):
         return StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
-        rows = self._rows("parents", "parent_id", parent_ids, self._PARENT_COLS).to_pylist()
+        ids = list(dict.fromkeys(parent_ids))
+        if not ids or self.generation == 0:
+            return {}
+        rows = self._parent_table().take(ids).to_pylist()
         return {r["parent_id"]: self._stored_parent(r) for r in rows}
+
+    def _parent_table(self) -> ParentTable:
+        """The generation's parents by id: in memory, memory-mapped from a saved file in large stores."""
+        def build() -> ParentTable:
+            tbl = self._tables["parents"].to_arrow().select(self._PARENT_COLS)
+            if tbl.num_rows < ANN_MIN_CHILDREN:
+                return ParentTable(tbl, None)
+            table = ParentTable(tbl, self.path / CACHE / f"{self.generation:010d}-parents")
+            self._drop_old_caches()
+            return table
+        return self._memory_index("parents", build)
 
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
         out: dict[str, list[StoredParent]] = {}

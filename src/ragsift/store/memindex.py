@@ -10,8 +10,10 @@ answers without touching the table again:
   each posting precomputed), so a query touches only its own terms' postings.
 - ``SparseIndex``: learned sparse vectors as a CSR matrix, exact dot products.
 
-The hit columns (ids, offsets, language, kind) are kept as Arrow and NumPy arrays, never as one
-Python object per row: a million children cost tens of megabytes, not hundreds.
+The hit columns (ids, offsets, language, kind: ``Rows``) are read once per generation, shared by
+every index, and kept as Arrow and NumPy arrays, never as one Python object per row: a million
+children cost tens of megabytes, not hundreds. Every index reads the table in the same order,
+so a row number means the same child in all of them.
 """
 from __future__ import annotations
 
@@ -43,15 +45,15 @@ class Rows:
         self.ends = _ints(tbl, "end")
         self.langs, self.lang_names = _codes(tbl, "lang", n, "")
         self.kinds, self.kind_names = _codes(tbl, "kind", n, "chunk")
-        self._position: dict[str, int] | None = None
+        self._ids: IdIndex | None = None
         self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
 
-    @property
-    def position(self) -> dict[str, int]:
-        """Row number of each child id (built on first use: only filtered searches need it)."""
-        if self._position is None:
-            self._position = {c: i for i, c in enumerate(self.child_ids.to_pylist())}
-        return self._position
+    def positions(self, child_ids: Sequence[str]) -> np.ndarray:
+        """Row numbers of child ids (the look-up is built on first use: only filtered searches need it)."""
+        if self._ids is None:
+            self._ids = IdIndex(self.child_ids)
+        rows = self._ids.rows(child_ids)
+        return rows[rows >= 0].astype(np.int64)
 
     def rows_of(self, kinds: Sequence[str]) -> np.ndarray | None:
         """Row numbers of the given kinds (None: every row)."""
@@ -115,11 +117,11 @@ def vectors_of(tbl: pa.Table, column: str, dim: int) -> np.ndarray:
     return np.asarray(tbl.column(column).combine_chunks().flatten(), dtype=np.float32).reshape(n, dim)
 
 
-class FlatIndex(Rows):
+class FlatIndex:
     """Exact cosine search over one generation's L2-normalised vectors held in memory."""
 
-    def __init__(self, tbl: pa.Table, column: str, dim: int) -> None:
-        super().__init__(tbl.drop_columns([column]))
+    def __init__(self, rows: Rows, tbl: pa.Table, column: str, dim: int) -> None:
+        self.rows = rows
         self.matrix = _unit_rows(vectors_of(tbl, column, dim))  # a new array: arrow's buffer stays untouched
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
@@ -129,10 +131,10 @@ class FlatIndex(Rows):
             return []
         scores = matrix @ v
         top = top_k(scores, k)
-        return self.hits(top if rows is None else rows[top], scores[top])
+        return self.rows.hits(top if rows is None else rows[top], scores[top])
 
 
-class AnnIndex(Rows):
+class AnnIndex:
     """HNSW over int8-quantised unit vectors (usearch), candidates re-ranked exactly.
 
     Built once per generation and saved under ``directory`` (the graph, and the full vectors as
@@ -144,11 +146,11 @@ class AnnIndex(Rows):
     CONNECTIVITY = 16
     EXPANSION_ADD = 128
 
-    def __init__(self, tbl: pa.Table, column: str, dim: int, directory: Path, expansion: int,
+    def __init__(self, rows: Rows, tbl: pa.Table, column: str, dim: int, directory: Path, expansion: int,
                  refine: int) -> None:
         from usearch.index import Index
 
-        super().__init__(tbl.drop_columns([column]))
+        self.rows, self.n = rows, rows.n
         self.expansion, self.refine = expansion, refine
         graph, full = directory / "graph.usearch", directory / "vectors.f32"
         if not (graph.exists() and full.exists()):
@@ -176,7 +178,7 @@ class AnnIndex(Rows):
         order = np.sort(cand)  # read the mapped vectors in file order
         scores = self.full[order] @ v
         top = top_k(scores, k)
-        return self.hits(order[top], scores[top])
+        return self.rows.hits(order[top], scores[top])
 
 
 def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivity: int,
@@ -207,7 +209,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-class BM25Index(Rows):
+class BM25Index:
     """BM25 (k1 1.2, b 0.75; idf ln(1 + (N - df + 0.5) / (df + 0.5))) over the analyzer's terms.
 
     Postings are CSR arrays per term: the row of each posting and its precomputed term weight
@@ -216,9 +218,9 @@ class BM25Index(Rows):
     (N, df, average length) cover every row of the generation, as the store's full-text index did.
     """
 
-    def __init__(self, tbl: pa.Table) -> None:
-        super().__init__(tbl.drop_columns(["terms"]))
-        n = self.n
+    def __init__(self, rows: Rows, tbl: pa.Table) -> None:
+        self.rows = rows
+        n = self.n = tbl.num_rows
         terms = pc.fill_null(tbl.column("terms"), "")
         tokens = pc.split_pattern(terms, " ").combine_chunks() if n else pa.array([], pa.list_(pa.string()))
         lengths = np.asarray(pc.list_value_length(tokens).fill_null(0).to_numpy(zero_copy_only=False), np.int64)
@@ -273,16 +275,16 @@ class BM25Index(Rows):
             allowed = np.isin(cand, rows, assume_unique=True)
             cand, scores = cand[allowed], scores[allowed]
         top = top_k(scores, k)
-        return self.hits(cand[top], scores[top])
+        return self.rows.hits(cand[top], scores[top])
 
 
-class SparseIndex(Rows):
+class SparseIndex:
     """One generation's learned sparse vectors as a CSR matrix, for exact dot-product search."""
 
-    def __init__(self, tbl: pa.Table) -> None:
+    def __init__(self, rows: Rows, tbl: pa.Table) -> None:
         from scipy.sparse import csr_matrix
 
-        super().__init__(tbl.drop_columns(["sparse_idx", "sparse_val"]))
+        self.rows = rows
         idx = tbl.column("sparse_idx").combine_chunks()
         val = tbl.column("sparse_val").combine_chunks()
         n = tbl.num_rows
@@ -304,5 +306,51 @@ class SparseIndex(Rows):
         if not len(pos):
             return []
         top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
-        return self.hits(top if rows is None else rows[top], scores[top])
+        return self.rows.hits(top if rows is None else rows[top], scores[top])
 
+
+
+class IdIndex:
+    """Row numbers of string ids, by binary search over the sorted UTF-8 bytes of the ids (a
+    NumPy array of fixed width: tens of bytes per row, no Python object per row)."""
+
+    def __init__(self, ids: pa.Array) -> None:
+        raw = [s.encode("utf-8") for s in ids.to_pylist()]
+        self.width = max((len(b) for b in raw), default=1) or 1
+        keys = np.array(raw, dtype=f"S{self.width}")
+        del raw
+        self.order = np.argsort(keys, kind="stable")
+        self.keys = keys[self.order]
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """The row of each id, -1 where there is none."""
+        raw = [s.encode("utf-8") for s in ids]
+        fits = np.array([0 < len(b) <= self.width and not b.endswith(b"\0") for b in raw], bool)
+        q = np.array([b if f else b"" for b, f in zip(raw, fits)], dtype=f"S{self.width}")
+        pos = np.minimum(np.searchsorted(self.keys, q), max(len(self.keys) - 1, 0))
+        hit = fits & (self.keys[pos] == q) if len(self.keys) else np.zeros(len(q), bool)
+        return np.where(hit, self.order[pos] if len(self.keys) else -1, -1)
+
+
+class ParentTable:
+    """One generation's parents for look-up by id: held in memory, or, from ``map_from`` rows on,
+    written once to an uncompressed Arrow file under ``directory`` and memory-mapped (a look-up
+    reads only the pages of the rows it takes)."""
+
+    def __init__(self, tbl: pa.Table, directory: Path | None) -> None:
+        if directory is not None:
+            path = directory / "parents.arrow"
+            if not path.exists():
+                directory.parent.mkdir(parents=True, exist_ok=True)
+                tmp = directory.parent / f".parents-{os.getpid()}-{id(self)}.arrow"
+                with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, tbl.schema) as writer:
+                    writer.write_table(tbl, max_chunksize=65_536)
+                directory.mkdir(exist_ok=True)
+                os.replace(tmp, path)
+            tbl = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+        self.table = tbl
+        self.ids = IdIndex(tbl.column("parent_id"))
+
+    def take(self, parent_ids: Sequence[str]) -> pa.Table:
+        rows = self.ids.rows(parent_ids)
+        return self.table.take(pa.array(rows[rows >= 0]))
