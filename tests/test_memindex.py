@@ -92,9 +92,11 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     kb.ingest(sample_dir_files)
     rows = _children(kb.store)
     assert isinstance(kb.store._dense_index(), AnnIndex)
-    saved = list((tmp_path / "kb" / lance.CACHE).iterdir())
-    assert [d.name for d in saved] == [f"{kb.store.generation:010d}-vector"]
-    graph = saved[0] / "graph.usearch"
+    # the ingest saved the generation's indexes for its readers
+    saved = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
+    gen = f"{kb.store.generation:010d}"
+    assert saved == [f"{gen}-bm25", f"{gen}-parents", f"{gen}-vector"]
+    graph = tmp_path / "kb" / lance.CACHE / f"{gen}-vector" / "graph.usearch"
     stamp = graph.stat().st_mtime_ns
     found = 0
     for q in QUESTIONS:
@@ -114,6 +116,12 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     v = again.embedder().embed_queries([QUESTIONS[1]])[0]
     assert again.store.search_dense(v, 10, None) == kb.store.search_dense(v, 10, None)
     assert graph.stat().st_mtime_ns == stamp
+    # BM25 from the saved (memory-mapped) postings scores as a fresh in-memory build does
+    for q in QUESTIONS:
+        terms = again.analyzer.analyze(q)
+        want = independent_bm25(rows, terms)[:10]
+        got = again.store.search_bm25(terms, 10, None)
+        assert np.allclose([h.score for h in got], [s for _, s in want], rtol=1e-5), q
     # a removed cache is built again; a filter keeps only its rows, ranked exactly
     shutil.rmtree(tmp_path / "kb" / lance.CACHE)
     third = KnowledgeBase.open(tmp_path / "kb")
@@ -167,3 +175,20 @@ def test_rows_hold_no_python_object_per_row(sample_kb):
     ids = rows.child_ids.to_pylist()
     assert rows.positions([ids[3], "no-such-child", ids[0], ""]).tolist() == [3, 0]
 
+
+
+def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
+    """The build tokenises a block of rows at a time (bounded memory); blocks of 5 rows give the
+    same postings as one block."""
+    from ragsift.store.memindex import BM25Index
+
+    store = sample_kb.store
+    rows = store._hit_rows()
+    whole = BM25Index(rows, lambda: store._children(["terms"]))
+    monkeypatch.setattr(BM25Index, "BLOCK", 5)
+    small = BM25Index(rows, lambda: store._children(["terms"]))
+    assert small.vocab.keys() == whole.vocab.keys() and rows.n > 5 * 10
+    for q in QUESTIONS:
+        terms = sample_kb.analyzer.analyze(q)
+        a, b = whole.search(terms, 30, None), small.search(terms, 30, None)
+        assert [(h.child_id, round(h.score, 5)) for h in a] == [(h.child_id, round(h.score, 5)) for h in b]

@@ -253,7 +253,10 @@ class KnowledgeBase:
                 progress: ProgressFactory | None, streaming: bool = False) -> IngestReport:
         """Split, embed and store documents on a store object of its own."""
         with self._writer("ingest", report) as writer:
-            return self._ingest_with(writer, docs, report, t0, progress, streaming)
+            report = self._ingest_with(writer, docs, report, t0, progress, streaming)
+            if report.checkpoints and writer.save_search_indexes():  # a large store: readers map, not build
+                report.seconds = time.perf_counter() - t0
+            return report
 
     @contextmanager
     def _writer(self, what: str, report: IngestReport | None = None) -> Iterator[Store]:
@@ -633,7 +636,9 @@ class KnowledgeBase:
         """Compact the store and remove the table versions of generations no longer kept
         (``keep_generations``); LanceDB commits this as a generation of the same documents."""
         with self._writer("optimize") as writer:
-            return writer.optimize()
+            done = writer.optimize()
+            writer.save_search_indexes()
+            return done
 
     def check(self) -> CheckReport:
         """Read the committed generation whole and check it, and which kept generations a

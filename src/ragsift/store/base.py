@@ -256,6 +256,11 @@ class Store(Protocol):
         """Compact, and remove what no kept generation needs; returns what was done."""
         ...
 
+    def save_search_indexes(self) -> bool:
+        """Build and save what readers of the committed generation would otherwise build at their
+        first query (large embedded stores); whether anything was built."""
+        ...
+
     def check_integrity(self) -> list[str]:
         """Problems found (children without parents, counts that disagree); empty when sound."""
 

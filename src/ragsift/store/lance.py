@@ -243,11 +243,11 @@ class LanceStore(ManifestStore):
         def build() -> FlatIndex | AnnIndex:
             dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
             rows = self._hit_rows()
-            tbl = self._children([column])
-            if tbl.num_rows < ANN_MIN_CHILDREN:
-                return FlatIndex(rows, tbl, column, dims[column])
-            directory = self.path / CACHE / f"{self.generation:010d}-{column}"
-            index = AnnIndex(rows, tbl, column, dims[column], directory, ANN_EXPANSION, ANN_REFINE_FACTOR)
+            if rows.n < ANN_MIN_CHILDREN:
+                return FlatIndex(rows, self._children([column]), column, dims[column])
+            directory = self._cache_dir(column)
+            index = AnnIndex(rows, lambda: self._children([column]), column, dims[column], directory,
+                             ANN_EXPANSION, ANN_REFINE_FACTOR)
             self._drop_old_caches()
             return index
         return self._memory_index(f"dense:{column}", build)
@@ -283,8 +283,33 @@ class LanceStore(ManifestStore):
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
-        index = self._memory_index("bm25", lambda: BM25Index(self._hit_rows(), self._children(["terms"])))
-        return index.search(terms, k, self._select(index.rows, where, kinds))
+        return self._bm25_index().search(terms, k, self._select(self._hit_rows(), where, kinds))
+
+    def _bm25_index(self) -> BM25Index:
+        def build() -> BM25Index:
+            rows = self._hit_rows()
+            terms = lambda: self._children(["terms"])  # noqa: E731
+            if rows.n < ANN_MIN_CHILDREN:
+                return BM25Index(rows, terms)
+            index = BM25Index(rows, terms, self._cache_dir("bm25"))
+            self._drop_old_caches()
+            return index
+        return self._memory_index("bm25", build)
+
+    def _cache_dir(self, what: str) -> Path:
+        return self.path / CACHE / f"{self.generation:010d}-{what}"
+
+    def save_search_indexes(self) -> bool:
+        """In a large store (``ANN_MIN_CHILDREN`` children or more), build and save the committed
+        generation's HNSW graph, BM25 postings and parents table, so that readers map them from
+        disk instead of building them at their first query. Returns whether it did."""
+        if self.generation == 0 or self._tables["children"].count_rows() < ANN_MIN_CHILDREN:
+            return False
+        self._dense_index()
+        self._bm25_index()
+        self._parent_table()
+        self._indexes.clear()  # this object was only the builder: its memory goes back now
+        return True
 
     def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None,
               per_key: int | None = 4) -> pa.Table:
@@ -331,12 +356,12 @@ class LanceStore(ManifestStore):
     def _parent_table(self) -> ParentTable:
         """The generation's parents by id: in memory, memory-mapped from a saved file in large stores."""
         def build() -> ParentTable:
-            tbl = self._tables["parents"].to_arrow().select(self._PARENT_COLS)
-            if tbl.num_rows < ANN_MIN_CHILDREN:
-                return ParentTable(tbl, None)
-            table = ParentTable(tbl, self.path / CACHE / f"{self.generation:010d}-parents")
+            table = lambda: self._tables["parents"].to_arrow().select(self._PARENT_COLS)  # noqa: E731
+            if self._tables["parents"].count_rows() < ANN_MIN_CHILDREN:
+                return ParentTable(table, None)
+            parents = ParentTable(table, self._cache_dir("parents"))
             self._drop_old_caches()
-            return table
+            return parents
         return self._memory_index("parents", build)
 
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:

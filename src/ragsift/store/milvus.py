@@ -441,6 +441,10 @@ class MilvusStore(ManifestStore):
             report.restorable = [self.generation]
         return report
 
+    def save_search_indexes(self) -> bool:
+        """Nothing to do: the server builds and loads its indexes."""
+        return False
+
     def optimize(self) -> dict[str, Any]:
         """Finish any removal a crashed writer left and ask the server to compact the collections."""
         with self.begin() as txn:  # takes the lease; its start finishes pending removals
