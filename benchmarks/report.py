@@ -214,6 +214,15 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
         row("soak, 100 re-ingests: RSS bounded", f"{first['rss_mb']:,.0f} MB at round 0, {last['rss_mb']:,.0f} MB at round "
             f"{last['round']}", False, "native memory, mostly glibc malloc arenas (MALLOC_ARENA_MAX=2 cuts the growth to a third); not the "
             "Python heap, not Lance's caches")
+    kill = load("kill_ingest.json")
+    goal = "kill -9 at 10 moments of a checkpointed ingest: opens at its last checkpoint, resumes to the same documents"
+    if kill:
+        n, held = len(kill["kills"]), sum(k["checks_ok"] for k in kill["kills"])
+        row(goal, f"{n} kills ({kill['kills_inside_commit']} inside a commit), every check held after {held}; the resumed "
+            f"ingest {'has the same documents' if kill['resumed_equal'] else 'differs'} ({kill['docs']} documents)",
+            n >= 10 and held == n and kill["resumed_equal"], "" if n >= 10 else f"only {n} kills in this run")
+    else:
+        row(goal, "—", None)
     links = load("links.json")
     if links:
         ar = {part: {n: x["metrics"]["all_relevant@5"] for n, x in links[part].items()}
@@ -714,6 +723,39 @@ def soak_section() -> list[str]:
     return lines
 
 
+def kill_section() -> list[str]:
+    r = load("kill_ingest.json")
+    lines = ["## Long ingests that survive a kill -9", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/kill_ingest.py`._", ""]
+    sizes = " and ".join(f"the first {n} of {name}" for name, n in r["datasets"].items())
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+              f"- {r['docs']} documents ({sizes}) as Markdown files, embedder `{r['embedder']}`, a checkpoint every "
+              f"{r['every']} documents (`checkpoint_documents`): {r['checkpoints']} checkpoints. The same files ingested "
+              f"in one commit (the default) took {r['baseline_s']:.0f} s.",
+              "- The checkpointed ingest runs in a child process killed with SIGKILL, then runs again; a kill inside a "
+              "commit is made by the child itself at that step (or on a timer started as the commit begins), a random "
+              "one from outside. After each kill the knowledge base is opened and checked as "
+              "`tests/test_checkpoints.py` checks it: at the last checkpoint the child reported (or the one being "
+              "committed, if its manifest had been replaced), `check()` and `check_integrity()` clean, every kept "
+              "generation read whole, each document's recorded counts equal to its rows, whole checkpoints only, "
+              "every document held equal to the uninterrupted ingest's.", "",
+              "| kill | moment | generation after | documents held | checks |", "|---|---|---|---|---|"]
+    for k in r["kills"]:
+        checks = "all hold" if k["checks_ok"] else "**" + "; ".join(k["problems"])[:300] + "**"
+        lines.append(f"| {k['run'] + 1} | {k['moment']} | {k['generation_after']} | {k['documents']} | {checks} |")
+    res = r["resumed"]
+    same = ("the same documents as the uninterrupted ingest (ids, content hashes, parent and child counts, sorted "
+            "child texts)" if r["resumed_equal"] else
+            f"**not** the same documents as the uninterrupted ingest ({', '.join(r['mismatched'][:5])}; "
+            f"{'; '.join(res['problems'])[:300]})")
+    lines += ["", f"{r['kills_inside_commit']} of the {len(r['kills'])} kills came inside a checkpoint's commit. The "
+              f"last run resumed ({res['unchanged']} documents unchanged, {res['added']} added; generation "
+              f"{res['generation']}, {res['seconds']:.0f} s) and ended with {same}. The whole benchmark took "
+              f"{r['total_s'] / 60:.1f} minutes.", ""]
+    return lines
+
+
 def _p(p: float | None) -> str:
     return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
@@ -870,7 +912,7 @@ def main() -> int:
            f"Machine: {MACHINE}", "",
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
-           *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines,
+           *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(),
            *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *soak_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
