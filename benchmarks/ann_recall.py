@@ -6,8 +6,8 @@ and embedded by wordllama (static token embeddings, 256-d: fast enough for a mil
 cores). The questions of the same sets are the queries. The index is the store's own
 (``ragsift.store.memindex.AnnIndex``: usearch HNSW over int8 vectors, candidates re-ranked
 exactly with the full vectors); each (search breadth, re-rank depth) pair is measured on the
-even-numbered queries, the fastest one reaching recall@10 >= 0.98 is chosen there, and all
-pairs are reported on the odd-numbered ones.
+even-numbered queries, the fastest one whose recall@10 there clears 0.98 by two standard
+errors is chosen, and all pairs are reported on the odd-numbered ones.
 
     .venv/bin/python benchmarks/ann_recall.py --datasets ../shared/datasets --n 1000000 \
         --work-dir /tmp/ragsift-bench/ann --out benchmarks/results/ann_recall.json
@@ -129,7 +129,6 @@ def main() -> int:
     built = not directory.exists()
     index = AnnIndex(Rows(tbl.drop_columns(["vector"])), lambda: tbl, "vector", dim, directory, 512, 4)
     build_s = time.perf_counter() - t0
-    del tbl
     rows = []
     for expansion, refine in GRID:
         index.index.expansion_search = expansion
@@ -145,13 +144,16 @@ def main() -> int:
         ms = np.array(times)
         rows.append({"expansion": expansion, "refine": refine,
                      "recall_choose": float(r[0::2].mean()), "recall_report": float(r[1::2].mean()),
+                     "se_choose": float(r[0::2].std(ddof=1) / np.sqrt(len(r[0::2]))),
                      "p50_ms_choose": float(np.percentile(ms[0::2], 50)),
                      "p50_ms_report": float(np.percentile(ms[1::2], 50)),
                      "p95_ms_report": float(np.percentile(ms[1::2], 95))})
         print(f"  ef {expansion:>3} refine {refine}: recall@10 choose {rows[-1]['recall_choose']:.4f} "
               f"report {rows[-1]['recall_report']:.4f}; p50 {rows[-1]['p50_ms_report']:.2f} ms", flush=True)
-    ok = [r for r in rows if r["recall_choose"] >= TARGET]
-    chosen = min(ok, key=lambda r: r["p50_ms_choose"]) if ok else None  # the fastest that reaches the target
+    # the fastest setting whose recall on the choosing half clears the target by two standard errors
+    # (reaching it only just there left the held-out half below it: 0.983 -> 0.976 in the first run)
+    ok = [r for r in rows if r["recall_choose"] - 2 * r["se_choose"] >= TARGET]
+    chosen = min(ok, key=lambda r: r["p50_ms_choose"]) if ok else None
     out = {"date": time.strftime("%Y-%m-%d"), "n": n, "dim": dim, "queries": len(qs),
            "embedder": "wordllama 0.4.0.post1 (256-d)", "embed_or_load_s": embed_s,
            "build_s": build_s if built else None, "grid": rows, "chosen": chosen, "target": TARGET,

@@ -7,7 +7,12 @@ queries (query embedding through the real model included) per channel and end to
 
     .venv/bin/python benchmarks/scale.py --sizes 10000,100000 --out /tmp/scale.json
 
-Each size runs in its own process so that peak memory (max RSS) is per size.
+Each size is built in one process and measured in another, so that the peak memory (max RSS,
+mapped pages included) is the serving process's own. The build ends as an ingest of a large
+store does: it saves the generation's search indexes (from 200,000 children: the HNSW graph,
+the BM25 postings, the parents table), and the serving process maps them. ``open_s`` is the
+serving process's first query: opening the knowledge base, loading the model, reading or
+building its in-memory indexes.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import numpy as np
 SEED = 13
 CLUSTERS = 256
 NOISE = 0.75
-QUERIES = 50
+QUERIES = 100
 
 
 def vocabulary(corpus: Path) -> tuple[list[str], np.ndarray]:
@@ -80,8 +85,10 @@ def build(kb_path: Path, n: int, corpus: Path) -> dict:
 def measure(kb_path: Path, queries: list[str]) -> dict:
     from ragsift.kb import KnowledgeBase
 
+    t0 = time.perf_counter()
     kb = KnowledgeBase.open(kb_path, create=False)
-    out = {}
+    kb.query(queries[0], channels=["dense", "bm25"])  # loads the model and builds the indexes
+    out: dict = {"open_s": time.perf_counter() - t0}
     for name, channels in (("bm25", ["bm25"]), ("dense", ["dense"]), ("hybrid", ["dense", "bm25"])):
         kb.query(queries[0], channels=channels)  # warm-up
         total, per_channel = [], []
@@ -96,14 +103,26 @@ def measure(kb_path: Path, queries: list[str]) -> dict:
                 vals = [p[ch] for p in per_channel]
                 out[f"hybrid.{ch}_channel"] = {"p50_ms": float(np.percentile(vals, 50)),
                                                "p95_ms": float(np.percentile(vals, 95))}
+    t = time.perf_counter()
+    for q in queries:
+        kb.embedder().embed_queries([q])
+    out["query_embedding_ms"] = (time.perf_counter() - t) * 1000 / len(queries)
     return out
 
 
-def one_size(n: int, work: Path, dataset: Path) -> dict:
+def one_size(n: int, work: Path, dataset: Path, phase: str) -> dict:
     kb_path = work / f"scale-{n}"
-    info = {"children_requested": n}
-    if not (kb_path / "manifest.json").exists():
-        info.update(build(kb_path, n, dataset / "corpus.jsonl"))
+    info: dict = {"children_requested": n}
+    if phase == "build":
+        if not (kb_path / "manifest.json").exists():
+            info.update(build(kb_path, n, dataset / "corpus.jsonl"))
+        from ragsift.kb import KnowledgeBase
+
+        t = time.perf_counter()  # what an ingest does after its commit in a large store
+        info["saved_search_indexes"] = KnowledgeBase.open(kb_path, create=False).store.save_search_indexes()
+        info["save_search_indexes_s"] = time.perf_counter() - t
+        info["build_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return info
     queries = []
     with open(dataset / "queries.jsonl", encoding="utf-8") as f:
         for line in f:
@@ -115,6 +134,14 @@ def one_size(n: int, work: Path, dataset: Path) -> dict:
     return info
 
 
+def _run(n: int, args, phase: str) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--phase", phase, "--work-dir", args.work_dir,
+                           "--dataset", args.dataset, "--out", args.out], capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"{phase} of {n} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000")
@@ -122,23 +149,22 @@ def main() -> int:
     p.add_argument("--work-dir", default="/tmp/ragsift-scale")
     p.add_argument("--out", required=True)
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: run one size in this process
+    p.add_argument("--phase", default="measure", help=argparse.SUPPRESS)
     args = p.parse_args()
     work, dataset = Path(args.work_dir), Path(args.dataset)
     if args.one:
-        print(json.dumps(one_size(args.one, work, dataset)))
+        print(json.dumps(one_size(args.one, work, dataset, args.phase)))
         return 0
     results = {}
     for n in (int(s) for s in args.sizes.split(",")):
-        proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--work-dir", str(work),
-                               "--dataset", str(dataset), "--out", args.out],
-                              capture_output=True, text=True, check=True)
-        results[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+        results[n] = _run(n, args, "build")
+        results[n].update(_run(n, args, "measure"))
         lat = results[n]["latency"]
         print(f"{n:>9} children: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, p95 {lat['hybrid']['p95_ms']:.1f} ms; "
               f"bm25 p50 {lat['bm25']['p50_ms']:.1f}; dense p50 {lat['dense']['p50_ms']:.1f}; "
               f"max RSS {results[n]['max_rss_mb']:.0f} MB", flush=True)
         # written after every size, so a long last size never loses the earlier ones
-        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1))
+        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "queries": QUERIES, "results": results}, indent=1))
     return 0
 
 

@@ -317,7 +317,7 @@ class KnowledgeBase:
         parents = children = 0
 
         def write() -> None:
-            nonlocal txn, pending, n_pending, written, last_commit
+            nonlocal txn, pending, n_pending, written
             if not pending:
                 return
             if txn is None:

