@@ -42,7 +42,7 @@ from ragsift.store.base import (BUILTIN_FIELDS, LANGUAGES, CheckReport, IndexedC
                                 StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
                                 integrity_problems, metadata_json)
 from ragsift.store.filters import Node, render_sql, sql_literal
-from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, ParentTable, Rows, SparseIndex
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, IdIndex, ParentTable, Rows, SparseIndex
 from ragsift.store.lance_files import (FORMAT, MANIFEST, TABLES, WriteLock, generation_file,
                                        manifest_problem, publish, saved_generations)
 from ragsift.types import Document, Parent
@@ -231,12 +231,23 @@ class LanceStore(ManifestStore):
                     index = self._indexes[key] = build()
         return index
 
+    def _scan(self, columns: list[str]) -> pa.Table:
+        """These columns of every child, read with a projection (never the whole table)."""
+        t = self._tables["children"]
+        return t.search().select(columns).limit(max(1, t.count_rows())).to_arrow()
+
     def _children(self, columns: list[str]) -> pa.Table:
-        return self._tables["children"].to_arrow().select(columns)
+        """These columns of every child, in the row order of the shared hit columns."""
+        rows = self._hit_rows()
+        tbl = self._scan(["child_id", *columns])
+        if not tbl.column("child_id").equals(pa.chunked_array([rows.child_ids])):  # scans keep their order; if not
+            order = IdIndex(tbl.column("child_id").combine_chunks()).rows(rows.child_ids.to_pylist())
+            tbl = tbl.take(pa.array(order))
+        return tbl.drop_columns(["child_id"])
 
     def _hit_rows(self) -> Rows:
         """The hit columns of the generation's children, shared by every in-memory index."""
-        return self._memory_index("rows", lambda: Rows(self._children(self._hit_columns())))
+        return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns())))
 
     def _dense_index(self, column: str = "vector") -> FlatIndex | AnnIndex:
         """Exact search below ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
@@ -409,7 +420,7 @@ class LanceStore(ManifestStore):
 
     def check_integrity(self) -> list[str]:
         parents = self._tables["parents"].to_arrow().select(["parent_id", "doc_id", "gen"]).to_pylist()
-        children = self._tables["children"].to_arrow().select(["child_id", "parent_id", "doc_id", "gen"]).to_pylist()
+        children = self._scan(["child_id", "parent_id", "doc_id", "gen"]).to_pylist()
         return integrity_problems(parents, children, self.get_documents())
 
     def export(self, batch: int = 100):
