@@ -192,3 +192,35 @@ def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
         terms = sample_kb.analyzer.analyze(q)
         a, b = whole.search(terms, 30, None), small.search(terms, 30, None)
         assert [(h.child_id, round(h.score, 5)) for h in a] == [(h.child_id, round(h.score, 5)) for h in b]
+
+
+def test_bm25_pruning_is_exact_on_common_and_rare_terms():
+    """MaxScore stops reading common terms once no unseen row can enter the top k: the result
+    must still equal exhaustive scoring, with and without a row filter (Zipf-like random text,
+    Chinese and English words)."""
+    import random
+
+    import pyarrow as pa
+
+    from ragsift.store.memindex import BM25Index, Rows
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(300)] + ["电池", "充电", "蓝牙", "音箱", "绿茶"]
+    weights = [1 / (r + 1) for r in range(len(words))]
+    texts = [" ".join(rng.choices(words, weights, k=rng.randint(3, 40))) for _ in range(3000)]
+    ids = [f"c{i}" for i in range(len(texts))]
+    tbl = pa.table({"child_id": ids, "parent_id": ids, "doc_id": ids, "start": [0] * len(ids), "end": [1] * len(ids)})
+    index = BM25Index(Rows(tbl), lambda: pa.table({"terms": texts}))
+    rows = [{"child_id": c, "terms": t, "kind": "chunk"} for c, t in zip(ids, texts)]
+    allowed = np.array(sorted(rng.sample(range(len(texts)), 900)))
+    for q in range(60):
+        query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3)))
+        want = independent_bm25(rows, query)
+        got = index.search(query, 10, None)
+        assert np.allclose([h.score for h in got], [s for _, s in want[:10]], rtol=1e-5), query
+        score_of = dict(want)
+        assert all(score_of[h.child_id] == pytest.approx(h.score, rel=1e-5) for h in got)
+        keep = {ids[i] for i in allowed}
+        want_f = [(c, s) for c, s in want if c in keep][:10]
+        got_f = index.search(query, 10, allowed)
+        assert np.allclose([h.score for h in got_f], [s for _, s in want_f], rtol=1e-5), query

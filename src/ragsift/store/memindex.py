@@ -221,7 +221,7 @@ class BM25Index:
     """
 
     BLOCK = 131_072  # rows tokenised at a time: the transient memory of a build stays bounded
-    ARRAYS = ("post_rows", "post_weights", "indptr", "idf")
+    ARRAYS = ("post_rows", "post_weights", "indptr", "idf", "max_weights")
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], directory: Path | None = None) -> None:
         self.rows = rows
@@ -283,6 +283,9 @@ class BM25Index:
             self.post_weights[i:i + step] = tf * (BM25_K1 + 1) / (tf + norm[self.post_rows[i:i + step]])
         df = counts.astype(np.float64)
         self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        # each term's largest weight: the bound MaxScore prunes with (every term has a posting)
+        self.max_weights = (np.maximum.reduceat(self.post_weights, self.indptr[:-1]) if total
+                            else np.zeros(len(vocab), np.float32))
         self.vocab = vocab
 
     def _save(self, directory: Path) -> None:
@@ -303,11 +306,24 @@ class BM25Index:
 
     def _load(self, directory: Path) -> None:
         for name in self.ARRAYS:
-            setattr(self, name, np.load(directory / f"{name}.npy", mmap_mode="r"))
+            path = directory / f"{name}.npy"
+            if name == "max_weights" and not path.exists():  # saved before the bound was kept
+                self.max_weights = np.maximum.reduceat(self.post_weights, self.indptr[:-1])
+                continue
+            setattr(self, name, np.load(path, mmap_mode="r"))
         words = pa.ipc.open_file(pa.memory_map(str(directory / "vocab.arrow"))).read_all().column("w").to_pylist()
         self.vocab = {w: i for i, w in enumerate(words)}
 
     def search(self, terms: str, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+        """The k best rows, exactly, without reading every posting of common terms (MaxScore).
+
+        Terms go in order of their highest possible contribution (idf x the term's largest
+        weight), rare terms first. Once the k-th best score of the rows seen so far (counting only
+        the terms read) beats the most a row seen by none of them could score (the sum of the
+        unread terms' bounds), no unseen row can enter the top k: the rows seen get the unread
+        terms' contributions by binary search in those terms' postings, and the rest of those
+        postings is never read.
+        """
         counts: dict[int, int] = {}
         for t in terms.split():
             i = self.vocab.get(t)
@@ -315,25 +331,50 @@ class BM25Index:
                 counts[i] = counts.get(i, 0) + 1
         if not counts or k <= 0:
             return []
-        spans = [(self.indptr[i], self.indptr[i + 1], self.idf[i] * c) for i, c in counts.items()]
-        touched = sum(int(b - a) for a, b, _ in spans)
-        if len(spans) == 1:  # one term: its postings are the candidates, no accumulator needed
-            a, b, w = spans[0]
-            cand, scores = self.post_rows[a:b].astype(np.int64), self.post_weights[a:b] * w
-        else:
-            acc = np.zeros(self.n, np.float32)
-            for a, b, w in spans:
-                acc[self.post_rows[a:b]] += self.post_weights[a:b] * w  # rows are unique within a term
-            if touched * 4 < self.n:
-                cand = np.unique(np.concatenate([self.post_rows[a:b] for a, b, _ in spans])).astype(np.int64)
-            else:
-                cand = np.flatnonzero(acc)
-            scores = acc[cand]
+        items = sorted(((int(i), float(self.idf[i]) * c) for i, c in counts.items()),
+                       key=lambda x: -x[1] * float(self.max_weights[x[0]]))
+        bounds = [w * float(self.max_weights[i]) for i, w in items]
+        rest = np.concatenate((np.cumsum(bounds[::-1])[::-1], [0.0]))  # rest[j]: bound of terms j..
+        acc = np.zeros(self.n, np.float32)
+        seen = np.zeros(self.n, bool)
+        allowed = None
         if rows is not None:
-            allowed = np.isin(cand, rows, assume_unique=True)
-            cand, scores = cand[allowed], scores[allowed]
+            allowed = np.zeros(self.n, bool)
+            allowed[rows] = True
+        parts: list[np.ndarray] = []  # the allowed rows seen, each once
+        for j, (i, w) in enumerate(items):
+            a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+            found = np.asarray(self.post_rows[a:b])
+            acc[found] += np.asarray(self.post_weights[a:b]) * np.float32(w)  # rows are unique within a term
+            new = found[~seen[found]]
+            seen[new] = True
+            parts.append(new if allowed is None else new[allowed[new]])
+            if j + 1 == len(items):
+                break
+            ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            parts = [ok]
+            # the rows seen so far score at least what the read terms gave them: once the k-th best
+            # of that beats every unread term's bound together, no unseen row can enter the top k
+            if len(ok) >= k and np.partition(acc[ok], len(ok) - k)[len(ok) - k] > rest[j + 1]:
+                ok = np.sort(ok)
+                acc[ok] += self._contributions(items[j + 1:], ok)
+                parts = [ok]
+                break
+        ok = np.sort(np.concatenate(parts)).astype(np.int64)
+        scores = acc[ok]
         top = top_k(scores, k)
-        return self.rows.hits(cand[top], scores[top])
+        return self.rows.hits(ok[top], scores[top])
+
+    def _contributions(self, items: list[tuple[int, float]], rows: np.ndarray) -> np.ndarray:
+        """What these terms add to each of these rows (sorted), by binary search in their postings."""
+        out = np.zeros(len(rows), np.float32)
+        for i, w in items:
+            a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+            postings = self.post_rows[a:b]
+            pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
+            hit = postings[pos] == rows
+            out[hit] += np.asarray(self.post_weights[a:b])[pos[hit]] * np.float32(w)
+        return out
 
 
 class SparseIndex:
