@@ -171,7 +171,7 @@ def test_rows_hold_no_python_object_per_row(sample_kb):
     assert rows is sample_kb.store._memory_index("bm25", lambda: None).rows  # one copy, shared
     for col in (rows.child_ids, rows.parent_ids, rows.doc_ids):
         assert not isinstance(col, list)
-    assert rows.starts.dtype == np.int64 and rows.kinds.dtype.kind == "i"
+    assert rows.starts.dtype == np.int32 and rows.kinds.dtype.kind == "i"
     ids = rows.child_ids.to_pylist()
     assert rows.positions([ids[3], "no-such-child", ids[0], ""]).tolist() == [3, 0]
 

@@ -58,7 +58,7 @@ BATCH_CHILDREN = 4096
 # The graph's search breadth and the re-rank depth were chosen by measured recall@10 against
 # exact search on a million real-text vectors (benchmarks/ann_recall.py, docs/benchmarks.md).
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
-ANN_EXPANSION = 64
+ANN_EXPANSION = 1024
 ANN_REFINE_FACTOR = 4
 CACHE = "search-cache"  # saved search indexes, one folder per generation and vector column
 NEVER = timedelta(days=36500)  # optimize() that removes no version
@@ -169,6 +169,8 @@ class LanceStore(ManifestStore):
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
         self._indexes: dict[str, Any] = {}  # in-memory search indexes (and parents) of the pinned generation
+        # the children's columns, read once: asking the table for its schema is a round trip per query
+        self._child_columns = frozenset(self._tables["children"].schema.names)
 
     def _manifest_changed(self) -> bool:
         try:
@@ -188,12 +190,12 @@ class LanceStore(ManifestStore):
     @property
     def _hit_cols(self) -> list[str]:
         """The columns a search returns (``lang`` when the table was written with it)."""
-        return self._HIT_COLS + (["lang"] if "lang" in self._tables["children"].schema.names else [])
+        return self._HIT_COLS + (["lang"] if "lang" in self._child_columns else [])
 
     def _kinds(self, kinds: Sequence[str]) -> str | None:
         """The kind filter, or None for none; "" when no entry can match (a table written
         before entry kinds existed holds chunks only)."""
-        if "kind" not in self._tables["children"].schema.names:
+        if "kind" not in self._child_columns:
             return None if "chunk" in kinds else ""
         return f"kind IN ({', '.join(sql_literal(k) for k in kinds)})"
 
@@ -219,7 +221,7 @@ class LanceStore(ManifestStore):
         return index.search(np.asarray(vector, np.float32), k, self._select(index.rows, where, kinds))
 
     def _hit_columns(self) -> list[str]:
-        return self._hit_cols + (["kind"] if "kind" in self._tables["children"].schema.names else [])
+        return self._hit_cols + (["kind"] if "kind" in self._child_columns else [])
 
     def _memory_index(self, key: str, build: Callable[[], Any]) -> Any:
         """One in-memory index of the pinned generation, built on first use."""

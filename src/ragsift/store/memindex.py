@@ -41,8 +41,8 @@ class Rows:
         self.child_ids = _strings(tbl, "child_id")
         self.parent_ids = _strings(tbl, "parent_id")
         self.doc_ids = _strings(tbl, "doc_id")
-        self.starts = _ints(tbl, "start")
-        self.ends = _ints(tbl, "end")
+        self.starts = _ints(tbl, "start").astype(np.int32)
+        self.ends = _ints(tbl, "end").astype(np.int32)
         self.langs, self.lang_names = _codes(tbl, "lang", n, "")
         self.kinds, self.kind_names = _codes(tbl, "kind", n, "chunk")
         self._ids: IdIndex | None = None
@@ -157,7 +157,8 @@ class AnnIndex:
         graph, full = directory / "graph.usearch", directory / "vectors.f32"
         if not (graph.exists() and full.exists()):  # read the vectors only to build
             _build_ann(table(), column, dim, directory, self.CONNECTIVITY, self.EXPANSION_ADD)
-        self.index = Index.restore(str(graph), view=False)
+        # mapped, not copied: the graph's pages are shared with the page cache and read as searches touch them
+        self.index = Index.restore(str(graph), view=True)
         self.index.expansion_search = expansion
         self.full = np.memmap(full, dtype=np.float32, mode="r", shape=(self.n, dim))
 
