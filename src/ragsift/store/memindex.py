@@ -450,10 +450,18 @@ class ParentTable:
                     writer.write_table(tbl, max_chunksize=65_536)
                 directory.mkdir(exist_ok=True)
                 os.replace(tmp, path)
-            tbl = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-        self.table = tbl
-        self.ids = IdIndex(tbl.column("parent_id"))
+            reader = pa.ipc.open_file(pa.memory_map(str(path)))
+            tbl = pa.Table.from_batches([reader.get_batch(i) for i in range(reader.num_record_batches)])
+        # one record batch per chunk: a take across a whole chunked table reads every chunk
+        self.batches = tbl.to_batches()
+        self.starts = np.cumsum([0] + [b.num_rows for b in self.batches])
+        self.ids = IdIndex(tbl.column("parent_id").combine_chunks() if tbl.num_rows else pa.array([], pa.string()))
 
     def take(self, parent_ids: Sequence[str]) -> pa.Table:
-        rows = self.ids.rows(parent_ids)
-        return self.table.take(pa.array(rows[rows >= 0]))
+        rows = np.sort(self.ids.rows(parent_ids))
+        rows = rows[rows >= 0]
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        parts = [self.batches[b].take(pa.array(rows[which == b] - self.starts[b])) for b in np.unique(which)]
+        if not parts:
+            return pa.table({"parent_id": pa.array([], pa.string())})
+        return pa.Table.from_batches(parts)
