@@ -17,9 +17,11 @@ so a row number means the same child in all of them.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -160,7 +162,17 @@ class AnnIndex:
         # mapped, not copied: the graph's pages are shared with the page cache and read as searches touch them
         self.index = Index.restore(str(graph), view=True)
         self.index.expansion_search = expansion
-        self.full = np.memmap(full, dtype=np.float32, mode="r", shape=(self.n, dim))
+        # the full vectors are read row by row for the re-rank (pread, not a memory map: a map's
+        # read-ahead made a gigabyte of them resident after a hundred queries at a million children)
+        self.dim = dim
+        self._fd = os.open(full, os.O_RDONLY)
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+
+    def vectors(self, rows: np.ndarray) -> np.ndarray:
+        """The full vectors of these rows (sorted), read from the saved file."""
+        size = self.dim * 4
+        buf = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
+        return np.frombuffer(buf, np.float32).reshape(len(rows), self.dim)
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
@@ -178,8 +190,8 @@ class AnnIndex:
                     cand = rows
         if not len(cand):
             return []
-        order = np.sort(cand)  # read the mapped vectors in file order
-        scores = self.full[order] @ v
+        order = np.sort(cand)  # read the vectors in file order
+        scores = self.vectors(order) @ v
         top = top_k(scores, k)
         return self.rows.hits(order[top], scores[top])
 
@@ -432,6 +444,16 @@ class IdIndex:
         return np.where(hit, self.order[pos] if len(self.keys) else -1, -1)
 
 
+def _random_access_map(path: Path) -> mmap.mmap:
+    """A read-only map of a file read at random places: no read-ahead, so what stays resident
+    is what look-ups touched."""
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if hasattr(m, "madvise") and hasattr(mmap, "MADV_RANDOM"):
+        m.madvise(mmap.MADV_RANDOM)
+    return m
+
+
 class ParentTable:
     """One generation's parents for look-up by id: held in memory, or, from ``map_from`` rows on,
     written once to an uncompressed Arrow file under ``directory`` and memory-mapped (a look-up
@@ -450,7 +472,7 @@ class ParentTable:
                     writer.write_table(tbl, max_chunksize=65_536)
                 directory.mkdir(exist_ok=True)
                 os.replace(tmp, path)
-            reader = pa.ipc.open_file(pa.memory_map(str(path)))
+            reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(_random_access_map(path))))
             tbl = pa.Table.from_batches([reader.get_batch(i) for i in range(reader.num_record_batches)])
         # one record batch per chunk: a take across a whole chunked table reads every chunk
         self.batches = tbl.to_batches()
