@@ -18,9 +18,14 @@ for ds in scifact hotpotqa-ircot-dev500; do
 done
 .venv/bin/python benchmarks/ingest_speed.py --dataset "$DATASETS/scifact" --docs 600 --embedder minilm \
     --out "$OUT/ingest.json"
-# the 1M point builds for about 25 minutes on two cores
+.venv/bin/python benchmarks/throughput.py --dataset "$DATASETS/scifact" --out "$OUT/throughput.json"
+# the 1M point: about 7 minutes to write and 20 to save its search indexes on two cores
 .venv/bin/python benchmarks/scale.py --dataset "$DATASETS/scifact" --sizes 10000,100000,1000000 \
     --work-dir "$WORK/scale" --out "$OUT/scale.json"
+# a million real-text vectors (wordllama, the bench extra): embedding 4 minutes, the graph about 20
+.venv/bin/python benchmarks/ann_recall.py --datasets "$DATASETS" --n 1000000 --work-dir "$WORK/ann" \
+    --out "$OUT/ann_recall.json"
+.venv/bin/python benchmarks/kill_ingest.py --out "$OUT/kill_ingest.json"
 if [ -x .venv-anchors/bin/python ]; then
   .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scifact.json" --cache-dir "$WORK/anchors" \
       --systems ragsift-hybrid,ragsift-weighted,langchain-ensemble,langchain-parent,llamaindex-fusion
