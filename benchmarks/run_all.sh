@@ -25,7 +25,7 @@ done
 # a million real-text vectors (wordllama, the bench extra): embedding 4 minutes, the graph about 20
 .venv/bin/python benchmarks/ann_recall.py --datasets "$DATASETS" --n 1000000 --work-dir "$WORK/ann" \
     --out "$OUT/ann_recall.json"
-.venv/bin/python benchmarks/kill_ingest.py --out "$OUT/kill_ingest.json"
+.venv/bin/python benchmarks/kill_ingest.py --datasets "$DATASETS/scifact,$DATASETS/cmrc2018-dev" --out "$OUT/kill_ingest.json"
 if [ -x .venv-anchors/bin/python ]; then
   .venv-anchors/bin/python benchmarks/anchors.py --dataset "$DATASETS/scifact" --out "$OUT/anchors-scifact.json" --cache-dir "$WORK/anchors" \
       --systems ragsift-hybrid,ragsift-weighted,langchain-ensemble,langchain-parent,llamaindex-fusion
