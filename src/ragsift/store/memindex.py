@@ -22,8 +22,9 @@ import os
 import shutil
 import tempfile
 import weakref
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -203,9 +204,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
                expansion_add: int) -> None:
     from usearch.index import Index
 
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
-    try:
+    with _saved_folder(directory) as tmp:
         n = tbl.num_rows
         full = np.memmap(tmp / "vectors.f32", dtype=np.float32, mode="w+", shape=(max(n, 1), dim))
         index = Index(ndim=dim, metric="cos", dtype="i8", connectivity=connectivity, expansion_add=expansion_add)
@@ -219,9 +218,19 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         full.flush()
         del full
         index.save(str(tmp / "graph.usearch"))
+
+
+@contextmanager
+def _saved_folder(directory: Path) -> Iterator[Path]:
+    """A folder to fill that becomes ``directory`` whole (one rename) or not at all: readers never
+    see half a saved index. Where another process saved it first, theirs stays."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
+    try:
+        yield tmp
         try:
             tmp.rename(directory)
-        except OSError:  # another process built it first
+        except OSError:  # saved by another process meanwhile
             pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -305,28 +314,16 @@ class BM25Index:
         self.vocab = vocab
 
     def _save(self, directory: Path) -> None:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
-        try:
+        with _saved_folder(directory) as tmp:
             for name in self.ARRAYS:
                 np.save(tmp / f"{name}.npy", getattr(self, name))
             words = pa.array(list(self.vocab), pa.large_string())
             with pa.OSFile(str(tmp / "vocab.arrow"), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("w", words.type)])) as w:
                 w.write_table(pa.table({"w": words}))
-            try:
-                tmp.rename(directory)
-            except OSError:  # another process saved it first
-                pass
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
 
     def _load(self, directory: Path) -> None:
         for name in self.ARRAYS:
-            path = directory / f"{name}.npy"
-            if name == "max_weights" and not path.exists():  # saved before the bound was kept
-                self.max_weights = np.maximum.reduceat(self.post_weights, self.indptr[:-1])
-                continue
-            setattr(self, name, np.load(path, mmap_mode="r"))
+            setattr(self, name, np.load(directory / f"{name}.npy", mmap_mode="r"))
         words = pa.ipc.open_file(pa.memory_map(str(directory / "vocab.arrow"))).read_all().column("w").to_pylist()
         self.vocab = {w: i for i, w in enumerate(words)}
 
@@ -458,9 +455,9 @@ def _random_access_map(path: Path) -> mmap.mmap:
 
 
 class ParentTable:
-    """One generation's parents for look-up by id: held in memory, or, from ``map_from`` rows on,
-    written once to an uncompressed Arrow file under ``directory`` and memory-mapped (a look-up
-    reads only the pages of the rows it takes)."""
+    """One generation's parents for look-up by id: held in memory, or (given a ``directory``, in
+    large stores) written once to an uncompressed Arrow file there and mapped without read-ahead
+    (a look-up reads only the pages of the rows it takes)."""
 
     def __init__(self, table: Callable[[], pa.Table], directory: Path | None) -> None:
         if directory is None:
@@ -469,12 +466,9 @@ class ParentTable:
             path = directory / "parents.arrow"
             if not path.exists():
                 tbl = table()
-                directory.parent.mkdir(parents=True, exist_ok=True)
-                tmp = directory.parent / f".parents-{os.getpid()}-{id(self)}.arrow"
-                with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, tbl.schema) as writer:
+                with _saved_folder(directory) as tmp, pa.OSFile(str(tmp / path.name), "wb") as sink, \
+                        pa.ipc.new_file(sink, tbl.schema) as writer:
                     writer.write_table(tbl, max_chunksize=65_536)
-                directory.mkdir(exist_ok=True)
-                os.replace(tmp, path)
             reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(_random_access_map(path))))
             tbl = pa.Table.from_batches([reader.get_batch(i) for i in range(reader.num_record_batches)])
         # one record batch per chunk: a take across a whole chunked table reads every chunk
