@@ -214,10 +214,10 @@ class LanceStore(ManifestStore):
 
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
                      kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
-        column, _ = self._column(using)
+        self._column(using)  # an unknown embedder is an error even on an empty store
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
-        index = self._dense_index(column)
+        index = self._dense_index(using)
         return index.search(np.asarray(vector, np.float32), k, self._select(index.rows, where, kinds))
 
     def _hit_columns(self) -> list[str]:
@@ -251,15 +251,17 @@ class LanceStore(ManifestStore):
         """The hit columns of the generation's children, shared by every in-memory index."""
         return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns())))
 
-    def _dense_index(self, column: str = "vector") -> FlatIndex | AnnIndex:
-        """Exact search below ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
+    def _dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
+        """The vectors of the main embedder (or extra embedder ``using``): exact search below
+        ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
+        column, dim = self._column(using)
+
         def build() -> FlatIndex | AnnIndex:
-            dims = {"vector": self.dim, **{v["column"]: int(v["dim"]) for v in self.manifest.get("vectors", {}).values()}}
             rows = self._hit_rows()
             if rows.n < ANN_MIN_CHILDREN:
-                return FlatIndex(rows, self._children([column]), column, dims[column])
+                return FlatIndex(rows, self._children([column]), column, dim)
             directory = self._cache_dir(column)
-            index = AnnIndex(rows, lambda: self._children([column]), column, dims[column], directory,
+            index = AnnIndex(rows, lambda: self._children([column]), column, dim, directory,
                              ANN_EXPANSION, ANN_REFINE_FACTOR)
             self._drop_old_caches()
             return index
