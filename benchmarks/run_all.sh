@@ -42,6 +42,9 @@ RAGSIFT_CACHE_DIR="$WORK/llmcache" .venv/bin/python benchmarks/links.py --datase
 RAGSIFT_CACHE_DIR="$WORK/llmcache" .venv/bin/python benchmarks/seed.py --datasets "$DATASETS" --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/serve_load.py --dataset "$DATASETS/scifact" --ingest-dataset "$DATASETS/hotpotqa-ircot-dev500" \
     --work-dir "$WORK/eval"
+# issue 26: readers beside writers, against the code before it (a worktree of c2e3fdd)
+[ -d /tmp/old/src ] || git worktree add /tmp/old c2e3fdd
+.venv/bin/python benchmarks/writer_load.py --dataset "$DATASETS/scifact" --before-src /tmp/old/src
 .venv/bin/python benchmarks/soak.py --zh "$DATASETS/cmrc2018-dev" --en "$DATASETS/scifact" --work-dir "$WORK/soak"
 # issue 15: fusion defaults over six sets (builds e5-small and minilm knowledge bases: about an hour
 # and a half on two cores), the fast multilingual embedder, translation, a mixed knowledge base, tune

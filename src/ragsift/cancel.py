@@ -12,11 +12,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from ragsift.errors import RagsiftError
+from ragsift.errors import Cancelled  # noqa: F401 - re-exported (the error lives in ragsift.errors)
 
-
-class Cancelled(RagsiftError):
-    """The work was cancelled or ran out of time."""
 
 
 class Deadline:

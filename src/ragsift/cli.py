@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 from enum import Enum
@@ -218,9 +219,13 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ragsift.kb import check_knowledge_base, restore_knowledge_base
+    from ragsift.kb import check_knowledge_base, restore_knowledge_base, rewrite_settings
 
     path = _kb_path(args)
+    if args.rewrite_settings:
+        written = rewrite_settings(path)
+        print(f"wrote {path / 'ragsift.toml'} from the settings the store recorded (embedder "
+              f"{written.index.embedder}, analyzer {written.index.analyzer}); query defaults are the package's")
     if args.restore is not None:
         new = restore_knowledge_base(path, None if args.restore == "last" else _generation(args.restore))
         print(f"restored: generation {new} is now the newest")
@@ -240,7 +245,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _generation(text: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise RagsiftError(f"--restore takes a generation number (or nothing for the newest good one), not {text!r}")
     return int(text)
 
@@ -314,17 +319,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     import uvicorn
 
     from ragsift.server import Limits, ServerConfig, create_app, load_keys
 
-    limits = Limits()
-    for flag, field, scale in (("max_body_mb", "max_body_bytes", 1 << 20), ("max_upload_mb", "max_upload_bytes", 1 << 20),
-                               ("max_batch", "max_batch", 1), ("max_files", "max_files", 1)):
-        if getattr(args, flag) is not None:
-            limits = replace(limits, **{field: int(getattr(args, flag) * scale)})
+    given = {}
+    for field, (_, _, flag) in Limits.BOUNDS.items():
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None:
+            given[field] = value * (1 << 20) if field.endswith("_bytes") else value
+    for field in ("max_body_bytes", "max_upload_bytes"):  # whole bytes, once checked as finite
+        if field in given and math.isfinite(given[field]):
+            given[field] = int(given[field])
+    limits = Limits(**given)
     cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args), kb_root=Path(args.kb_root) if args.kb_root else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
@@ -444,7 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("check", help="verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
                                      "on problems")
     s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
-                   help="first commit a kept generation again (default: the newest that checks out)")
+                   help="first commit a kept generation again (default: the newest that checks out; never the "
+                        "empty generation 0)")
+    s.add_argument("--rewrite-settings", action="store_true",
+                   help="first write ragsift.toml from the index settings the store recorded at creation (a lost, "
+                        "emptied or edited settings file)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_check)
 
@@ -467,10 +478,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
     s.add_argument("--mcp-ingest", action="store_true", help="enable the MCP add_documents tool (write keys)")
     s.add_argument("--embedder", help="embedder of knowledge bases the server creates")
-    s.add_argument("--max-body-mb", type=float, help="largest JSON request (default 16)")
-    s.add_argument("--max-upload-mb", type=float, help="largest upload request, all files (default 64)")
-    s.add_argument("--max-batch", type=int, help="most queries in one batch (default 32)")
-    s.add_argument("--max-files", type=int, help="most files in one upload (default 100)")
+    g = s.add_argument_group("limits (each passed is a clear 4xx)")
+    g.add_argument("--max-body-mb", type=float, help="largest JSON request (default 16)")
+    g.add_argument("--max-upload-mb", type=float, help="largest upload request, all files (default 64)")
+    g.add_argument("--max-batch", type=int, help="most queries in one batch (default 32)")
+    g.add_argument("--max-files", type=int, help="most files in one upload (default 100)")
+    g.add_argument("--max-documents", type=int, help="most documents in one JSON ingest request (default 1000)")
+    g.add_argument("--max-page", type=int, help="most documents in one page of a listing (default 500)")
+    g.add_argument("--max-query-seconds", type=float, help="a query's (or a batch's) whole time (default 120)")
+    g.add_argument("--max-queued-jobs", type=int, help="writes (ingests, deletes) waiting per knowledge base; "
+                                                      "past it a write is a 503 with Retry-After (default 64)")
+    g.add_argument("--rate-limit", type=float, help="requests a second per API key, or per client address "
+                                                   "without keys; past it a 429 with Retry-After (default 50)")
+    g.add_argument("--rate-burst", type=int, help="requests a key may send at once (default 100)")
+    g.add_argument("--max-inflight", type=int, help="requests of one key answered at once (default 8)")
     s.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     s.set_defaults(func=cmd_serve)
 

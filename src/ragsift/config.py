@@ -28,7 +28,7 @@ from __future__ import annotations
 import tomllib
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Optional
+from typing import Annotated, Any, ClassVar, Iterable, Optional
 
 import tomli_w
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError,
@@ -130,6 +130,22 @@ class EntryKind(StrEnum):
     PARENT = "parent"
 
 
+def shown_url(url: str) -> str:
+    """A URL as it may be shown (a name in a trace, an error, a settings listing): without a user,
+    password or query string, which may carry credentials."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if not (parts.username or parts.password or parts.query):
+            return url
+        netloc = ("***@" if parts.username or parts.password else "") + (parts.hostname or "") + \
+            (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:  # not a URL one can parse: shown as its scheme only
+        return url.split("://", 1)[0] + "://***"
+
+
 def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
     try:
         return enum_cls(value)
@@ -167,6 +183,8 @@ class Group(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
     #: field name -> flat name, where they differ
     FLAT: ClassVar[dict[str, str]] = {}
+    #: fields only the operator sets (models, endpoints, files, prompts, limits): see OPERATOR_KEYS
+    OPERATOR: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -278,6 +296,14 @@ class IngestSettings(Group):
 
     max_file_mb: Float = Field(50.0, gt=0, le=4096)
     """Largest file read, in megabytes."""
+    max_file_pages: Int = Field(5000, gt=0, le=1_000_000)
+    """Most pages (PDF) a file may have; past it the file is skipped with its reason."""
+    max_file_chars: Int = Field(20_000_000, gt=0, le=2_000_000_000)
+    """Most characters of text a packed file (PDF and other compressed formats) may make; it may
+    also make at most a million plus 20 per byte of the file: a small file whose streams unpack
+    to far more text (a bomb) is skipped, not read whole."""
+    max_file_seconds: Seconds = 60.0
+    """Longest time reading one file may take; past it the file is skipped with its reason."""
     max_document_chunks: Int = Field(2000, gt=0, le=1_000_000)
     """Most chunks one document may have: 2,000 embed in about 7 minutes with e5-small on two cores
     (about one with minilm)."""
@@ -292,6 +318,8 @@ class IngestSettings(Group):
 class QuerySettings(Group):
     """What a query searches, how rankings are fused, what comes back and how long it may take.
     Defaults of the knowledge base; any query may override them."""
+
+    OPERATOR: ClassVar[frozenset[str]] = frozenset({"tuned_by", "max_query_chars", "max_filter_nodes"})
 
     channels: Names = Field(("dense", "bm25"), min_length=1)
     """Retrieval channels run in parallel: dense, bm25, sparse, keywords, entities, hyde,
@@ -368,6 +396,9 @@ class LLMSettings(Group):
                                       "cache_max_age_days": "llm_cache_max_age_days",
                                       "max_retries": "llm_max_retries", "max_concurrency": "llm_max_concurrency",
                                       "prompts": "prompts"}
+    OPERATOR: ClassVar[frozenset[str]] = frozenset({"model", "base_url", "cache", "cache_max_entries",
+                                                    "cache_max_age_days", "max_retries", "max_concurrency",
+                                                    "prompts"})
     model: Str = ""
     """'' (none), local:<packaged name | file.gguf> or openai:<model>."""
     base_url: Str = ""
@@ -427,6 +458,7 @@ class RerankSettings(Group):
 
     FLAT: ClassVar[dict[str, str]] = {"model": "rerank", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens",
                                       "base_url": "rerank_base_url"}
+    OPERATOR: ClassVar[frozenset[str]] = frozenset({"base_url"})
     model: Str = ""
     """'' (none), llm-judge, cross-encoder:<model>, api:<model> (a /rerank endpoint: Cohere, Jina,
     vLLM) or tei:<model> (Text Embeddings Inference's /rerank)."""
@@ -489,6 +521,48 @@ INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "sto
 #: settings a single query may not change (flat names)
 NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + tuple(
     g.flat_name(f) for g in (StoreSettings, EmbeddingSettings, IngestSettings) for f in g.model_fields)
+#: the operator's settings among the query-time ones (flat names): what the server calls, reads
+#: or writes (models, endpoints, cache files, prompts) and the limits it enforces. A Python
+#: caller owns the process and may change them per query; a caller of the server (HTTP, MCP) may
+#: not (``check_caller_overrides``).
+OPERATOR_KEYS: tuple[str, ...] = tuple(
+    g.flat_name(f) for g in GROUPS.values() for f in g.model_fields
+    if g.flat_name(f) not in NOT_PER_QUERY and f in g.OPERATOR)
+#: what a caller of the server may change per query: how to search (flat names)
+CALLER_KEYS: tuple[str, ...] = tuple(n for n in FLAT if n not in NOT_PER_QUERY and n not in OPERATOR_KEYS)
+#: rerankers a caller may ask for per query besides the operator's own: none, or the judge that
+#: runs on the operator's language model
+CALLER_RERANKERS = ("", "llm-judge")
+
+
+def refused_per_query(names: Iterable[str]) -> str | None:
+    """Why a caller of the server may not set these settings per query (None: it may): index and
+    store settings are fixed at creation; the operator's (models, endpoints, cache paths, prompts,
+    limits) are set when the server starts."""
+    names = list(names)
+    fixed = sorted(n for n in names if n in NOT_PER_QUERY)
+    if fixed:
+        return f"index settings cannot change per query: {', '.join(fixed)}"
+    operator = sorted(n for n in names if n in OPERATOR_KEYS)
+    if operator:
+        return (f"{', '.join(operator)}: set by the server's operator (the knowledge base's settings), not per "
+                f"query; a query may choose how to search ({', '.join(CALLER_KEYS[:6])}, ...), not which models, "
+                "endpoints, files or limits the server uses")
+    return None
+
+
+def check_caller_overrides(overrides: dict[str, Any], settings: "Settings") -> None:
+    """Refuse per-query settings that a caller of the server may not choose (ConfigError naming
+    them, ``refused_per_query``). A caller may ask for ``rerank`` only as '' (off), 'llm-judge'
+    (on the operator's language model) or the reranker the operator configured."""
+    why = refused_per_query(overrides)
+    if why:
+        raise ConfigError(why)
+    asked = overrides.get("rerank")
+    if asked is not None and asked not in CALLER_RERANKERS and asked != settings.rerank.model:
+        allowed = [repr(r) for r in dict.fromkeys((*CALLER_RERANKERS, settings.rerank.model))]
+        raise ConfigError(f"rerank {asked!r}: a query may ask for {', '.join(allowed)}; other rerankers are "
+                          "set by the server's operator")
 
 
 def _route(data: dict[str, Any]) -> dict[str, Any]:
@@ -588,9 +662,11 @@ class Settings(BaseModel):
         """The settings by group, as JSON values (what ``ragsift.toml`` holds)."""
         return self.model_dump(mode="json")
 
-    def index_settings(self) -> dict[str, Any]:
-        """The settings fixed at creation, by flat name."""
-        return {k: self.get(k) for k in INDEX_KEYS}
+    def identity(self) -> dict[str, Any]:
+        """The settings fixed at creation (``INDEX_KEYS``), by flat name, as JSON values: what a
+        store records when it is made, and checks a settings file against when it is opened."""
+        flat = self.flat()
+        return {k: flat[k] for k in INDEX_KEYS}
 
     # ------------------------------------------------------------------ changing
     def replace(self, **changes: Any) -> "Settings":
@@ -651,8 +727,8 @@ class Settings(BaseModel):
 
     @staticmethod
     def query_model() -> type[BaseModel]:
-        """A flat model of the settings a single query may override, every field optional:
-        the body schema of a query over HTTP."""
+        """A flat model of the settings a caller of the server may override per query (how to
+        search: ``CALLER_KEYS``), every field optional: the body schema of a query over HTTP."""
         return _query_model()
 
 
@@ -663,9 +739,7 @@ def _query_model() -> type[BaseModel]:
     global _QUERY_MODEL
     if _QUERY_MODEL is None:
         fields: dict[str, Any] = {}
-        for name in FLAT:
-            if name in NOT_PER_QUERY:
-                continue
+        for name in CALLER_KEYS:
             info = Settings.field_info(name)
             typ = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
             fields[name] = (Optional[typ], Field(None, description=info.description))  # noqa: UP007

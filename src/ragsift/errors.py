@@ -28,3 +28,40 @@ class ModelError(RagsiftError):
 class RetrievalError(RagsiftError):
     """Every channel of a query failed (the store is damaged or unreachable, every deadline
     passed): nothing was searched, which is not the same as nothing found."""
+
+
+class NotFound(RagsiftError):
+    """What was asked for does not exist (a document id, a section, a job)."""
+
+
+class UnknownKB(NotFound):
+    """No knowledge base by that name."""
+
+
+class UploadError(RagsiftError):
+    """An upload cannot be accepted (its name, its size)."""
+
+
+class LimitError(RagsiftError):
+    """A request or an input is over one of the operator's limits (size, count, rate)."""
+
+
+class Busy(RagsiftError):
+    """The work cannot be taken now (a full queue, a writer holding the lock); try again later.
+    ``retry_after`` is a suggested wait in seconds."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class StorageFull(StoreError):
+    """The disk (or quota) is full: nothing was committed."""
+
+
+class LLMError(RagsiftError):
+    """A language-model call failed (endpoint down, bad answer, out of time)."""
+
+
+class Cancelled(RagsiftError):
+    """The work was cancelled or ran out of time."""

@@ -13,14 +13,14 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind
 from ragsift.errors import ConfigError, RagsiftError, StoreError
-from ragsift.ingest.loaders import as_record, doc_id_for, iter_files, load_file, record_document
+from ragsift.ingest.loaders import LoadLimits, as_record, doc_id_for, iter_files, load_file, record_document
 from ragsift.ingest.small_index import DERIVED_KINDS, SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
-from ragsift.store import check_store, default_store_name, open_store, restore_store
+from ragsift.store import check_store, default_store_name, embedded_identity, open_store, restore_store
 from ragsift.store.base import CheckReport, IndexedChild, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
@@ -91,11 +91,23 @@ class KnowledgeBase:
             settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
             Retriever.check(settings)
             store = open_store(path, settings)
+            try:
+                _check_identity(settings, store.manifest.get("identity"), sfile)
+            except ConfigError:
+                store.close()
+                raise
         else:
             if not create:
                 raise StoreError(f"no knowledge base at {path}")
             if path.exists() and path.is_file():
                 raise StoreError(f"{path} is a file, not a knowledge-base directory")
+            recorded = embedded_identity(path)
+            if recorded is not None:  # a store without its settings file: never made again with defaults
+                shown = ", ".join(f"{k}={_shown(v)}" for k, v in recorded.items() if k in IDENTITY_SHOWN)
+                raise ConfigError(f"{sfile} is missing, but {path} holds a knowledge base"
+                                  + (f" (made with {shown})" if shown else "")
+                                  + "; put its settings file back, or run `ragsift --kb "
+                                  f"{path} check --rewrite-settings` to write the settings its store recorded")
             settings = Settings().replace(**overrides)
             Retriever.check(settings)
             if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
@@ -170,9 +182,14 @@ class KnowledgeBase:
             report.skipped.append(item)
             return []
         path, source = item
-        loaded = load_file(path, source, int(self.settings.ingest.max_file_mb * 1024 * 1024))
+        loaded = load_file(path, source, self._load_limits())
         report.skipped.extend(loaded.skipped)
         return loaded.documents
+
+    def _load_limits(self) -> LoadLimits:
+        ing = self.settings.ingest
+        return LoadLimits(int(ing.max_file_mb * 1024 * 1024), ing.max_file_pages, ing.max_file_chars,
+                          ing.max_file_seconds)
 
     def _stream_files(self, items: list[Skipped | tuple[Path, str]], report: IngestReport) -> Iterator[Document]:
         """The documents of the input files, one file loaded at a time, each document id once:
@@ -696,6 +713,47 @@ def _committed_generation(store: Store) -> int | str:
         return store.generation
     except Exception:
         return "its last committed one"
+
+
+#: the identity settings named when a settings file is missing (the rest are in the store's manifest)
+IDENTITY_SHOWN = ("embedder", "analyzer", "child_tokens", "small_index")
+
+
+def _check_identity(settings: Settings, recorded: dict[str, Any] | None, sfile: Path) -> None:
+    """A settings file that disagrees with what the store recorded at creation (edited, emptied)
+    is an error naming each setting; a store made before identities were recorded takes the
+    file's (it records them at its next commit)."""
+    if not recorded:
+        return
+    mine = settings.identity()
+    wrong = [k for k in INDEX_KEYS if k in recorded and k in mine and _same(recorded[k]) != _same(mine[k])]
+    if wrong:
+        raise ConfigError(f"{sfile} does not match the knowledge base it belongs to: "
+                          + "; ".join(f"{k} is {_shown(mine[k])} there, but the knowledge base was built with "
+                                      f"{_shown(recorded[k])}" for k in wrong)
+                          + ". Index settings cannot change after creation: restore them in the file (`ragsift "
+                            "check --rewrite-settings` writes back what the store recorded), or create a new "
+                            "knowledge base")
+
+
+def _same(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def rewrite_settings(path: str | Path) -> Settings:
+    """Write ``ragsift.toml`` of an embedded knowledge base from the index settings its store
+    recorded at creation (query defaults go back to the package's); for a settings file that
+    was lost, emptied or edited. Returns the settings written."""
+    path = Path(path)
+    recorded = embedded_identity(path)
+    if recorded is None:
+        raise StoreError(f"no embedded knowledge base at {path} (manifest.json missing)")
+    if not recorded:
+        raise StoreError(f"the store at {path} was made before ragsift recorded its settings; its settings file "
+                         "cannot be rebuilt from it")
+    settings = Settings().replace(**{k: v for k, v in recorded.items() if k in INDEX_KEYS})
+    settings.save(path / SETTINGS_FILE)
+    return settings
 
 
 def _shown(v: Any) -> str:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,10 +24,70 @@ from typing import Any, Iterator
 from ragsift.text.clean import clean_str
 from ragsift.types import Document, Skipped
 
+log = logging.getLogger(__name__)
+
 SUPPORTED = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html",
              ".htm": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # the default of the setting max_file_mb
+MAX_FRONT_MATTER = 64 * 1024  # characters of YAML front matter read as metadata
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """What reading one file may cost (the ``ingest`` settings): bytes read, and for formats
+    that unpack (PDF and other compressed files) the pages and text they make and the time."""
+
+    max_bytes: int = MAX_FILE_BYTES
+    max_pages: int = 5000
+    max_chars: int = 20_000_000
+    max_seconds: float = 60.0
+
+
+class OverLimit(Exception):
+    """Reading a file passed one of its limits; the message says which (the file is skipped)."""
+
+
+#: a packed file (PDF, Office, EPUB, archive) may make at most this many characters of text per
+#: byte read, beyond a first ``TEXT_FLOOR``: plain text packs about 4:1 and a real document holds
+#: fonts and images besides, so more than 20 characters a byte is a file built to unpack (a bomb)
+TEXT_PER_BYTE = 20
+TEXT_FLOOR = 1_000_000
+
+
+class Budget:
+    """What one file has made so far against its limits; each check raises OverLimit. A packed
+    file of ``packed_bytes`` may also make at most ``TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes``
+    characters (within ``max_chars``)."""
+
+    def __init__(self, limits: LoadLimits, packed_bytes: int | None = None) -> None:
+        self.limits = limits
+        self.t0 = time.monotonic()
+        self.chars = 0
+        self.pages = 0
+        self.max_chars = limits.max_chars
+        self.ratio_bound = packed_bytes is not None and TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes < limits.max_chars
+        if self.ratio_bound:
+            self.max_chars = TEXT_FLOOR + TEXT_PER_BYTE * int(packed_bytes or 0)
+
+    def page(self) -> None:
+        self.pages += 1
+        if self.pages > self.limits.max_pages:
+            raise OverLimit(f"more than {self.limits.max_pages} pages (setting max_file_pages)")
+        self.tick()
+
+    def text(self, n: int) -> None:
+        self.chars += n
+        if self.chars > self.max_chars:
+            if self.ratio_bound:
+                raise OverLimit(f"unpacks to more than {self.max_chars} characters of text, over {TEXT_PER_BYTE} "
+                                "a byte of the file (a decompression bomb?)")
+            raise OverLimit(f"makes more than {self.limits.max_chars} characters of text (setting max_file_chars)")
+        self.tick()
+
+    def tick(self) -> None:
+        if time.monotonic() - self.t0 > self.limits.max_seconds:
+            raise OverLimit(f"reading took longer than {self.limits.max_seconds:g} s (setting max_file_seconds)")
 
 
 @dataclass
@@ -96,8 +158,12 @@ def _not_a_file(path: Path) -> str | None:
     return None
 
 
-def load_file(path: Path, source: str, max_bytes: int = MAX_FILE_BYTES) -> LoadResult:
-    """Load one file; ``source`` is its stable name (path relative to the ingest root)."""
+def load_file(path: Path, source: str, limits: LoadLimits | int = MAX_FILE_BYTES) -> LoadResult:
+    """Load one file; ``source`` is its stable name (path relative to the ingest root).
+    ``limits``: what reading it may cost (an int: the most bytes, other limits their defaults)."""
+    if isinstance(limits, int):
+        limits = LoadLimits(max_bytes=limits)
+    max_bytes = limits.max_bytes
     res = LoadResult()
     fmt = SUPPORTED.get(path.suffix.lower())
     if fmt is None:
@@ -117,7 +183,11 @@ def load_file(path: Path, source: str, max_bytes: int = MAX_FILE_BYTES) -> LoadR
         res.skipped.append(Skipped(source, "empty file"))
         return res
     if fmt == "pdf":
-        return _load_pdf(data, source)
+        try:
+            return _load_pdf(data, source, Budget(limits, packed_bytes=len(data)))
+        except OverLimit as e:
+            res.skipped.append(Skipped(source, f"PDF {e}; skipped"))
+            return res
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         res.skipped.append(Skipped(source, "binary content (NUL bytes) in a text file"))
         return res
@@ -192,15 +262,21 @@ _FRONT_RE = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """YAML front matter (``---`` block at the top) becomes document metadata."""
+    """YAML front matter (``---`` block at the top) becomes document metadata. It is read with a
+    safe loader that refuses aliases (a few hundred bytes of them can expand to gigabytes) and
+    at most ``MAX_FRONT_MATTER`` characters of it; front matter that is refused stays text."""
     m = _FRONT_RE.match(text.lstrip("\ufeff"))
     if not m:
+        return {}, text
+    if len(m.group(1)) > MAX_FRONT_MATTER:
+        log.warning("front matter longer than %d characters left as text", MAX_FRONT_MATTER)
         return {}, text
     import yaml
 
     try:
-        meta = yaml.safe_load(m.group(1)) or {}
-    except yaml.YAMLError:
+        meta = yaml.load(m.group(1), Loader=_no_alias_loader()) or {}
+    except yaml.YAMLError as e:
+        log.warning("front matter not read (%s); left as text", str(e).splitlines()[0][:200])
         return {}, text
     if not isinstance(meta, dict):
         return {}, text
@@ -208,6 +284,26 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return clean_metadata(meta), text[m.end():]
     except ValueError:  # front matter nested too deeply: left as text
         return {}, text
+
+
+_NO_ALIAS: Any = None
+
+
+def _no_alias_loader() -> Any:
+    """yaml.SafeLoader that refuses aliases (``*name``), built once."""
+    global _NO_ALIAS
+    if _NO_ALIAS is None:
+        import yaml
+
+        class NoAliasLoader(yaml.SafeLoader):
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                if self.check_event(yaml.AliasEvent):
+                    raise yaml.composer.ComposerError(None, None, "aliases are not allowed in front matter",
+                                                      self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+
+        _NO_ALIAS = NoAliasLoader
+    return _NO_ALIAS
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -283,7 +379,9 @@ def html_to_text(html: str) -> tuple[str, str]:
 _SENT_END = ("。", "！", "？", ".", "!", "?", ":", "：", "；")
 
 
-def _load_pdf(data: bytes, source: str) -> LoadResult:
+def _load_pdf(data: bytes, source: str, budget: Budget) -> LoadResult:
+    """Text of a PDF, page by page, within ``budget`` (pages, characters made, time: a small file
+    whose pages share one huge stream is stopped, not read whole)."""
     res = LoadResult()
     import io
     import logging
@@ -292,9 +390,21 @@ def _load_pdf(data: bytes, source: str) -> LoadResult:
     from pypdf.errors import PdfReadError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+    def visit(text: str, *_: Any) -> None:
+        budget.text(len(text))
+
     try:
         reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        n = len(reader.pages)
+        if n > budget.limits.max_pages:
+            raise OverLimit(f"has {n} pages; the limit is {budget.limits.max_pages} (setting max_file_pages)")
+        pages = []
+        for page in reader.pages:
+            budget.page()
+            pages.append(page.extract_text(visitor_text=visit) or "")
+    except OverLimit:
+        raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
         res.skipped.append(Skipped(source, f"unreadable PDF: {e}"))
         return res
@@ -408,6 +518,8 @@ def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str 
     rid = clean_str(str(rid))
     if not rid.strip() or len(rid) > 512:
         return Skipped(where, "'_id' must be 1 to 512 characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in rid):
+        return Skipped(where, f"'_id' {rid[:60]!r} contains a control character (NUL, newline, ...)")
     if rid in seen:
         return Skipped(where, f"duplicate _id {rid!r} in the same batch")
     seen.add(rid)

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from ragsift import __version__
 from ragsift.errors import RagsiftError
 from ragsift.kb import KnowledgeBase
+from ragsift.server.config import WRITE
 
 MAX_PASSAGES = 20
 
@@ -96,7 +97,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False, over_http: bool = False
             if over_http:
                 request = ctx.request_context.request
                 role = request.scope.get("state", {}).get("role") if request is not None else None
-                if role != "write":
+                if role != WRITE:
                     raise ToolError("this key may read only: adding documents needs a write key")
             report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
             return report.to_dict()

@@ -26,6 +26,7 @@ from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
+from ragsift.config import shown_url
 from ragsift.errors import ModelError
 from ragsift.models.registry import ModelRegistry
 
@@ -274,7 +275,7 @@ class EndpointEmbedder:
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=self.timeout_s)
         self.model = model
         self.name = f"openai:{model}"
-        self.where = str(self._client.base_url)
+        self.where = shown_url(str(self._client.base_url))  # never the URL's credentials
         self._dim: int | None = None
 
     @property

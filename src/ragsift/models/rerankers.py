@@ -20,6 +20,7 @@ import urllib.request
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ragsift.cancel import Deadline
+from ragsift.config import shown_url
 from ragsift.errors import ConfigError, ModelError
 from ragsift.models.llm import LLM
 from ragsift.models.registry import ModelRegistry
@@ -87,7 +88,7 @@ class EndpointReranker:
             raise ConfigError(f"reranker {spec!r} needs rerank_base_url (or $RAGSIFT_RERANK_BASE_URL)")
         self.url = base.rstrip("/") + "/rerank"
         self.key = os.environ.get("RAGSIFT_RERANK_API_KEY", "")
-        self.name = f"{spec}@{base}"
+        self.name = f"{spec}@{shown_url(base)}"  # never the URL's credentials
         self.max_retries = max_retries
 
     def _post(self, body: dict[str, Any], deadline: Deadline) -> Any:

@@ -1,6 +1,8 @@
-"""Ingest jobs: an upload or a batch of documents becomes a job with an id, run by the one
-writer thread of its knowledge base (jobs of one knowledge base queue; queries never wait for
-them), its progress and report readable while it runs."""
+"""Write jobs: an upload, a batch of documents or a delete becomes a job with an id, run by the
+one writer thread of its knowledge base. Jobs of one knowledge base queue (at most
+``max_queued`` waiting: past that ``submit`` raises ``Busy``); queries never wait for them,
+and no request thread waits on the write lock. A job's progress and result are readable while
+it runs, through its own knowledge base only."""
 from __future__ import annotations
 
 import queue
@@ -10,40 +12,54 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable
 
-from ragsift.errors import RagsiftError
-from ragsift.types import IngestReport
+from ragsift.errors import Busy, RagsiftError, StorageFull
 
 KEEP_JOBS = 200  # finished jobs remembered
+
+
+class JobKind(StrEnum):
+    FILES = "files"  # an upload
+    DOCUMENTS = "documents"  # documents sent as JSON
+    DELETE = "delete"  # documents deleted
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
 
 
 @dataclass
 class Job:
     id: str
     kb: str
-    kind: str  # files | documents
-    items: int  # files or documents sent
-    state: str = "queued"  # queued | running | done | failed
-    phase: str = "queued"  # queued | loading | embedding | committing | done | failed
+    kind: JobKind
+    items: int  # files, documents or ids sent
+    state: JobState = JobState.QUEUED
+    phase: str = "queued"  # queued | loading | embedding | committing | deleting | done | failed
     done: int = 0  # chunks embedded so far
     total: int | None = 0  # chunks to embed (known once loading ends; None for a checkpointed ingest, which streams)
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
-    report: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None  # an ingest's report, or a delete's {"deleted", "generation"}
     error: str | None = None
+    error_kind: str | None = None  # the error's class (StorageFull, StoreError, ...) when failed
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kb": self.kb, "kind": self.kind, "items": self.items, "state": self.state,
-                "phase": self.phase, "progress": {"done": self.done, "total": self.total},
+        return {"id": self.id, "kb": self.kb, "kind": self.kind.value, "items": self.items,
+                "state": self.state.value, "phase": self.phase, "progress": {"done": self.done, "total": self.total},
                 "created_at": self.created_at, "started_at": self.started_at, "finished_at": self.finished_at,
                 "report": self.report, "error": self.error}
 
     @property
     def finished(self) -> bool:
-        return self.state in ("done", "failed")
+        return self.state in (JobState.DONE, JobState.FAILED)
 
 
 class _Progress:
@@ -52,7 +68,7 @@ class _Progress:
     def __init__(self, job: Job) -> None:
         self.job = job
 
-    def __call__(self, total: int, desc: str) -> "_Progress":
+    def __call__(self, total: int | None, desc: str) -> "_Progress":
         self.job.total, self.job.phase = total, "embedding"
         return self
 
@@ -63,32 +79,41 @@ class _Progress:
         self.job.phase = "committing"
 
 
-Run = Callable[[Callable[[int, str], Any]], IngestReport]
+#: a job's work: given a progress factory, returns an IngestReport (``to_dict``) or a mapping
+Run = Callable[[Callable[[int | None, str], Any]], Any]
 
 
 class JobQueue:
-    def __init__(self, on_finish: Callable[[Job], None] | None = None) -> None:
+    def __init__(self, on_finish: Callable[[Job], None] | None = None, max_queued: int = 64) -> None:
         self._jobs: dict[str, Job] = {}
         self._queues: dict[str, queue.Queue] = {}
         self._lock = threading.Lock()
         self._on_finish = on_finish
         self._stop = threading.Event()
+        self.max_queued = max_queued
 
-    def submit(self, kb: str, kind: str, items: int, run: Run, cleanup: Path | None = None) -> Job:
-        job = Job(uuid.uuid4().hex, kb, kind, items)
+    def submit(self, kb: str, kind: JobKind, items: int, run: Run, cleanup: Path | None = None) -> Job:
+        """Queue a write on ``kb``'s writer; ``Busy`` when ``max_queued`` jobs already wait."""
         with self._lock:
+            waiting = sum(1 for j in self._jobs.values() if j.kb == kb and j.state is JobState.QUEUED)
+            if waiting >= self.max_queued:
+                raise Busy(f"{waiting} writes already wait for knowledge base {kb!r}; try again when some have "
+                           "finished", retry_after=5.0)
+            job = Job(uuid.uuid4().hex, kb, kind, items)
             self._jobs[job.id] = job
             self._forget_old()
             q = self._queues.get(kb)
             if q is None:
                 q = self._queues[kb] = queue.Queue()
-                threading.Thread(target=self._worker, args=(q,), name=f"ragsift-ingest-{kb}", daemon=True).start()
+                threading.Thread(target=self._worker, args=(q,), name=f"ragsift-writer-{kb}", daemon=True).start()
         q.put((job, run, cleanup))
         return job
 
-    def get(self, job_id: str) -> Job | None:
+    def get(self, job_id: str, kb: str | None = None) -> Job | None:
+        """A job by id; with ``kb``, only if it belongs to that knowledge base."""
         with self._lock:
-            return self._jobs.get(job_id)
+            job = self._jobs.get(job_id)
+        return job if job is not None and (kb is None or job.kb == kb) else None
 
     def list(self, kb: str | None = None) -> list[Job]:
         with self._lock:
@@ -116,16 +141,23 @@ class JobQueue:
             if item is None:
                 return
             job, run, cleanup = item
-            job.state, job.phase, job.started_at = "running", "loading", time.time()
+            job.state, job.started_at = JobState.RUNNING, time.time()
+            job.phase = "deleting" if job.kind is JobKind.DELETE else "loading"
             try:
-                report = run(_Progress(job))
-                job.report = report.to_dict()
-                job.state = job.phase = "done"
+                result = run(_Progress(job))
+                job.report = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+                job.state, job.phase = JobState.DONE, "done"
             except RagsiftError as e:
-                job.error, job.state, job.phase = f"{type(e).__name__}: {e}", "failed", "failed"
+                job.error, job.error_kind = f"{type(e).__name__}: {e}", type(e).__name__
+                job.state, job.phase = JobState.FAILED, "failed"
+            except OSError as e:  # a full disk, an I/O error: said plainly, the server goes on
+                job.error = str(StorageFull(f"no space left on the disk: {e}")) if _disk_full(e) else \
+                    f"OSError: {e}"
+                job.error_kind = "StorageFull" if _disk_full(e) else "OSError"
+                job.state, job.phase = JobState.FAILED, "failed"
             except Exception as e:  # a bug: reported in the job, the server goes on
-                job.error = f"internal error: {type(e).__name__}: {e}"
-                job.state = job.phase = "failed"
+                job.error, job.error_kind = f"internal error: {type(e).__name__}: {e}", "internal"
+                job.state, job.phase = JobState.FAILED, "failed"
                 traceback.print_exc()
             finally:
                 job.finished_at = time.time()
@@ -133,3 +165,9 @@ class JobQueue:
                     shutil.rmtree(cleanup, ignore_errors=True)
                 if self._on_finish is not None:
                     self._on_finish(job)
+
+
+def _disk_full(e: OSError) -> bool:
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -8,6 +8,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 
 from ragsift.retrieve import runner
 
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"})
+
 
 class Metrics:
     def __init__(self) -> None:
@@ -27,7 +29,11 @@ class Metrics:
         self._chunks = Gauge("ragsift_ingest_chunks_done", "Chunks embedded by the running ingest jobs", registry=r)
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
-        self._requests.labels(method, route, str(status)).inc()
+        """Count a request. Labels are bounded: a method outside HTTP's own is "other", a path
+        that matched no route is "unmatched", a status outside 100-599 is "other"."""
+        method = method if method in METHODS else "other"
+        code = str(status) if 100 <= status <= 599 else "other"
+        self._requests.labels(method, route, code).inc()
         self._latency.labels(route).observe(seconds)
 
     def channels(self, traces: Iterable[Any]) -> None:
@@ -42,7 +48,7 @@ class Metrics:
 
     def job_finished(self, job: Any) -> None:
         self._jobs_done.labels(job.state).inc()
-        if job.report:
+        if job.report and "added" in job.report:
             self._documents.inc(len(job.report["added"]) + len(job.report["updated"]))
 
     def render(self) -> tuple[bytes, str]:

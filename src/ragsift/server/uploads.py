@@ -10,14 +10,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
-from ragsift.errors import RagsiftError
+from ragsift.errors import LimitError, StorageFull, UploadError
 
+__all__ = ["UploadError", "safe_name", "save_uploads"]
 MAX_NAME_BYTES = 255
 _BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
-
-
-class UploadError(RagsiftError):
-    """An upload cannot be accepted (its name, its size)."""
 
 
 def safe_name(name: str | None) -> str:
@@ -41,7 +38,10 @@ def save_uploads(root: Path, files: Sequence[Any], max_bytes: int) -> Path:
     if len(set(names)) != len(names):
         raise UploadError("two uploaded files have the same name")
     folder = root / uuid.uuid4().hex
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except OSError as e:
+        raise _os_error(e) from None
     try:
         total = 0
         for f, name in zip(files, names):
@@ -52,9 +52,21 @@ def save_uploads(root: Path, files: Sequence[Any], max_bytes: int) -> Path:
                 while block := f.file.read(1 << 20):
                     total += len(block)
                     if total > max_bytes:
-                        raise UploadError(f"an upload may be at most {max_bytes} bytes")
+                        raise LimitError(f"an upload may be at most {max_bytes} bytes")
                     out.write(block)
         return folder
+    except OSError as e:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise _os_error(e) from None
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _os_error(e: OSError) -> Exception:
+    """A full disk is StorageFull (507); anything else is the server's own trouble."""
+    import errno
+
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFull("the server's disk is full: the upload was not saved (nothing was ingested)")
+    return e

@@ -27,15 +27,34 @@ def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: 
         from ragsift.store.lance import LanceStore
 
         return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse, lock_timeout_s=st.lock_timeout_s,
-                          keep_generations=st.keep_generations, optimize_every=st.optimize_every)
+                          keep_generations=st.keep_generations, optimize_every=st.optimize_every,
+                          identity=settings.identity())
     if st.kind is StoreKind.MILVUS:
         from ragsift.store.milvus import MilvusStore
 
         if not st.uri:
             raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
         return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse,
-                           lock_timeout_s=st.lock_timeout_s)
+                           lock_timeout_s=st.lock_timeout_s, identity=settings.identity())
     raise ConfigError(f"unknown store {st.kind!r}")
+
+
+def embedded_identity(path: Path) -> dict | None:
+    """What an embedded (LanceDB) store at ``path`` recorded of the settings it was made with
+    (``Settings.identity``): {} when it holds a store made before they were recorded, None when
+    it holds no embedded store. Read from its manifest without opening it."""
+    import json
+
+    from ragsift.store.lance_files import MANIFEST
+
+    f = path / MANIFEST
+    if not f.exists():
+        return None
+    try:
+        m = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return dict(m.get("identity") or {}) if isinstance(m, dict) else {}
 
 
 def check_store(path: Path, settings: Settings) -> CheckReport:

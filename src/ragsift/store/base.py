@@ -180,6 +180,15 @@ class ManifestStore:
 
     generation: int
     manifest: dict[str, Any]
+    #: the settings fixed at creation (``Settings.identity``): written into the manifest when the
+    #: store is made, and at the next commit of a store made before it was recorded
+    identity: dict[str, Any] | None = None
+
+    def manifest_to_commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """``manifest`` with the identity added where it is not recorded yet."""
+        if self.identity and "identity" not in manifest:
+            manifest["identity"] = dict(self.identity)
+        return manifest
 
     def _load_manifest(self) -> None:  # pragma: no cover - each store implements it
         raise NotImplementedError

@@ -102,10 +102,11 @@ class LanceStore(ManifestStore):
 
     def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
                  sparse: bool = False, lock_timeout_s: float = 10.0, keep_generations: int = 2,
-                 optimize_every: int = 20) -> None:
+                 optimize_every: int = 20, identity: dict[str, Any] | None = None) -> None:
         import lancedb
 
         self.path = Path(path)
+        self.identity = identity
         self.lock_timeout_s = lock_timeout_s
         self.keep_generations = keep_generations
         self.optimize_every = optimize_every
@@ -135,7 +136,7 @@ class LanceStore(ManifestStore):
                 versions[name] = t.version
             manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},
                         "dim": dim, "committed_at": time.time(), "fts": False, "vectors": extra, "sparse": sparse}
-            publish(self.path, manifest, self.keep_generations)
+            publish(self.path, self.manifest_to_commit(manifest), self.keep_generations)
 
     def _read_manifest(self) -> dict[str, Any]:
         p = self.path / MANIFEST
@@ -602,7 +603,7 @@ class LanceTransaction(TransactionBase):
                                       ("parents", "doc_id"), ("children", "doc_id")):
                     self.tables[table].create_index(column, config=BTree(), replace=True)
                 self.manifest["scalar_indexes"] = True
-            manifest = dict(self.manifest)
+            manifest = self.store.manifest_to_commit(dict(self.manifest))
             every = self.store.optimize_every
             if optimize or (every and self.generation - int(manifest.get("optimized_generation", 0)) >= every):
                 self._remove_old_versions()

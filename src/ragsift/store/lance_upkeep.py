@@ -172,6 +172,8 @@ def check(path: str | Path) -> CheckReport:
     for g, m in sorted(kept.items()):
         if report.generation is not None and g > report.generation:
             continue  # written by a writer that died before its commit: never committed
+        if g == 0:
+            continue  # the empty knowledge base made at creation: restoring it would delete every document
         if manifest is not None and g == report.generation and m["versions"] == manifest["versions"]:
             if current_ok:
                 report.restorable.append(g)
@@ -190,6 +192,13 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
     path = Path(path)
     with WriteLock(path, lock_timeout_s):
         report = check(path)
+        if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)
+                                       or generation < 0):
+            raise StoreError(f"a generation is a number >= 1, not {generation!r}")
+        if generation == 0:
+            raise StoreError("generation 0 is the empty knowledge base made at creation: restoring it would "
+                             "delete every document (`ragsift delete` removes documents on purpose); restorable: "
+                             f"{', '.join(map(str, report.restorable)) or 'none'}")
         if not report.restorable:
             raise StoreError("no kept generation can be restored: " + "; ".join(report.problems[:3]))
         chosen = max(report.restorable) if generation is None else generation

@@ -105,7 +105,8 @@ class MilvusStore(ManifestStore):
 
     def __init__(self, uri: str, name: str, dim: int | None = None, *, token: str | None = None,
                  index: str = "FLAT", client: Any = None, vectors: dict[str, int] | None = None,
-                 sparse: bool = False, lock_timeout_s: float = 10.0) -> None:
+                 sparse: bool = False, lock_timeout_s: float = 10.0, identity: dict[str, Any] | None = None) -> None:
+        self.identity = identity
         if not name.replace("_", "").isalnum() or not name[0].isalpha() or len(name) > 200:
             raise StoreError(f"invalid Milvus collection name {name!r}: letters, digits and _, starting with a letter")
         self.uri, self.name, self.index = uri, name, index
@@ -198,9 +199,9 @@ class MilvusStore(ManifestStore):
                 self.client.create_collection(self.coll[kind], schema=s, index_params=ip,
                                               consistency_level="Strong")
         if self._get_meta("manifest") is None:
-            self._put_meta("manifest", {"format": FORMAT, "generation": 0, "dim": dim, "fields": {},
-                                        "committed_at": time.time(), "index": self.index, "retired": {},
-                                        "vectors": extra, "sparse": sparse})
+            self._put_meta("manifest", self.manifest_to_commit(
+                {"format": FORMAT, "generation": 0, "dim": dim, "fields": {}, "committed_at": time.time(),
+                 "index": self.index, "retired": {}, "vectors": extra, "sparse": sparse}))
 
     def _get_meta(self, key: str) -> dict[str, Any] | None:
         rows = self.client.get(self.coll["meta"], ids=[key], output_fields=["value"])
@@ -661,7 +662,7 @@ class MilvusTransaction(TransactionBase):
             self._flush()
             for kind in KINDS:
                 self.client.flush(self.store.coll[kind])
-            manifest = dict(self.manifest)
+            manifest = self.store.manifest_to_commit(dict(self.manifest))
             retired = dict(manifest.get("retired", {}))
             if self._doomed:
                 key = f"retired@{self.generation}"

@@ -114,14 +114,32 @@ DEFAULTS: dict[str, Prompt] = {
 }
 
 
-def _placeholders(text: str) -> set[str]:
+MAX_PROMPT_CHARS = 4000  # longest system or user text of a replaced template
+
+
+def _placeholders(text: str, name: str) -> set[str]:
+    """The fields a template names. Only plain ``{field}`` is allowed: a format spec or a
+    conversion (``{question:>30000000}``, ``{question!r}``) could make a prompt of any size from a
+    short question, and attribute or index access (``{question.__class__}``) reads Python objects."""
     try:
-        return {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+        parsed = list(string.Formatter().parse(text))
     except ValueError as e:
-        raise ConfigError(f"bad prompt template {text[:60]!r}: {e}") from None
+        raise ConfigError(f"prompt {name!r}: bad template {text[:60]!r}: {e}") from None
+    out = set()
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if spec or conversion:
+            raise ConfigError(f"prompt {name!r}: a placeholder is a plain {{{field}}}, without a format spec or "
+                              f"conversion (got {{{field}{'!' + conversion if conversion else ''}"
+                              f"{':' + spec if spec else ''}}})"[:300])
+        out.add(field)
+    return out
 
 
 def validate_prompts(overrides: Mapping[str, Any]) -> None:
+    """Replaced templates: known names, a system and a user string of at most
+    ``MAX_PROMPT_CHARS`` each, plain placeholders among the kind's fields, its first field used."""
     for name, value in overrides.items():
         kind, _, lang = name.partition(".")
         if kind not in FIELDS or lang not in ("en", "zh"):
@@ -129,13 +147,16 @@ def validate_prompts(overrides: Mapping[str, Any]) -> None:
         if not isinstance(value, Mapping) or set(value) != {"system", "user"} or \
                 not all(isinstance(v, str) for v in value.values()):
             raise ConfigError(f"prompt {name!r} must be a table with the strings 'system' and 'user'")
-        used = _placeholders(value["user"]) | _placeholders(value["system"])
-        required = set(FIELDS[kind])
-        if used - required:
+        long = [k for k in ("system", "user") if len(value[k]) > MAX_PROMPT_CHARS]
+        if long:
+            raise ConfigError(f"prompt {name!r}: {long[0]} text longer than {MAX_PROMPT_CHARS} characters")
+        used = _placeholders(value["user"], name) | _placeholders(value["system"], name)
+        allowed = set(FIELDS[kind])
+        if used - allowed:
             raise ConfigError(f"prompt {name!r} uses unknown placeholder(s) "
-                              f"{', '.join(sorted(used - required))}; it may use {', '.join(sorted(required))}")
-        if "question" not in used:
-            raise ConfigError(f"prompt {name!r} must use {{question}}")
+                              f"{', '.join(sorted(used - allowed))}; it may use {', '.join(sorted(allowed))}")
+        if FIELDS[kind][0] not in used:
+            raise ConfigError(f"prompt {name!r} must use {{{FIELDS[kind][0]}}}")
 
 
 def get_prompt(kind: str, language: str, overrides: Mapping[str, Any] | None = None) -> Prompt:

@@ -6,16 +6,13 @@ import math
 from typing import Protocol, Sequence
 
 from ragsift.cancel import Deadline
-from ragsift.errors import RagsiftError
+from ragsift.errors import LLMError  # noqa: F401 - re-exported (the error lives in ragsift.errors)
 
 Messages = Sequence[dict[str, str]]
 
 YES_WORDS = ("yes", "是")
 NO_WORDS = ("no", "否", "不")
 
-
-class LLMError(RagsiftError):
-    """A language-model call failed (endpoint down, bad answer, out of time)."""
 
 
 class LLM(Protocol):

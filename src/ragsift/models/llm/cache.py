@@ -60,38 +60,49 @@ class LLMCache:
                 self._db.commit()
         return None if row is None else json.loads(row[0])
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: Any, bounds: tuple[int, float] | None = None) -> None:
+        """Store an answer; ``bounds`` (most entries, longest age in seconds) replace the cache's
+        own for this put (one file shared by settings that bound it differently)."""
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO answers (key, value, used) VALUES (?, ?, ?)",
                              (key, json.dumps(value, ensure_ascii=False), time.time()))
             self._puts += 1
-            if self._puts % self.RECOUNT_EVERY == 0 or self._puts == 1 or self._near_full:
-                self._evict()
+            if self._puts % self.RECOUNT_EVERY == 0 or self._puts == 1 or self._near_full or \
+                    (bounds is not None and bounds != (self.max_entries, self.max_age_s)):
+                self._evict(*(bounds or ()))
             self._db.commit()
+
+    def close(self) -> None:
+        """Close the file (later calls fail)."""
+        with self._lock:
+            self._db.close()
 
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
-    def _evict(self) -> None:
+    def _evict(self, max_entries: int | None = None, max_age_s: float | None = None) -> None:
         """Drop answers unused for too long, then the least recently used past the bound."""
-        self._db.execute("DELETE FROM answers WHERE used < ?", (time.time() - self.max_age_s,))
+        max_entries = self.max_entries if max_entries is None else max_entries
+        max_age_s = self.max_age_s if max_age_s is None else max_age_s
+        self._db.execute("DELETE FROM answers WHERE used < ?", (time.time() - max_age_s,))
         n = int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-        if n > self.max_entries:
+        if n > max_entries:
             self._db.execute("DELETE FROM answers WHERE key IN (SELECT key FROM answers ORDER BY used LIMIT ?)",
-                             (n - self.max_entries,))
-            n = self.max_entries
+                             (n - max_entries,))
+            n = max_entries
         # close to the bound, every put counts (so the bound holds exactly within one process)
-        self._near_full = n >= self.max_entries - self.RECOUNT_EVERY
+        self._near_full = n >= min(max_entries, self.max_entries) - self.RECOUNT_EVERY
         self._db.commit()
 
 
 class CachedLLM:
     """Wraps an LLM with a persistent cache. Only successful answers are cached."""
 
-    def __init__(self, inner: LLM, cache: LLMCache) -> None:
+    def __init__(self, inner: LLM, cache: LLMCache, bounds: tuple[int, float] | None = None) -> None:
         self.inner = inner
         self.cache = cache
+        self.bounds = bounds  # (most entries, longest age in seconds); None: the cache's own
         self.name = inner.name
         self.hits = 0
         self.misses = 0
@@ -106,7 +117,7 @@ class CachedLLM:
         self.misses += 1
         text = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, seed=seed,
                                    deadline=deadline)
-        self.cache.put(key, text)
+        self.cache.put(key, text, self.bounds)
         return text
 
     def yes_no(self, messages: Messages, *, deadline: Deadline | None = None) -> float:
@@ -117,6 +128,6 @@ class CachedLLM:
             return float(hit)
         self.misses += 1
         score = self.inner.yes_no(messages, deadline=deadline)
-        self.cache.put(key, score)
+        self.cache.put(key, score, self.bounds)
         return score
 

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from ragsift.cancel import Cancelled, Deadline
+from ragsift.config import shown_url
 from ragsift.errors import ModelError
 from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, short, yes_no_from_logprobs
 
@@ -78,7 +79,7 @@ class OpenAILLM:
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
         self.model = model
         self.base_url = str(self._client.base_url)
-        self.name = f"openai:{model}@{self.base_url}"
+        self.name = f"openai:{model}@{shown_url(self.base_url)}"  # never the URL's credentials
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self._slots = threading.BoundedSemaphore(max_concurrency)

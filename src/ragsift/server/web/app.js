@@ -227,7 +227,12 @@ async function loadDocuments() {
 async function removeDocument(d) {
   if (!confirm(`Delete ${d.source}?`)) return;
   try {
-    await api(`${base()}/documents/${encodeURIComponent(d.doc_id)}`, { method: "DELETE" });
+    let job = await api(`${base()}/documents/${encodeURIComponent(d.doc_id)}`, { method: "DELETE" });
+    while (job.state === "queued" || job.state === "running") {  // a delete is a job on the writer
+      await new Promise(res => setTimeout(res, 300));
+      job = await api(`${base()}/jobs/${job.id}`);
+    }
+    if (job.state === "failed") throw new Error(job.error);
     await loadDocuments();
   } catch (e) { showError(e.message); }
 }

@@ -1,0 +1,98 @@
+"""Documents: list, read, add (as JSON or uploaded files) and delete, and the sections passages
+come from. Every write is a job on the knowledge base's one writer (202 with the job); no
+request waits on the write lock."""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, File, Query, UploadFile
+from starlette.exceptions import HTTPException
+
+from ragsift.errors import NotFound
+from ragsift.kb import KnowledgeBase
+from ragsift.server.deps import kb_name, read_kb, require_write, server
+from ragsift.server.jobs import JobKind
+from ragsift.server.schemas import (DocumentDetail, DocumentList, DocumentsRequest, JobOut, SectionOut,
+                                    section_out)
+from ragsift.server.service import Server
+from ragsift.server.uploads import save_uploads
+
+router = APIRouter(tags=["documents"])
+WRITE = [Depends(require_write)]
+ACCEPTED = {202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
+
+
+@router.get("/documents", summary="List documents", response_model=DocumentList)
+def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1), kb: KnowledgeBase = Depends(read_kb),
+              srv: Server = Depends(server)) -> dict[str, Any]:
+    if limit > srv.cfg.limits.max_page:
+        raise HTTPException(413, f"a page may hold at most {srv.cfg.limits.max_page} documents")
+    docs = sorted(kb.documents().values(), key=lambda d: (d.source, d.doc_id))
+    return {"total": len(docs), "offset": offset, "limit": limit,
+            "documents": [d.__dict__ for d in docs[offset:offset + limit]]}
+
+
+@router.get("/documents/{doc_id:path}", summary="A document and its sections", response_model=DocumentDetail)
+def document(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+    found = kb.document(doc_id)
+    if found is None:
+        raise NotFound(f"no document {doc_id[:200]!r}")
+    doc, sections = found
+    return {**doc.__dict__, "sections": [section_out(sp) for sp in sections]}
+
+
+@router.delete("/documents/{doc_id:path}", status_code=202, dependencies=WRITE, response_model=JobOut,
+               summary="Delete a document (a job)", responses=ACCEPTED)
+def delete(doc_id: str, kb: KnowledgeBase = Depends(read_kb), name: str = Depends(kb_name),
+           srv: Server = Depends(server)) -> dict[str, Any]:
+    if kb.document(doc_id) is None:
+        raise NotFound(f"no document {doc_id[:200]!r}")
+
+    def run(progress: Any) -> dict[str, Any]:
+        deleted = kb.delete([doc_id])
+        with kb.reading() as store:
+            return {"deleted": deleted, "generation": store.generation}
+    return srv.jobs.submit(name, JobKind.DELETE, 1, run).to_dict()
+
+
+@router.get("/sections/{parent_id:path}", summary="A whole section (a passage's parent)", response_model=SectionOut)
+def section(parent_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+    sp = kb.sections([parent_id]).get(parent_id)
+    if sp is None:
+        raise NotFound(f"no section {parent_id[:200]!r}")
+    return section_out(sp)
+
+
+@router.post("/documents", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
+             summary="Ingest documents sent as JSON (a job)")
+def add_documents(body: DocumentsRequest, name: str = Depends(kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+    limit = srv.cfg.limits.max_documents
+    if len(body.documents) > limit:
+        raise HTTPException(413, f"at most {limit} documents a request; got {len(body.documents)}")
+    kb = srv.pool.get(name, create=True)
+    records = [{**d.model_dump(exclude={"source"}), **({"source": d.source} if d.source else {})}
+               for d in body.documents]
+    job = srv.jobs.submit(name, JobKind.DOCUMENTS, len(records),
+                          lambda progress: kb.add_documents(records, progress=progress))
+    return job.to_dict()
+
+
+@router.post("/files", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
+             summary="Ingest uploaded files (a job)")
+def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, PDF or JSONL files"),
+              name: str = Depends(kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+    limits = srv.cfg.limits
+    if len(files) > limits.max_files:
+        raise HTTPException(413, f"at most {limits.max_files} files an upload; got {len(files)}")
+    # saved (names and sizes checked) before the knowledge base is made: a refused upload creates nothing
+    folder = save_uploads(srv.pool.upload_root(name), files, limits.max_upload_bytes)
+    try:
+        kb = srv.pool.get(name, create=True)
+        job = srv.jobs.submit(name, JobKind.FILES, len(files),
+                              lambda progress: kb.ingest(folder, progress=progress), cleanup=folder)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return job.to_dict()

@@ -1,0 +1,37 @@
+"""A knowledge base's counts and settings: what it holds, what a query may change."""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+from ragsift.config import OPERATOR_KEYS, shown_url
+from ragsift.kb import KnowledgeBase
+from ragsift.retrieve.channels import CHANNELS
+from ragsift.server.deps import read_kb
+from ragsift.server.schemas import QuerySettingsBody, SettingsOut
+
+router = APIRouter(tags=["knowledge bases"])
+
+
+def without_credentials(value: Any) -> Any:
+    """Settings as a caller may see them: a URL's user and password (``http://user:pw@host``) and
+    query string are removed wherever one appears; API keys are never settings at all."""
+    if isinstance(value, dict):
+        return {k: without_credentials(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_credentials(v) for v in value]
+    if isinstance(value, str) and "://" in value:
+        return shown_url(value)
+    return value
+
+
+@router.get("/stats", summary="Counts, generation and store details")
+def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+    return without_credentials(kb.stats())
+
+
+@router.get("/settings", summary="The settings in force and what a query may change", response_model=SettingsOut)
+def settings(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+    return {"settings": without_credentials(kb.settings.to_dict()), "channels": CHANNELS.names(kb.settings),
+            "query_schema": QuerySettingsBody.model_json_schema(), "operator_settings": list(OPERATOR_KEYS)}

@@ -1,0 +1,52 @@
+"""Write jobs (ingests and deletes) of one knowledge base: listed, read, and followed as
+Server-Sent Events. A job is visible only through the knowledge base it writes to."""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, AsyncIterator
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+
+from ragsift.errors import NotFound
+from ragsift.server.deps import existing_kb_name, server
+from ragsift.server.jobs import Job
+from ragsift.server.schemas import JobList, JobOut
+from ragsift.server.service import Server
+
+router = APIRouter(tags=["jobs"])
+
+
+def _job(job_id: str, name: str = Depends(existing_kb_name), srv: Server = Depends(server)) -> Job:
+    j = srv.jobs.get(job_id, kb=name)
+    if j is None:
+        raise NotFound(f"no job {job_id[:80]!r} in knowledge base {name!r}")
+    return j
+
+
+@router.get("/jobs", summary="Write jobs (ingests, deletes), newest first", response_model=JobList)
+async def jobs(name: str = Depends(existing_kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+    return {"jobs": [j.to_dict() for j in srv.jobs.list(name)]}
+
+
+@router.get("/jobs/{job_id}", summary="A job: state, progress, report", response_model=JobOut)
+async def job(j: Job = Depends(_job)) -> dict[str, Any]:
+    return j.to_dict()
+
+
+@router.get("/jobs/{job_id}/events", summary="A job's progress as Server-Sent Events",
+            response_class=StreamingResponse)
+async def job_events(request: Request, j: Job = Depends(_job)) -> StreamingResponse:
+    async def events() -> AsyncIterator[str]:
+        last = None
+        while True:
+            d = j.to_dict()
+            text = json.dumps(d, ensure_ascii=False)
+            if text != last:
+                yield f"event: {d['state']}\ndata: {text}\n\n"
+                last = text
+            if j.finished or await request.is_disconnected():
+                return
+            await asyncio.sleep(0.25)
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

@@ -1,0 +1,188 @@
+"""Request and response models of the HTTP API: what ``/openapi.json`` documents. Query
+settings come from ``Settings.query_model()`` (what a caller may change per query), so the body
+schema and the settings never drift apart."""
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragsift.config import Settings
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+QuerySettingsBody = Settings.query_model()
+
+
+class QueryRequest(QuerySettingsBody):  # type: ignore[misc, valid-type]
+    """A question, an optional metadata filter, and query settings (any of those a caller may
+    choose: how to search; the knowledge base's own are used for the rest)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, json_schema_extra={"examples": [
+        {"question": "恢复出厂设置要按哪些键？", "max_parents": 2},
+        {"question": "How do I reset the hub?", "filter": {"source": "smarthub_manual_en.md"}, "trace": True}]})
+    question: str = Field(description="The question, in any language.")
+    filter: dict[str, Any] | None = Field(None, description="Metadata filter, e.g. {\"source\": \"guide.md\"} or "
+                                                            "{\"year\": {\"gte\": 2020}}.")
+    trace: bool = Field(False, description="Return the trace (channels, fusion, timings) with the passages.")
+
+    def overrides(self) -> dict[str, Any]:
+        """The query settings this request sets."""
+        return self.model_dump(exclude_unset=True, exclude={"question", "filter", "trace"})
+
+
+class BatchRequest(_Body):
+    queries: list[QueryRequest] = Field(description="Queries, answered in order.")
+
+
+Scalar = Union[str, int, float, bool]
+
+
+def _no_control(v: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in v):
+        raise ValueError("must not contain control characters (NUL, newlines, ...)")
+    return v
+
+
+class DocumentIn(_Body):
+    id: str = Field(min_length=1, max_length=512, description="The document's id; a stored id is replaced.")
+    text: str
+    title: str = ""
+    source: str = Field("", max_length=4096)
+    metadata: dict[str, Union[Scalar, list[Scalar]]] = Field(
+        default_factory=dict, description="Filterable values: strings, numbers, booleans, or lists of them.")
+
+    @field_validator("id", "source")
+    @classmethod
+    def _plain(cls, v: str) -> str:
+        return _no_control(v)
+
+
+class DocumentsRequest(_Body):
+    documents: list[DocumentIn]
+
+
+# ------------------------------------------------------------------ responses
+class SpanOut(BaseModel):
+    child_id: str
+    start: int
+    end: int
+    channels: list[str]
+
+
+class PassageOut(BaseModel):
+    rank: int
+    parent_id: str
+    doc_id: str
+    source: str
+    title: str
+    heading_path: list[str]
+    score: float
+    tokens: int
+    unit: str
+    truncated: bool
+    matched: list[SpanOut]
+    metadata: dict[str, Any]
+    provenance: list[dict[str, Any]]
+    text: str
+
+
+class QueryResponse(BaseModel):
+    query: str
+    trace_id: str
+    passages: list[PassageOut]
+    generation: int = Field(description="The committed generation the answer was read from.")
+    timings_ms: dict[str, float]
+    trace: dict[str, Any] | None = Field(None, description="With trace: true.")
+
+
+class BatchResponse(BaseModel):
+    results: list[QueryResponse]
+
+
+class DocumentOut(BaseModel):
+    doc_id: str
+    source: str
+    title: str
+    format: str
+    content_hash: str
+    generation: int
+    parents: int
+    children: int
+    metadata: dict[str, Any]
+
+
+class DocumentList(BaseModel):
+    total: int
+    offset: int
+    limit: int
+    documents: list[DocumentOut]
+
+
+class SectionOut(BaseModel):
+    parent_id: str
+    doc_id: str
+    source: str
+    title: str
+    heading_path: list[str]
+    text: str
+    tokens: int
+
+
+class DocumentDetail(DocumentOut):
+    sections: list[SectionOut]
+
+
+class Progress(BaseModel):
+    done: int
+    total: int | None
+
+
+class JobOut(BaseModel):
+    id: str
+    kb: str
+    kind: str = Field(description="files, documents or delete")
+    items: int
+    state: str = Field(description="queued, running, done or failed")
+    phase: str
+    progress: Progress
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    report: dict[str, Any] | None = Field(description="An ingest's report, or a delete's deleted ids and generation.")
+    error: str | None
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+class KBList(BaseModel):
+    default: str
+    kbs: list[str]
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Ready(BaseModel):
+    status: str
+    default_kb: str
+
+
+class SettingsOut(BaseModel):
+    settings: dict[str, Any]
+    channels: list[str]
+    query_schema: dict[str, Any] = Field(description="The settings a query may change (JSON Schema).")
+    operator_settings: list[str] = Field(description="Settings only the operator sets (not per query).")
+
+
+def section_out(sp: Any) -> dict[str, Any]:
+    """A stored section (``StoredParent``) as the API shows it."""
+    p = sp.parent
+    return {"parent_id": p.parent_id, "doc_id": p.doc_id, "source": sp.source, "title": sp.title,
+            "heading_path": list(p.heading_path), "text": p.text, "tokens": p.tokens}
