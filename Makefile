@@ -1,6 +1,8 @@
 # Two commands on a fresh machine:
 #   make demo   ingest the bundled sample knowledge base and answer its questions
 #   make test   run the test suite (what CI runs)
+# and a fast loop while working:
+#   make check  ruff, mypy and the tests not marked slow (a few minutes; CI runs it too)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -15,7 +17,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 endif
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test install clean
+.PHONY: demo test check lint install clean
 
 # the main job needs only the base package (about a minute to install)
 $(VENV)/.base: pyproject.toml
@@ -44,6 +46,15 @@ test: $(VENV)/.installed
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "warning: chromium is missing (apt-get install chromium): the browser tests will fail"
 	$(PY) -m pytest -q --durations=15
+
+# the fast loop: lint, types, and every test not marked slow (kills, crashes, the browser, the
+# language models, server processes, big corpora: `make test` runs them)
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+check: lint
+	$(PY) -m pytest -q -m "not slow" --durations=10
 
 clean:
 	rm -rf $(VENV) ragsift-demo-kb .pytest_cache

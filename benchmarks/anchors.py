@@ -39,9 +39,10 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -351,7 +352,7 @@ def build_llamaindex_fusion(corpus: Corpus, vecs: Vectors, li_emb: BaseEmbedding
     return Built(retrieve, build_s, vecs.seconds, vecs.cached)
 
 
-def build_ragsift(name: str, corpus: Corpus, cache_dir: Path, synthetic: "ClusteredVectors | None",
+def build_ragsift(name: str, corpus: Corpus, cache_dir: Path, synthetic: ClusteredVectors | None,
                   full_corpus: Path | None = None) -> Built:
     """A ragsift knowledge base over the same documents (children embedded by ragsift itself,
     with the same model), kept in the cache dir and reused: re-ingesting unchanged rows is a no-op.
@@ -421,7 +422,7 @@ def versions(system: str) -> dict[str, str]:
 def build_system(name: str, corpus: Corpus, doc_vectors: Callable[[], Vectors],
                  child_vectors: Callable[[list[str], list[int]], Vectors],
                  lc_emb: Embeddings, li_emb: BaseEmbedding, cache_dir: Path,
-                 synthetic: "ClusteredVectors | None", full_corpus: Path | None) -> Built:
+                 synthetic: ClusteredVectors | None, full_corpus: Path | None) -> Built:
     print(f"building {name} over {len(corpus.ids)} documents ...", file=sys.stderr, flush=True)
     if name in RAGSIFT_CONFIGS:
         return build_ragsift(name, corpus, cache_dir, synthetic, full_corpus)
@@ -518,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      embed_cached=built.embed_cached, latencies_ms=lat, run=run)
         results[name] = r
 
-    report = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    report = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "dataset": str(ds.path), "embedder": EMBEDDER, "mode": "scale" if args.scale else "quality",
               "n_docs": len(corpus.ids), "n_queries": len(queries), "k": K,
               "settings": {"chunk_size": CHUNK_SIZE, "parent_child_k": PARENT_CHILD_K,

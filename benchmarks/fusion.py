@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import json
+import math
 import statistics
 import sys
 import time
@@ -156,7 +156,7 @@ def collect_parents(work_dir: Path, cache: Path, only: list[str]) -> None:
         ds = {r["qid"]: r for r in data["rows"]}
         queries = load_beir(Path(DATASETS) / folder).queries
         qv = emb.embed_queries([queries[q] for q in ds])
-        for (qid, row), v in zip(ds.items(), qv):
+        for (_qid, row), v in zip(ds.items(), qv):
             sims = vecs @ v
             top = np.argsort(-sims)[:DEPTH]
             row["lists"]["dense_parent"] = [[ids[i][0], ids[i][1], float(sims[i]), int(r)] for r, i in enumerate(top)]

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 
 from ragsift.ingest.loaders import load_file
+from ragsift.ingest.pipeline import EMBED_BATCH  # noqa: E402
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
-from ragsift.kb import EMBED_BATCH, KnowledgeBase
+from ragsift.kb import KnowledgeBase
 from ragsift.models.embedders import load_embedder
 
 

@@ -1,4 +1,4 @@
-"""Multi-hop without a model, following the documents that titles name (``multihop="keywords"``:
+"""Multi-hop without a model, following the documents that titles name (``multihop_mode="keywords"``:
 named in the question, named by the passages found), on HotpotQA (IRCoT dev 500), on the
 package's default single shot (weighted hybrid).
 
@@ -8,7 +8,7 @@ package's default single shot (weighted hybrid).
    hop_protect; kept: the best all-relevant@5, then Recall@10, then the fewest rounds.
 2. Test, the first ``--test`` judged queries (and all of them): single shot against the kept
    setting and against the package defaults for multi-hop, with paired randomization p-values.
-3. With ``--llm N``: multi-hop with the packaged model (``multihop="llm"``: the named and linked
+3. With ``--llm N``: multi-hop with the packaged model (``multihop_mode="llm"``: the named and linked
    documents, and the model's own follow-up query) on the first N test queries, beside single shot
    and keywords mode on the same queries, with its cost per question (model calls, seconds).
 
@@ -67,7 +67,7 @@ def main() -> int:
     out["calibration_single_shot"] = single_cal.metrics
     rows = []
     for values in itertools.product(*GRID.values()):
-        cfg = {**base, "multihop": "keywords", **dict(zip(GRID, values))}
+        cfg = {**base, "multihop_mode": "keywords", **dict(zip(GRID, values))}
         r = run_config(kb, ds, "keywords " + ", ".join(f"{k}={v}" for k, v in zip(GRID, values)), cfg, cal,
                        metrics=METRICS)
         rows.append(r)
@@ -81,12 +81,12 @@ def main() -> int:
 
     m = Settings().multihop.model_dump(mode="json")
     configs = {"single shot": base,
-               "keywords multi-hop, package defaults": {**base, "multihop": "keywords", **{k: m[k] for k in GRID}},
-               "keywords multi-hop, calibrated": {**base, "multihop": "keywords", **out["chosen"]}}
+               "keywords multi-hop, package defaults": {**base, "multihop_mode": "keywords", **{k: m[k] for k in GRID}},
+               "keywords multi-hop, calibrated": {**base, "multihop_mode": "keywords", **out["chosen"]}}
     out["package_defaults"] = {k: m[k] for k in GRID}
     parts = [("test", test, configs), ("all", test + cal, configs)]
     if args.llm:
-        llm = {**base, "multihop": "llm", **out["chosen"], "llm": args.model, "channel_timeout_s": 600}
+        llm = {**base, "multihop_mode": "llm", **out["chosen"], "llm_model": args.model, "channel_timeout_s": 600}
         parts.append((f"test_first_{args.llm}", test[: args.llm],
                        {**configs, f"llm multi-hop ({args.model}), calibrated": llm}))
     for part, qids, cfgs in parts:

@@ -83,7 +83,7 @@ def main() -> int:
             for a in answers:
                 q = ds.queries[a["_id"]]
                 flt = {"doc_id": a["doc_id"]} if a["query_scope"] == "doc" else None
-                res = kb.query(q, filter=flt, unit=unit, token_budget=budget, max_parents=100)
+                res = kb.query(q, filter=flt, unit=unit, token_budget=budget, max_passages=100)
                 ctx = "\n".join(x.text for x in res.passages)
                 ok = contains(ctx, gold_windows(docs[a["doc_id"]], a["answer_char_spans"]))
                 hits.setdefault(a["task"], []).append(int(ok))

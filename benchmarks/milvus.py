@@ -67,7 +67,7 @@ def main() -> int:
                  "command": "python " + " ".join(sys.argv), "queries": len(qids), "configs": {}}
     with LiteServer(work / "server") as uri:
         t = time.perf_counter()
-        mkb = kb.copy_to(work / "kb", store="milvus", store_uri=uri)
+        mkb = kb.copy_to(work / "kb", store_kind="milvus", store_uri=uri)
         out["copy_seconds"] = round(time.perf_counter() - t, 1)
         out["stats"] = {"lancedb": {k: kb.stats()[k] for k in ("documents", "parents", "children")},
                         "milvus": {k: mkb.stats()[k] for k in ("documents", "parents", "children")}}

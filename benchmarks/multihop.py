@@ -59,7 +59,7 @@ def main() -> int:
     for stack, base in STACKS.items():
         rows = []
         for g in GRID:
-            cfg = {**base, "multihop": "keywords", "hop_min_gain": g}
+            cfg = {**base, "multihop_mode": "keywords", "hop_min_gain": g}
             r = run_config(kb, ds, f"{stack} multi-hop gain>={g}", cfg, cal, metrics=METRICS)
             rows.append(r)
             print(f"calibration {stack} gain>={g}: all_rel@5 {r.metrics['all_relevant@5']:.4f} "
@@ -75,7 +75,7 @@ def main() -> int:
     for stack, base in STACKS.items():
         g = out["chosen"][stack]
         results.append(run_config(kb, ds, f"{stack} single-shot", base, test, metrics=METRICS))
-        results.append(run_config(kb, ds, f"{stack} multi-hop keywords", {**base, "multihop": "keywords",
+        results.append(run_config(kb, ds, f"{stack} multi-hop keywords", {**base, "multihop_mode": "keywords",
                                                                          "hop_min_gain": g}, test, metrics=METRICS))
     out["test"] = payload(results)
     out["test_table"] = markdown_table(results, results[0].name, METRICS)
@@ -86,9 +86,9 @@ def main() -> int:
         g = out["chosen"][stack]
         llm_results.append(run_config(kb, ds, f"{stack} single-shot", base, llm_q, metrics=METRICS))
         llm_results.append(run_config(kb, ds, f"{stack} multi-hop keywords",
-                                      {**base, "multihop": "keywords", "hop_min_gain": g}, llm_q, metrics=METRICS))
+                                      {**base, "multihop_mode": "keywords", "hop_min_gain": g}, llm_q, metrics=METRICS))
         llm_results.append(run_config(kb, ds, f"{stack} multi-hop LLM",
-                                      {**base, "multihop": "llm", "hop_min_gain": g, "llm": args.llm,
+                                      {**base, "multihop_mode": "llm", "hop_min_gain": g, "llm_model": args.llm,
                                        "channel_timeouts": {"follow_up": 120}}, llm_q, metrics=METRICS))
         print(markdown_table(llm_results, llm_results[0].name, METRICS), flush=True)
     out["llm_queries"] = len(llm_q)

@@ -517,7 +517,7 @@ def links_section() -> list[str]:
     lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
               "- Single shot: the package's default fusion (" + ", ".join(f"{k} {v}" for k, v in
                                                                          r["single_shot"].items()) + ").",
-              "- `multihop=\"keywords\"` follows documents by their titles (`text/links.py`): those the question "
+              "- `multihop_mode=\"keywords\"` follows documents by their titles (`text/links.py`): those the question "
               "names come first, those a found passage names come right after it, key terms only when no title "
               "is named.",
               f"- Calibrated on the last {r['calibration_queries']} judged queries (best all-relevant@5, then "
@@ -638,7 +638,7 @@ def small_to_big_section() -> list[str]:
     lines += ["", f"**What each small index costs** (a sample of {base['documents']} documents, one knowledge base "
               "per index, against chunks alone; extractive summaries, no model):", "",
               "| small index | entries | parents | ingest s | × chunks | disk MB | × chunks |", "|---|---|---|---|---|---|---|"]
-    for name, v in r["indexes"].items():
+    for v in r["indexes"].values():
         lines.append(f"| {', '.join(v['small_index'])} | {v['entries']} | {v['parents']} | {v['seconds']} | "
                      f"{v['seconds'] / base['seconds']:.2f} | {v['disk_bytes'] / 1e6:.1f} | "
                      f"{v['disk_bytes'] / base['disk_bytes']:.2f} |")

@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from longdoc import contains, gold_windows, load_answers  # noqa: E402
+
 from ragsift.config import Settings  # noqa: E402
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k, recall_at_k  # noqa: E402
@@ -90,7 +91,7 @@ def passage_scores(kb, docs, answers, overrides) -> dict:
     out = {}
     for a in answers:
         t = time.perf_counter()
-        res = kb.query(a["question"], max_parents=10, token_budget=1_000_000, **overrides)
+        res = kb.query(a["question"], max_passages=10, token_budget=1_000_000, **overrides)
         ms = (time.perf_counter() - t) * 1000
         windows = gold_windows(docs[a["doc_id"]], a["answer_char_spans"])
         first = next((i for i, p in enumerate(res.passages[:10], 1) if contains(p.text, windows)), None)
@@ -131,7 +132,7 @@ def main() -> int:
     # the package's default fusion and multi-hop, whatever a knowledge base was saved with
     base = {k: q[k] for k in FUSION_KEYS} | {f: v for f, v in defaults.multihop.model_dump(mode="json").items()
                                              if f != "mode"}
-    llm = {"llm": args.model, "channel_timeout_s": 600}
+    llm = {"llm_model": args.model, "channel_timeout_s": 600}
     out: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv), "embedder": args.embedder,
                  "model": args.model, "fusion": base}
     if Path(args.out).exists():

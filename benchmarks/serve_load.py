@@ -35,9 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from server_process import free_port  # noqa: E402
+
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb  # noqa: E402
-from server_process import free_port  # noqa: E402
 
 
 def pct(xs: list[float], p: float) -> float:

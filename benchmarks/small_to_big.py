@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from longdoc import contains, gold_windows, load_answers  # noqa: E402
+
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
@@ -103,7 +104,7 @@ def main() -> int:
                 q = ds.queries[a["_id"]]
                 flt = {"doc_id": a["doc_id"]} if a["query_scope"] == "doc" else None
                 t = time.perf_counter()
-                res = kb.query(q, filter=flt, token_budget=budget, max_parents=100, **settings)
+                res = kb.query(q, filter=flt, token_budget=budget, max_passages=100, **settings)
                 lat.append((time.perf_counter() - t) * 1000)
                 ctx = "\n".join(x.text for x in res.passages)
                 ok = contains(ctx, gold_windows(docs[a["doc_id"]], a["answer_char_spans"]))

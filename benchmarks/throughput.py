@@ -40,8 +40,8 @@ RUNS = [
 def length_sorting(dataset: Path, docs: int) -> dict:
     """minilm's raw embedding of the same texts, batches sorted by length against file order."""
     from ragsift.ingest.loaders import load_file
+    from ragsift.ingest.pipeline import EMBED_BATCH
     from ragsift.ingest.splitter import SplitSettings, index_text, split_document
-    from ragsift.kb import EMBED_BATCH
     from ragsift.models.embedders import load_embedder
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,7 +41,7 @@ def main() -> None:
     configs = {
         "dense": {"channels": ["dense"]},
         "hybrid, no model (defaults)": {},
-        "hybrid + translation": {"llm": args.llm, "translate": True, "channel_timeout_s": 300},
+        "hybrid + translation": {"llm_model": args.llm, "translate": True, "channel_timeout_s": 300},
     }
     results = {}
     for name, overrides in configs.items():
@@ -52,13 +52,13 @@ def main() -> None:
         print(name, {k: round(v, 4) for k, v in r.metrics.items() if k in ("ndcg@10", "recall@10")},
               f"{results[name]['seconds_per_query']:.2f} s/query", flush=True)
     base = results["hybrid, no model (defaults)"]["per_query"]
-    for name, r in results.items():
+    for r in results.values():
         a = np.array([base[q]["ndcg@10"] for q in qids])
         b = np.array([r["per_query"][q]["ndcg@10"] for q in qids])
         r["p_vs_defaults"] = paired_randomization_test(a, b)
-    sample = kb.query(ds.queries[qids[0]], llm=args.llm, channel_timeout_s=300).trace.transforms.get("translate")
+    sample = kb.query(ds.queries[qids[0]], llm_model=args.llm, channel_timeout_s=300).trace.transforms.get("translate")
     out = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv), "dataset": args.dataset,
-           "embedder": args.embedder, "llm": args.llm, "queries": len(qids),
+           "embedder": args.embedder, "llm_model": args.llm, "queries": len(qids),
            "example": {"question": ds.queries[qids[0]], "translate": sample},
            "results": {k: {kk: vv for kk, vv in v.items() if kk != "per_query"} for k, v in results.items()}}
     Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")

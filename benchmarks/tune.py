@@ -40,9 +40,9 @@ def main() -> None:
     work = Path(args.work_dir) / Path(args.kb).name
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(args.kb, work)
-    kb = KnowledgeBase.open(work, llm=args.llm)
+    kb = KnowledgeBase.open(work, llm_model=args.llm)
     defaults = Settings().query.model_dump(mode="json")
-    kb.set_defaults(**{k: defaults[k] for k in DEFAULT_KEYS}, llm=args.llm)  # start from today's package defaults
+    kb.set_defaults(**{k: defaults[k] for k in DEFAULT_KEYS}, llm_model=args.llm)  # start from today's package defaults
     labeled = labeled_questions(kb, args.qrels)
     odd = labeled[1::2]
     held = capture(kb, odd, sorted({50, 100, kb.settings.query.channel_depth}))

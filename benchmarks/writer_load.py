@@ -37,8 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from server_process import free_port  # noqa: E402
+
+from ragsift.eval.datasets import load_beir  # noqa: E402
 
 KEY = "bench-write-key-0123456789abcdef"  # the writer: the ingest job and the deletes
 READER = "bench-read-key-0123456789abcdef"  # the query client: another caller, with its own rate

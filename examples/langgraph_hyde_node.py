@@ -31,7 +31,7 @@ def hyde_node(kb, llm: str, max_tokens: int):
         if not query:
             return {"hyde_passages": [], "hyde_document": ""}
         flt = {"item_name": {"in": state["item_names"]}} if state.get("item_names") else None
-        res = kb.query(query, filter=flt, llm=llm, channels=["dense", "bm25", "hyde", "hyde_bm25"],
+        res = kb.query(query, filter=flt, llm_model=llm, channels=["dense", "bm25", "hyde", "hyde_bm25"],
                        hyde_mode="query+hypothesis", hyde_max_tokens=max_tokens, fusion="rrf",
                        channel_timeouts={"hyde": 300, "hyde_bm25": 300})
         hyde = res.trace.transforms.get("hyde", {})

@@ -51,7 +51,7 @@ BACKENDS = ("lancedb", "milvus")
 def backend(request) -> dict:
     """Settings that put a new knowledge base on each store in turn."""
     if request.param == "milvus":
-        return {"store": "milvus", "store_uri": request.getfixturevalue("milvus_uri")}
+        return {"store_kind": "milvus", "store_uri": request.getfixturevalue("milvus_uri")}
     return {}
 
 

@@ -95,7 +95,7 @@ class FaultInjectingLLMServer:
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FaultInjectingLLMServer":
+    def __enter__(self) -> FaultInjectingLLMServer:
         self._thread.start()
         return self
 

@@ -35,7 +35,7 @@ class ServerProcess:
         self.keys = keys
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 180) -> "ServerProcess":
+    def start(self, timeout: float = 180) -> ServerProcess:
         log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"ragsift-serve-{self.port}.log", "w")
         self.proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", *self.args, "--port", str(self.port),
                                       "--log-level", "warning"], env=self.env, stdout=log, stderr=log)
@@ -65,7 +65,7 @@ class ServerProcess:
                 self.proc.kill()
                 self.proc.wait(10)
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc) -> None:

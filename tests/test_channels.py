@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import ConfigError
@@ -53,9 +53,10 @@ def _sources(kb, hits: list[StoredHit]) -> list[str]:
 def test_the_registry_lists_every_built_in_channel(kb):
     assert BUILT_IN <= set(CHANNELS.names())
     assert "dense:minilm" in CHANNELS.names(kb.settings)
-    assert CHANNELS.get("dense:minilm").name == "dense:minilm"
-    with pytest.raises(ConfigError, match="unknown channel .densse.; valid channels: dense, bm25, hyde, hyde_bm25, multi_query, keywords, entities, sparse"):
-        CHANNELS.get("densse")
+    assert CHANNELS.make("dense:minilm").name == "dense:minilm"
+    with pytest.raises(ConfigError, match="unknown channel .densse.; valid: 'dense', 'bm25', 'hyde', 'hyde_bm25', "
+                                          "'multi_query', 'keywords', 'entities', 'sparse', 'engine_hybrid', 'dense:<name>'"):
+        CHANNELS.make("densse")
 
 
 @pytest.mark.parametrize("name,question,source", [
@@ -70,7 +71,7 @@ def test_the_registry_lists_every_built_in_channel(kb):
     ("entities", "Where is Aurora Labs?", "hub_en.md"),
 ])
 def test_each_channel_alone(kb, name, question, source):
-    ch = CHANNELS.get(name)
+    ch = CHANNELS.make(name)
     hits = ch.search(_ctx(kb, question, channels=[name]), Deadline(30))
     assert hits and all(isinstance(h, StoredHit) for h in hits)
     assert _sources(kb, hits)[0] == source
@@ -78,7 +79,7 @@ def test_each_channel_alone(kb, name, question, source):
 
 
 def test_the_entity_channel_adds_nothing_without_an_entity(kb):
-    assert CHANNELS.get("entities").search(_ctx(kb, "how long should i hold it", channels=["entities"]),
+    assert CHANNELS.make("entities").search(_ctx(kb, "how long should i hold it", channels=["entities"]),
                                            Deadline(30)) == []
 
 
@@ -88,11 +89,11 @@ def test_the_entity_channel_adds_nothing_without_an_entity(kb):
     ("multi_query", "How do I wipe the hub?", "hub_en.md"),
 ])
 def test_each_llm_channel_alone_with_the_local_model(kb, name, question, source):
-    ctx = _ctx(kb, question, channels=[name], llm="local:qwen2.5-coder-1.5b", hyde_max_tokens=48, multi_query_n=2,
+    ctx = _ctx(kb, question, channels=[name], llm_model="local:qwen2.5-coder-1.5b", hyde_max_tokens=48, multi_query_n=2,
                channel_timeout_s=300)
-    hits = CHANNELS.get(name).search(ctx, Deadline(300))
+    hits = CHANNELS.make(name).search(ctx, Deadline(300))
     assert hits and source in _sources(kb, hits)[:3]
-    trace = ctx.steps.trace()[CHANNELS.get(name).steps[0]]
+    trace = ctx.steps.trace()[CHANNELS.make(name).steps[0]]
     assert (trace.get("hypotheses") or trace.get("queries")) and not trace.get("error") and not trace.get("errors")
 
 
@@ -128,9 +129,9 @@ def heading_channel():
         pass
 
     yield counter
-    CHANNELS.unregister("headings")
-    CHANNELS.unregister("headings_again")
-    STEPS.pop("heading_words")
+    CHANNELS.remove("headings")
+    CHANNELS.remove("headings_again")
+    STEPS.remove("heading_words")
 
 
 @pytest.mark.parametrize("question,source", [("Zigbee pairing", "hub_en.md"), ("蓝牙 配对", "speaker_zh.md")])
@@ -158,5 +159,5 @@ def test_unknown_and_unready_channels_are_refused(kb):
     with pytest.raises(ConfigError, match="multi_query needs a language model"):
         kb.query("x", channels=["dense", "multi_query"])
     with pytest.raises(ConfigError, match="without ':'"):
-        CHANNELS.register("bad:name", Channel)
+        CHANNELS.add("bad:name", Channel)
     assert Settings().query.channels == ("dense", "bm25")

@@ -14,14 +14,15 @@ import time
 
 import lancedb
 import pytest
-
 from conftest import write_files
 from test_crash import _corpus
-from ragsift import kb as kb_module
+
 from ragsift.cli import main as cli_main
 from ragsift.config import Settings
 from ragsift.errors import ConfigError, ModelError, StoreError
+from ragsift.ingest import pipeline as pipeline_module
 from ragsift.ingest.loaders import doc_id_for
+from ragsift.ingest.pipeline import IngestRun
 from ragsift.kb import KnowledgeBase, restore_knowledge_base
 from ragsift.store import lance
 from ragsift.store.lance_files import generation_file, saved_generations
@@ -124,14 +125,14 @@ def test_checkpoints_are_whole_generations_and_a_rerun_resumes(tmp_path, files, 
 
 
 def test_checkpoint_seconds_commits_when_the_time_has_passed(tmp_path, files, uninterrupted, monkeypatch):
-    monkeypatch.setattr(kb_module, "EMBED_BATCH", 1)  # one document per write
-    real = KnowledgeBase._write
+    monkeypatch.setattr(pipeline_module, "EMBED_BATCH", 1)  # one document per write
+    real = IngestRun._put
 
     def slow_write(self, *args):
         time.sleep(0.06)
         return real(self, *args)
 
-    monkeypatch.setattr(KnowledgeBase, "_write", slow_write)
+    monkeypatch.setattr(IngestRun, "_put", slow_write)
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", checkpoint_seconds=0.05, keep_generations=20)
     report = kb.ingest(files)
     assert report.checkpoints == 10 and report.generation == 10  # every write took longer than 0.05 s
@@ -145,7 +146,7 @@ def test_checkpoint_seconds_commits_when_the_time_has_passed(tmp_path, files, un
 @pytest.mark.parametrize("error", [OSError("disk gone"), ModelError("embedder endpoint down")])
 def test_an_error_keeps_the_checkpoints_before_it(tmp_path, files, uninterrupted, monkeypatch, backend, error):
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", checkpoint_documents=2, **backend)
-    real = KnowledgeBase._write
+    real = IngestRun._put
     calls = []
 
     def failing_write(self, *args):
@@ -154,7 +155,7 @@ def test_an_error_keeps_the_checkpoints_before_it(tmp_path, files, uninterrupted
             raise error
         return real(self, *args)
 
-    monkeypatch.setattr(KnowledgeBase, "_write", failing_write)
+    monkeypatch.setattr(IngestRun, "_put", failing_write)
     with pytest.raises(StoreError if isinstance(error, OSError) else ModelError) as e:
         kb.ingest(files)
     assert "the 2 checkpoint(s) this ingest committed are kept (the knowledge base is at generation 2)" in str(e.value)
@@ -163,7 +164,7 @@ def test_an_error_keeps_the_checkpoints_before_it(tmp_path, files, uninterrupted
     st = kb.stats()
     assert (st["generation"], st["documents"]) == (2, 4)
     assert kb.store.check_integrity() == [] and kb.check().ok
-    monkeypatch.setattr(KnowledgeBase, "_write", real)
+    monkeypatch.setattr(IngestRun, "_put", real)
     report = kb.ingest(files)
     assert (len(report.unchanged), len(report.added), report.checkpoints, report.generation) == (4, 6, 3, 5)
     assert _snapshot(kb) == uninterrupted
@@ -211,7 +212,7 @@ def test_add_documents_reads_an_iterator_as_it_writes(tmp_path, monkeypatch):
         return real(self, **kw)
 
     monkeypatch.setattr(lance.LanceTransaction, "commit", commit)
-    monkeypatch.setattr(kb_module, "INGEST_GROUP", 2)
+    monkeypatch.setattr(pipeline_module, "INGEST_GROUP", 2)
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", checkpoint_documents=3)
     report = kb.add_documents(rows())
     assert report.checkpoints == 3 and len(report.added) == 9

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import write_files
 
 

@@ -12,7 +12,6 @@ returned."""
 from __future__ import annotations
 
 import errno
-import os
 import shutil
 import subprocess
 import sys
@@ -20,8 +19,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.errors import StoreError
 from ragsift.kb import KnowledgeBase, check_knowledge_base
 
@@ -129,7 +128,7 @@ def _assert_whole_and_usable(kb_path: Path, question: str, source: str) -> None:
     assert report.ok, report.problems
     kb = KnowledgeBase.open(kb_path, create=False)
     try:
-        assert source in [p.source for p in kb.query(question, max_parents=3).passages]
+        assert source in [p.source for p in kb.query(question, max_passages=3).passages]
     finally:
         kb.close()
 

@@ -7,9 +7,9 @@ import threading
 import time
 
 import pytest
-
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
+
 from ragsift.cancel import Deadline
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve import runner
@@ -48,7 +48,7 @@ def test_documents_from_code_are_ingested_searched_and_replaced(kb):
 def test_queries_run_beside_an_ingest_and_see_one_generation_at_a_time(kb, tmp_path):
     kb.add_documents(DOCS)
     first_gen = kb.stats()["generation"]
-    paragraphs = {f"notes/n{i}.md": f"# 笔记 {i}\n\n" + "星云智能音箱 S2 的第%d条使用说明：长按电源键三秒开机。 " % i * 6
+    paragraphs = {f"notes/n{i}.md": f"# 笔记 {i}\n\n" + f"星云智能音箱 S2 的第{i}条使用说明：长按电源键三秒开机。 " * 6
                   + f"\n\nNote {i}: the hub restarts after a firmware update. " * 6 for i in range(40)}
     docs = write_files(tmp_path / "more", paragraphs)
     done = threading.Event()
@@ -93,7 +93,7 @@ def test_cancelling_a_query_stops_its_channels(kb):
             deadline.cancel()
         threading.Thread(target=cancel_once_asked, daemon=True).start()
         t = time.monotonic()
-        res = kb.query("绿茶怎么保存？", channels=["dense", "hyde"], llm="openai:stub", llm_base_url=srv.url,
+        res = kb.query("绿茶怎么保存？", channels=["dense", "hyde"], llm_model="openai:stub", llm_base_url=srv.url,
                        llm_cache=False, channel_timeout_s=60, deadline=deadline)
         took = time.monotonic() - t
         # the model call itself was aborted: its connection closed, its thread ended, while the

@@ -8,8 +8,8 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.kb import KnowledgeBase
 
 CHILD = textwrap.dedent("""
@@ -101,7 +101,7 @@ def _assert_last_committed(kb_path, generation, documents):
     assert st["generation"] == generation and st["documents"] == documents
     assert kb.store.check_integrity() == []
     # readers see only committed documents: none of the killed ingest's
-    sources = {p.source for p in kb.query("device manual overview", max_parents=10).passages}
+    sources = {p.source for p in kb.query("device manual overview", max_passages=10).passages}
     assert sources and not any(s.startswith("b_") for s in sources)
 
 
@@ -169,7 +169,7 @@ def test_kill_between_the_commit_and_removing_old_versions(committed_kb, tmp_pat
     assert reader.store.manifest["retired"]  # the removal is pending
     st = reader.stats()
     assert st["generation"] == 2 and st["documents"] == 4 and reader.store.check_integrity() == []
-    assert all(p.text.endswith("Revised.") for p in reader.query("device manual care", max_parents=10).passages
+    assert all(p.text.endswith("Revised.") for p in reader.query("device manual care", max_passages=10).passages
                if p.heading.endswith("Care"))
     assert _children_written(kb) > st["children"]  # old versions still on the server, filtered out
     writer = KnowledgeBase.open(kb.path, create=False)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import write_files
 from model_servers import EmbeddingServer, RerankServer
+from server_process import free_port
+
 from ragsift.demo import sample_dir, sample_questions
 from ragsift.errors import ConfigError, ModelError
 from ragsift.kb import KnowledgeBase
 from ragsift.models.embedders import load_embedder
-from server_process import free_port
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,8 @@ def test_a_knowledge_base_built_through_the_endpoint_ranks_as_the_model_in_proce
         assert srv.max_in_flight > 1  # several batches in flight
         assert max(len(b["input"]) for p, b in srv.requests if p == "/v1/embeddings") <= 8
         for q in sample_questions():  # Chinese and English
-            mine = kb.query(q["question"], channels=["dense"], max_parents=10, token_budget=100_000)
-            theirs = local_minilm.query(q["question"], channels=["dense"], max_parents=10, token_budget=100_000)
+            mine = kb.query(q["question"], channels=["dense"], max_passages=10, token_budget=100_000)
+            theirs = local_minilm.query(q["question"], channels=["dense"], max_passages=10, token_budget=100_000)
             a = [h.parent_id for h in mine.trace.channels[0].hits[:10]]
             b = [h.parent_id for h in theirs.trace.channels[0].hits[:10]]
             sa = [h.score for h in mine.trace.channels[0].hits[:10]]
@@ -100,7 +100,7 @@ def test_a_dead_endpoint_is_a_clear_error(tmp_path):
 def test_rerank_endpoint_scores_with_the_served_model(local_minilm, style, question):
     with RerankServer("minilm") as srv:
         base = srv.url if style == "api" else srv.url.removesuffix("/v1")
-        res = local_minilm.query(question, rerank=f"{style}:minilm-cosine", rerank_base_url=base, rerank_top_n=6)
+        res = local_minilm.query(question, reranker=f"{style}:minilm-cosine", rerank_base_url=base, rerank_top_n=6)
         info = res.trace.rerank
         assert info["error"] is None and info["judged"] == 6 and info["model"] == f"{style}:minilm-cosine@{base}"
         path, body = srv.requests[-1]
@@ -116,11 +116,11 @@ def test_a_failing_rerank_endpoint_keeps_the_fused_order(local_minilm, mode):
     q = "How do I reset the hub?"
     plain = local_minilm.query(q)
     if mode == "dead":
-        res = local_minilm.query(q, rerank="api:x", rerank_base_url=f"http://127.0.0.1:{free_port()}/v1",
+        res = local_minilm.query(q, reranker="api:x", rerank_base_url=f"http://127.0.0.1:{free_port()}/v1",
                                  channel_timeouts={"rerank": 3})
     else:
         with RerankServer("minilm", mode=mode) as srv:
-            res = local_minilm.query(q, rerank="api:x", rerank_base_url=srv.url, channel_timeouts={"rerank": 3})
+            res = local_minilm.query(q, reranker="api:x", rerank_base_url=srv.url, channel_timeouts={"rerank": 3})
     assert res.trace.rerank["error"] and res.trace.rerank["judged"] == 0
     assert [p.parent_id for p in res.passages] == [p.parent_id for p in plain.passages]
 

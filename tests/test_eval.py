@@ -5,9 +5,10 @@ import sys
 
 import numpy as np
 import pytest
-from ranx import Qrels, Run, compare as ranx_compare
-
 from conftest import write_files
+from ranx import Qrels, Run
+from ranx import compare as ranx_compare
+
 from ragsift.eval.datasets import load_beir
 from ragsift.eval.stats import paired_randomization_test
 
@@ -64,7 +65,7 @@ def test_eval_writes_table_chart_per_query_and_compare(tiny_beir, tmp_path):
         assert f"| {config} |" in table
     assert "Δ ndcg@10 vs bm25" in table and "Command: `ragsift eval" in table
     assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rows = [json.loads(l) for l in (out / f"{name}-per-query.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / f"{name}-per-query.jsonl").read_text().splitlines()]
     assert len(rows) == 4 * 6 and {r["config"] for r in rows} == {"bm25", "dense", "hybrid", "hybrid-weighted"}
     data = json.loads((out / "r.json").read_text())
     res = data["results"]
@@ -94,7 +95,7 @@ def test_randomization_test_agrees_with_ranx_fisher(sample_kb, questions):
     runs = {"dense": {}, "bm25": {}}
     qrels = {}
     for q in questions:
-        res = sample_kb.query(q["question"], max_parents=10)
+        res = sample_kb.query(q["question"], max_passages=10)
         for c in res.trace.channels:
             runs[c.name][q["id"]] = {h.parent_id: float(len(c.hits) - h.rank + 1) for h in c.hits}
         parents = sample_kb.store.get_parents(h.parent_id for c in res.trace.channels for h in c.hits)

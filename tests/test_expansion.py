@@ -3,8 +3,8 @@ with dense and BM25, in Chinese and English."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.kb import KnowledgeBase
 
 EN = """# Notes on physics
@@ -90,7 +90,7 @@ def test_a_second_embedding_model_is_a_channel_of_its_own(tmp_path, backend):
     assert "绿茶" in parent.text[top.start:top.end]
     assert res.passages[0].heading.endswith("茶叶")
     # the extra vectors travel with a copy
-    copy = kb.copy_to(tmp_path / "copy", store="lancedb")
+    copy = kb.copy_to(tmp_path / "copy", store_kind="lancedb")
     again = copy.query("绿茶应该怎么保存？", channels=["dense", "dense:e5-small"])
     assert [p.parent_id for p in again.passages] == [p.parent_id for p in res.passages]
     with pytest.raises(Exception, match="unknown channel 'dense:bge'"):

@@ -1,6 +1,7 @@
 """Fusion is checked against ranx's implementation on real channel runs over the sample KB."""
 import pytest
-from ranx import Run, fuse as ranx_fuse
+from ranx import Run
+from ranx import fuse as ranx_fuse
 
 from ragsift.retrieve.fusion import normalize, rrf, weighted
 from ragsift.retrieve.search import dedupe
@@ -66,7 +67,7 @@ def test_chunks_of_one_parent_do_not_add_up():
 
     hits = [StoredHit(f"p1c{i}", "p1", "d", 1.0 - i / 10, 0, 1) for i in range(5)]
     hits.append(StoredHit("p2c0", "p2", "d", 0.3, 0, 1))
-    deduped = dedupe(hits, UNITS["parent"].key)
+    deduped = dedupe(hits, UNITS.make("parent").key)
     assert [(h.child_id, r) for h, r in deduped] == [("p1c0", 1), ("p2c0", 2)]
     fused = dict(rrf({"a": [(h.parent_id, h.score) for h, _ in deduped],
                       "b": [("p2", 1.0), ("p1", 0.5)]}, k=60))

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ragsift.config import Settings
 from ragsift.errors import ConfigError, FilterError, QueryError, RagsiftError
@@ -212,7 +213,7 @@ def test_fuzz_filters(fuzz_kb, pick, data, q):
         OUTCOMES["filter refused"] += 1
         return
     admitted = {doc_id for doc_id, meta in stored.items() if admits(node, meta)}
-    result = kb.query(q, filter=spec, max_parents=50)
+    result = kb.query(q, filter=spec, max_passages=50)
     found = {p.doc_id for p in result.passages}
     assert found <= admitted, f"{spec!r} let in {found - admitted}"
     assert bool(found) == bool(admitted), f"{spec!r} admits {sorted(admitted)} but nothing was returned"
@@ -233,13 +234,13 @@ SETTING_VALUES = {
     "unit": st.sampled_from(["parent", "child", "window", "auto", "document", "x"]),
     "window_sentences": st.integers(-1, 200),
     "merge_threshold": _floats(-1, 2),
-    "max_parents": st.integers(-1, 2000),
+    "max_passages": st.integers(-1, 2000),
     "token_budget": st.integers(-1, 2_000_000),
     "channel_timeout_s": st.one_of(_floats(0, 100), st.just(1e-9)),
     "channel_timeouts": st.dictionaries(channel_names, _floats(0, 1e6), max_size=2),
     "max_query_chars": st.integers(-1, 2_000_000),
     "max_filter_nodes": st.integers(-1, 200_000),
-    "multihop": st.sampled_from(["off", "keywords", "x"]),
+    "multihop_mode": st.sampled_from(["off", "keywords", "x"]),
     "hops_max": st.integers(0, 12), "hop_queries": st.integers(0, 12), "hop_top": st.integers(0, 120),
     "hop_min_gain": _floats(-1, 2), "hop_protect": st.integers(-1, 120),
     "hop_time_s": _floats(0, 1e6),
@@ -250,9 +251,9 @@ VALID_VALUES = {  # what a user means: these must be answered
     "weights": st.dictionaries(st.sampled_from(["dense", "bm25"]), st.floats(0.01, 10), min_size=1, max_size=2),
     "normalization": st.sampled_from(["minmax", "zscore", "rank", "none"]), "channel_depth": st.integers(1, 500),
     "unit": st.sampled_from(["parent", "child", "window", "auto"]), "window_sentences": st.integers(0, 5),
-    "merge_threshold": st.floats(0.01, 1), "max_parents": st.integers(1, 50), "token_budget": st.integers(50, 100_000),
+    "merge_threshold": st.floats(0.01, 1), "max_passages": st.integers(1, 50), "token_budget": st.integers(50, 100_000),
     "channel_timeout_s": st.floats(5, 600), "max_query_chars": st.integers(100, 100_000),
-    "max_filter_nodes": st.integers(1, 5000), "multihop": st.sampled_from(["off", "keywords"]),
+    "max_filter_nodes": st.integers(1, 5000), "multihop_mode": st.sampled_from(["off", "keywords"]),
     "hops_max": st.integers(1, 3), "hop_queries": st.integers(1, 3), "hop_top": st.integers(1, 20),
     "hop_min_gain": st.floats(0, 1), "hop_protect": st.integers(0, 10), "hop_time_s": st.floats(5, 600),
 }
@@ -301,7 +302,7 @@ def test_fuzz_query_settings(fuzz_kb, kw, q):
 toml_values = st.one_of(st.integers(-10, 10 ** 6), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
                         st.text(max_size=8), st.lists(st.integers(0, 3), max_size=3), st.sampled_from(
                             ["rrf", "weighted", "parent", "child", "lancedb", "milvus", "minilm", "dense"]))
-TOML_KEYS = {"query": ["fusion", "rrf_k", "channels", "weights", "channel_timeout_s", "max_parents", "unit",
+TOML_KEYS = {"query": ["fusion", "rrf_k", "channels", "weights", "channel_timeout_s", "max_passages", "unit",
                        "nonsense"],
              "index": ["embedder", "child_tokens", "parent_max_tokens", "child_overlap_tokens", "nonsense"],
              "store": ["kind", "keep_generations", "optimize_every", "lock_timeout_s"],

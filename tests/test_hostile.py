@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.errors import ConfigError, FilterError, QueryError
 from ragsift.ingest.loaders import doc_id_for, iter_files, load_jsonl
 from ragsift.kb import KnowledgeBase
@@ -58,10 +58,10 @@ def test_one_bad_document_never_costs_the_others(tmp_path, mixed, backend):
     # the integers past int64 are kept in the metadata, and only there (not filterable)
     assert kb.document("en-big")[0].metadata["serial"] == BIG
     assert kb.document("zh-big")[0].metadata["serial"] == -BIG - 5
-    hits = kb.query("前置元数据 超大整数", unit="document", max_parents=3).passages
+    hits = kb.query("前置元数据 超大整数", unit="document", max_passages=3).passages
     assert hits[0].metadata["serial"] == BIG * 4
     assert {p.doc_id for p in kb.query("serial", filter={"serial": {"gte": 0}}, unit="document",
-                                       max_parents=10).passages} == {"zh-1", doc_id_for("good_en.md")}
+                                       max_passages=10).passages} == {"zh-1", doc_id_for("good_en.md")}
     with pytest.raises(FilterError, match="outside the 64-bit integers"):
         kb.query("serial", filter={"serial": BIG})
     # U+2028, U+2029 and U+0085 are text inside a row, not line breaks
@@ -132,7 +132,7 @@ def test_limits_users_set(tmp_path):
     (docs / "short.md").write_text(f"# Short\n\n{body_en}\n", encoding="utf-8")
     report = kb.ingest(docs)
     assert "short.md" in {s.path for s in report.skipped} and not report.updated
-    assert "A short note." in kb.query("short note", max_parents=1).passages[0].text
+    assert "A short note." in kb.query("short note", max_passages=1).passages[0].text
     with pytest.raises(QueryError, match="4000"):
         kb.query("问" * 4001)
     with pytest.raises(ConfigError, match="max_file_mb"):
@@ -157,7 +157,7 @@ def test_filters_that_pass_validation_run_on_every_store(tmp_path, mixed, backen
     fields = kb.store.fields()
     assert fields["serial"] == "int"
     deep = _deep_filter(MAX_DEPTH)
-    assert {p.source for p in kb.query("恢复出厂设置", filter=deep, unit="document", max_parents=20).passages} == {
+    assert {p.source for p in kb.query("恢复出厂设置", filter=deep, unit="document", max_passages=20).passages} == {
         "good_zh.md"}
     nots: dict = {"source": "good_en.md"}
     for _ in range(MAX_DEPTH - 1):
@@ -166,7 +166,7 @@ def test_filters_that_pass_validation_run_on_every_store(tmp_path, mixed, backen
     assert {p.source for p in kb.query("reset button", filter={"not": nots}, unit="document").passages} == {
         "good_en.md"}
     edge = kb.query("serial", filter={"serial": {"lt": 2 ** 63 - 1, "gt": -(2 ** 63) + 1}}, unit="document",
-                    max_parents=20).passages
+                    max_passages=20).passages
     assert {p.metadata["serial"] for p in edge} == {7, 12}
     for value, message in [(BIG, "outside the 64-bit"), (-(2 ** 63), "outside the 64-bit"),
                            ("\ud800", "lone surrogate"), (float("nan"), "holds int values; got nan")]:

@@ -6,8 +6,8 @@ import threading
 import time
 
 import pytest
-
 from conftest import DATA, write_files
+
 from ragsift.demo import expected_rank, sample_dir
 from ragsift.errors import ConfigError, FilterError, QueryError, StoreError
 from ragsift.ingest.loaders import load_file
@@ -48,7 +48,7 @@ def test_heading_path_in_chinese(sample_kb):
 
 
 def test_passages_are_unique_parents_within_budget(sample_kb):
-    res = sample_kb.query("How do I pair a device?", max_parents=5, token_budget=900)
+    res = sample_kb.query("How do I pair a device?", max_passages=5, token_budget=900)
     ids = [p.parent_id for p in res.passages]
     assert len(ids) == len(set(ids)) and 1 <= len(ids) <= 5
     assert sum(p.tokens for p in res.passages) <= 900
@@ -109,7 +109,7 @@ def test_weighted_fusion_records_normalization(sample_kb):
     ({"and": [{"category": "manual"}, {"not": {"source": "smarthub_manual_en.md"}}]}, {"speaker_manual_zh.md"}),
 ])
 def test_metadata_filters(sample_kb, flt, sources):
-    res = sample_kb.query("How do I reset it? 如何恢复出厂设置", filter=flt, max_parents=10, token_budget=20000)
+    res = sample_kb.query("How do I reset it? 如何恢复出厂设置", filter=flt, max_passages=10, token_budget=20000)
     assert res.passages and {p.source for p in res.passages} <= sources
     assert res.trace.filter == flt
 
@@ -266,7 +266,7 @@ def test_jsonl_metadata_types_and_filters(tmp_path, backend):
     kb = KnowledgeBase.open(tmp_path / "kb", **backend)
     kb.ingest(tmp_path / "c.jsonl")
     assert kb.store.fields()["year"] == "int"
-    res = kb.query("solar panel cleaning", filter={"year": {"gte": 2020}}, max_parents=10)
+    res = kb.query("solar panel cleaning", filter={"year": {"gte": 2020}}, max_passages=10)
     assert {p.doc_id for p in res.passages} == {"r1", "r2"}
     res = kb.query("太阳能板", filter={"lang": "zh"})
     assert [p.doc_id for p in res.passages] == ["r1"]
@@ -297,7 +297,7 @@ def test_a_second_writer_waits_for_the_first(tmp_path, backend):
     t = time.monotonic()
     report = other.add_documents([{"id": "b", "text": "The second writer waited for the lock."}])
     assert report.generation == 2 and time.monotonic() - t >= 1.0
-    assert {p.doc_id for p in kb.query("writer waited lock 写入者", unit="document", max_parents=5).passages} == {"a", "b"}
+    assert {p.doc_id for p in kb.query("writer waited lock 写入者", unit="document", max_passages=5).passages} == {"a", "b"}
 
 
 def test_opening_a_missing_knowledge_base_without_create(tmp_path):
@@ -362,7 +362,7 @@ def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, mo
 @pytest.mark.parametrize("question", ["How many seconds do I need to hold the reset button to wipe the hub?",
                                       "音箱顶部光环黄色慢闪是什么意思？"])
 def test_unit_child_returns_flat_chunks(sample_kb, question):
-    res = sample_kb.query(question, unit="child", max_parents=5, token_budget=5000)
+    res = sample_kb.query(question, unit="child", max_passages=5, token_budget=5000)
     assert res.trace.packing["unit"] == "child" and len(res.passages) == 5
     best = {h.child_id: h for c in res.trace.channels for h in c.hits}
     parents = sample_kb.store.get_parents(p.parent_id for p in res.passages)
@@ -382,14 +382,14 @@ def test_unit_child_returns_flat_chunks(sample_kb, question):
 def test_unit_document_returns_whole_documents(tmp_path, question, source):
     kb = KnowledgeBase.open(tmp_path / "kb")
     kb.ingest([DATA / "sample_en.pdf", DATA / "sample_zh.pdf"])
-    res = kb.query(question, unit="document", max_parents=2, token_budget=10_000)
+    res = kb.query(question, unit="document", max_passages=2, token_budget=10_000)
     top = res.passages[0]
     assert top.source == source and [p.doc_id for p in res.passages] == [top.doc_id, res.passages[1].doc_id]
     parents = kb.store.get_document_parents([top.doc_id])[top.doc_id]
     assert len(parents) > 1 and top.text == "\n\n".join(sp.parent.text for sp in parents)
     for s in top.matched:  # spans point into the whole document's text
         assert 0 <= s.start < s.end <= len(top.text)
-    cut = kb.query(question, unit="document", max_parents=1, token_budget=30)
+    cut = kb.query(question, unit="document", max_passages=1, token_budget=30)
     assert cut.passages[0].truncated and cut.passages[0].tokens <= 30
 
 
@@ -423,7 +423,7 @@ def test_in_memory_exact_search_equals_the_store_scan(sample_kb, question, flt):
 def test_results_as_prompt_context_with_citations(sample_kb, question, source):
     from ragsift.text.tokens import count_tokens
 
-    res = sample_kb.query(question, max_parents=3)
+    res = sample_kb.query(question, max_passages=3)
     context = res.to_context()
     blocks = context.split("\n\n[")
     assert context.startswith(f"[1] {source} › ") and len(blocks) == 3

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 import pytest
-
 from fault_llm_server import FaultInjectingLLMServer
+
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import ConfigError
@@ -17,7 +17,7 @@ from ragsift.models.llm.base import yes_no_from_logprobs
 from ragsift.models.llm.openai_chat import OpenAILLM
 from ragsift.retrieve import runner
 from ragsift.retrieve.channels import CHANNELS
-from ragsift.retrieve.transforms import hyde_text, hyde_vector, Hypotheses
+from ragsift.retrieve.transforms import Hypotheses, hyde_text, hyde_vector
 from ragsift.text.prompts import clean_answer
 
 MSGS = [{"role": "user", "content": "hello"}]
@@ -161,14 +161,14 @@ def test_llm_settings_are_validated():
     with pytest.raises(ConfigError, match="must use"):
         Settings(prompts={"hyde.en": {"system": "", "user": "no placeholder"}})
     # weighted fusion: a channel its weights do not name counts 0.5
-    assert Settings(channels=("dense", "hyde"), llm="openai:x", fusion="weighted").query.weight("hyde") == 0.5
+    assert Settings(channels=("dense", "hyde"), llm_model="openai:x", fusion="weighted").query.weight("hyde") == 0.5
     with pytest.raises(ConfigError, match="unknown channel or step"):
         CHANNELS.check(Settings(channel_timeouts={"hide": 3}))
     with pytest.raises(ConfigError, match="weight for unknown channel 'bm52'"):
         CHANNELS.check(Settings(weights={"bm52": 1.0}))
     with pytest.raises(ConfigError, match="unknown reranker"):
-        Settings(rerank="colbert")
-    s = Settings(channels=("dense", "hyde"), llm="openai:x", channel_timeouts={"hyde": 90}, channel_timeout_s=10)
+        Settings(reranker="colbert")
+    s = Settings(channels=("dense", "hyde"), llm_model="openai:x", channel_timeouts={"hyde": 90}, channel_timeout_s=10)
     CHANNELS.check(s)
     assert s.timeout("hyde") == 90 and s.timeout("dense") == 10 and s.timeout("rewrite") == 5
 
@@ -202,7 +202,7 @@ def test_hyde_modes_embed_and_search_what_they_say(sample_kb):
 def _query(kb, srv, question, **kw):
     # translate=False: the sample knowledge base is Chinese and English, so every question would also be
     # translated (one more request); test_translation_* cover that
-    args = dict(channels=LLM_CHANNELS, llm="openai:stub", llm_base_url=srv.url, llm_cache=False, translate=False)
+    args = dict(channels=LLM_CHANNELS, llm_model="openai:stub", llm_base_url=srv.url, llm_cache=False, translate=False)
     args.update(kw)
     return kb.query(question, **args)
 
@@ -259,7 +259,7 @@ def test_llm_judge_reranks_the_top_n_and_leaves_the_rest(sample_kb):
     with FaultInjectingLLMServer("ok", yes_if="paper clip") as srv:
         plain = sample_kb.query("How do I start over with the hub?")
         res = _query(sample_kb, srv, "How do I start over with the hub?", channels=["dense", "bm25"],
-                     rerank="llm-judge", rerank_top_n=5)
+                     reranker="llm-judge", rerank_top_n=5)
         rr = res.trace.rerank
         assert rr["judged"] == 5 and rr["error"] is None and rr["model"].startswith("llm-judge:openai:stub")
         assert srv.requests == 5
@@ -269,7 +269,7 @@ def test_llm_judge_reranks_the_top_n_and_leaves_the_rest(sample_kb):
         assert [p for p, _ in res.trace.fused] == [p for p, _ in plain.trace.fused]  # fusion untouched
     with FaultInjectingLLMServer("500") as srv:  # a dead judge: fused order, error in the trace
         res = _query(sample_kb, srv, "How do I start over with the hub?", channels=["dense", "bm25"],
-                     rerank="llm-judge", llm_max_retries=0)
+                     reranker="llm-judge", llm_max_retries=0)
         assert res.trace.rerank["judged"] == 0 and "HTTP 500" in res.trace.rerank["error"]
         assert [p.parent_id for p in res.passages] == [p.parent_id for p in plain.passages]
 
@@ -281,7 +281,7 @@ def test_a_broken_llm_leaves_errors_in_the_trace_and_results_from_the_other_chan
     timeout = 2.0
     with FaultInjectingLLMServer(mode) as srv:
         t = time.perf_counter()
-        res = _query(sample_kb, srv, question, rewrite=True, rerank="llm-judge", channel_timeout_s=timeout,
+        res = _query(sample_kb, srv, question, rewrite=True, reranker="llm-judge", channel_timeout_s=timeout,
                      channel_timeouts={"rerank": 1.0})
         elapsed = time.perf_counter() - t
         assert runner.active_channels() == 0  # nothing outlives the query
@@ -339,7 +339,7 @@ def test_a_channel_that_honours_its_deadline_ends_when_cancelled():
 def test_a_cross_encoder_that_cannot_load_leaves_the_fused_order_and_says_why(sample_kb):
     # no sentence-transformers here, or no hub to fetch the model from: a clear error, no failure
     plain = sample_kb.query("How do I start over with the hub?")
-    res = sample_kb.query("How do I start over with the hub?", rerank="cross-encoder:BAAI/bge-reranker-v2-m3")
+    res = sample_kb.query("How do I start over with the hub?", reranker="cross-encoder:BAAI/bge-reranker-v2-m3")
     assert "cross-encoder" in res.trace.rerank["error"] and res.trace.rerank["judged"] == 0
     assert [p.parent_id for p in res.passages] == [p.parent_id for p in plain.passages]
 

@@ -1,10 +1,10 @@
 import json
 
 import pytest
-
 from conftest import DATA, write_files
-from ragsift.ingest.loaders import html_to_text, load_file
+
 from ragsift.demo import sample_dir
+from ragsift.ingest.loaders import html_to_text, load_file
 
 
 def load(path, source=None):

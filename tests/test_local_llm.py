@@ -12,8 +12,8 @@ import pytest
 
 from ragsift.cancel import Deadline
 from ragsift.models.llm import LLMError, load_llm
-from ragsift.text.prompts import get_prompt
 from ragsift.retrieve import runner
+from ragsift.text.prompts import get_prompt
 
 MODEL = "local:qwen2.5-coder-1.5b"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -29,7 +29,7 @@ def llm(tmp_path_factory):
     ("基尼指数是怎么计算的？", "ml_textbook_zh.md", "zh"),
 ])
 def test_a_real_hyde_run_with_the_local_model(sample_kb, llm, question, expected_source, lang):
-    args = dict(channels=["dense", "bm25", "hyde", "hyde_bm25"], llm=MODEL, channel_timeout_s=300,
+    args = dict(channels=["dense", "bm25", "hyde", "hyde_bm25"], llm_model=MODEL, channel_timeout_s=300,
                 llm_cache=str(llm.cache.path), hyde_max_tokens=128,
                 translate=False)  # HyDE alone here (the sample is zh+en); translation has its own test
     res = sample_kb.query(question, **args)
@@ -82,7 +82,7 @@ def test_the_llm_judge_prefers_the_passage_that_answers(llm, question, good, bad
 def test_a_slow_local_hyde_channel_times_out_and_the_query_still_answers(sample_kb, llm):
     t = time.perf_counter()
     res = sample_kb.query("What does it mean when the hub's light blinks amber three times?",
-                          channels=["dense", "bm25", "hyde"], llm=MODEL, llm_cache=str(llm.cache.path),
+                          channels=["dense", "bm25", "hyde"], llm_model=MODEL, llm_cache=str(llm.cache.path),
                           hyde_mode="mean", hyde_samples=8, channel_timeouts={"hyde": 1.5})
     assert time.perf_counter() - t < 1.5 + runner.CANCEL_GRACE_S + 1.5
     chans = {c.name: c for c in res.trace.channels}
@@ -92,13 +92,14 @@ def test_a_slow_local_hyde_channel_times_out_and_the_query_still_answers(sample_
 
 def test_summaries_by_the_local_model_index_their_sections(tmp_path, llm):
     from conftest import write_files
+
     from ragsift.kb import KnowledgeBase
 
     docs = write_files(tmp_path / "docs", {
         "en.md": "# Hub\n\n## Power\n\nThe hub takes 12 V from the supplied adapter. An amber LED means the "
                  "adapter delivers too little current; replace it if the LED stays amber.",
         "zh.md": "# 音箱\n\n## 电源\n\n音箱使用 20V 电源适配器供电。指示灯变为橙色表示电源功率不足，请更换原装适配器。"})
-    kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunks", "summaries"), llm=MODEL,
+    kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunks", "summaries"), llm_model=MODEL,
                             llm_cache=str(llm.cache.path), channel_timeouts={"summary": 300})
     report = kb.ingest(docs)
     assert report.summaries == 2 and report.summary_fallbacks == 0
@@ -114,7 +115,7 @@ def test_summaries_by_the_local_model_index_their_sections(tmp_path, llm):
 def test_a_real_translation_lets_bm25_find_the_chinese_section(sample_kb, llm):
     """English question, Chinese answer: the model translates the question, BM25 searches both."""
     q = "How is the Gini index calculated?"
-    args = dict(channels=["dense", "bm25"], llm=MODEL, channel_timeout_s=300, llm_cache=str(llm.cache.path))
+    args = dict(channels=["dense", "bm25"], llm_model=MODEL, channel_timeout_s=300, llm_cache=str(llm.cache.path))
     without = sample_kb.query(q, **args, translate=False)
     res = sample_kb.query(q, **args)
     tr = res.trace.transforms["translate"]

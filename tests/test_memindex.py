@@ -147,7 +147,7 @@ def test_old_generation_caches_are_removed(tmp_path, monkeypatch, sample_dir_fil
     monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
     kb = KnowledgeBase.open(tmp_path / "kb", keep_generations=2)
     files = sorted(sample_dir_files.iterdir())
-    for i, f in enumerate(files[:4]):
+    for f in files[:4]:
         kb.ingest(f)
         kb.query("battery", channels=["dense"])
     names = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
@@ -213,7 +213,7 @@ def test_bm25_pruning_is_exact_on_common_and_rare_terms():
     index = BM25Index(Rows(tbl), lambda: pa.table({"terms": texts}))
     rows = [{"child_id": c, "terms": t, "kind": "chunk"} for c, t in zip(ids, texts)]
     allowed = np.array(sorted(rng.sample(range(len(texts)), 900)))
-    for q in range(60):
+    for _ in range(60):
         query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3)))
         want = independent_bm25(rows, query)
         got = index.search(query, 10, None)

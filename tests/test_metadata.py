@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.errors import FilterError
 from ragsift.kb import KnowledgeBase
 
@@ -33,7 +33,7 @@ def kb(tmp_path, backend):
 
 
 def _sources(kb, flt, q="怎么恢复出厂设置？ how to reset"):
-    return sorted({p.source for p in kb.query(q, filter=flt, max_parents=20, token_budget=100_000).passages})
+    return sorted({p.source for p in kb.query(q, filter=flt, max_passages=20, token_budget=100_000).passages})
 
 
 def test_fields_are_typed_and_metadata_kept(kb):

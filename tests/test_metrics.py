@@ -1,6 +1,7 @@
 """Our metrics against ranx on real runs over the sample knowledge base."""
 import pytest
-from ranx import Qrels, Run, evaluate as ranx_evaluate
+from ranx import Qrels, Run
+from ranx import evaluate as ranx_evaluate
 
 from ragsift.eval.metrics import all_relevant_at_k, evaluate, per_query
 
@@ -10,7 +11,7 @@ def real_runs(sample_kb, questions):
     """Parent-level runs for each channel; graded qrels: the answering section 2, its siblings 1."""
     runs, qrels = {}, {}
     for q in questions:
-        res = sample_kb.query(q["question"], max_parents=10)
+        res = sample_kb.query(q["question"], max_passages=10)
         for c in res.trace.channels:
             runs.setdefault(c.name, {})[q["id"]] = [h.parent_id for h in c.hits]
         parents = sample_kb.store.get_parents(h.parent_id for c in res.trace.channels for h in c.hits)

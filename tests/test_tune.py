@@ -7,12 +7,11 @@ import statistics
 import pytest
 
 from ragsift.cli import main
+from ragsift.demo import sample_dir
 from ragsift.errors import ConfigError
 from ragsift.eval.metrics import ndcg_at_k
 from ragsift.eval.tune import Question, grid, labeled_questions, tune
 from ragsift.kb import KnowledgeBase
-from ragsift.demo import sample_dir
-
 
 # the sample's textbook and FAQ exist in both languages: either version answers
 COUNTERPART = {"ml_textbook_zh.md": "ml_textbook_en.md", "ml_textbook_en.md": "ml_textbook_zh.md",

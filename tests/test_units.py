@@ -3,8 +3,8 @@ returns passages of its unit, and multi-hop keeps the unit and says which hop fo
 from __future__ import annotations
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.config import Unit
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.units import UNITS, unit_strategy
@@ -45,7 +45,7 @@ def test_every_unit_has_a_strategy():
 @pytest.mark.parametrize("multihop", ["off", "keywords"])
 @pytest.mark.parametrize("unit", [u.value for u in Unit])
 def test_every_unit_single_shot_and_multi_hop(kb, unit, multihop, lang):
-    res = kb.query(QUESTIONS[lang], unit=unit, multihop=multihop, hop_min_gain=0.0, max_parents=3)
+    res = kb.query(QUESTIONS[lang], unit=unit, multihop_mode=multihop, hop_min_gain=0.0, max_passages=3)
     assert res.passages, (unit, multihop, lang)
     assert res.trace.packing["unit"] == unit
     texts = {pid: sp.parent.text for pid, sp in kb.store.get_parents(p.parent_id for p in res.passages).items()}
@@ -76,7 +76,7 @@ def test_multi_hop_reaches_the_second_document_for_every_unit(kb, lang):
     """The bridge document (the actress's page) comes back whatever the unit."""
     target = "temple.md" if lang == "en" else "temple_zh.md"
     for unit in Unit:
-        res = kb.query(QUESTIONS[lang], unit=unit.value, multihop="keywords", hop_min_gain=0.0, max_parents=4)
+        res = kb.query(QUESTIONS[lang], unit=unit.value, multihop_mode="keywords", hop_min_gain=0.0, max_passages=4)
         assert target in {p.source for p in res.passages}, unit
 
 
@@ -88,6 +88,6 @@ def test_window_units_read_their_window(kb):
     hit = next(h for c in res.trace.channels for h in c.hits if h.parent_id == best.parent_id)
     from ragsift.store.base import StoredHit
 
-    read = UNITS[Unit.WINDOW].read(StoredHit(hit.child_id, hit.parent_id, hit.doc_id, hit.score, hit.start, hit.end),
+    read = UNITS.make(Unit.WINDOW).read(StoredHit(hit.child_id, hit.parent_id, hit.doc_id, hit.score, hit.start, hit.end),
                                    section, kb.settings.replace(window_sentences=0).query)
     assert read in section.parent.text and len(read) < len(section.parent.text)

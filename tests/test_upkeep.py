@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
+
 from ragsift.errors import ConfigError, RetrievalError, StoreError
 from ragsift.kb import KnowledgeBase, check_knowledge_base, restore_knowledge_base
 
@@ -52,8 +52,8 @@ def test_optimize_keeps_the_last_generations_and_shrinks_the_disk(tmp_path):
     assert report.ok and report.generation == 7 and report.restorable == [6, 7]
     assert report.counts == {"documents": 12, "parents": 12, "children": 12}
     # the same documents, still found in both languages
-    assert {p.source for p in kb.query("第3版新增了什么功能？", max_parents=1).passages} == {"zh_3.md"}
-    assert {p.source for p in kb.query("What does version 5 add?", max_parents=1).passages} == {"en_5.md"}
+    assert {p.source for p in kb.query("第3版新增了什么功能？", max_passages=1).passages} == {"zh_3.md"}
+    assert {p.source for p in kb.query("What does version 5 add?", max_passages=1).passages} == {"en_5.md"}
     # a generation no longer kept cannot be restored; a kept one can
     with pytest.raises(StoreError, match="generation 3 cannot be restored; restorable: 6, 7"):
         restore_knowledge_base(kb.path, 3)
@@ -68,7 +68,7 @@ def test_restore_goes_back_to_a_kept_generation_and_can_be_undone(tmp_path):
     back = KnowledgeBase.open(kb.path, create=False)
     assert back.stats()["generation"] == 5
     assert _sources(back) == {"en_1.md", "zh_1.md", "en_2.md", "zh_2.md"}
-    assert {p.source for p in back.query("第2版", max_parents=1).passages} == {"zh_2.md"}
+    assert {p.source for p in back.query("第2版", max_passages=1).passages} == {"zh_2.md"}
     assert back.check().ok
     # generation 4 is still kept: the restore itself can be undone
     assert restore_knowledge_base(kb.path, 4) == 6
@@ -90,8 +90,8 @@ def test_optimize_runs_by_itself_every_n_commits(tmp_path):
     assert _versions(auto.path) < _versions(never.path)
     assert auto.check().ok and auto.check().restorable == [6, 7]
     assert auto.stats()["documents"] == never.stats()["documents"] == 14
-    got = [p.source for p in auto.query("Version 7 adds which feature?", max_parents=1).passages]
-    assert got == [p.source for p in never.query("Version 7 adds which feature?", max_parents=1).passages] == ["en_7.md"]
+    got = [p.source for p in auto.query("Version 7 adds which feature?", max_passages=1).passages]
+    assert got == [p.source for p in never.query("Version 7 adds which feature?", max_passages=1).passages] == ["en_7.md"]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "corrupted"])
@@ -116,7 +116,7 @@ def test_a_damaged_manifest_is_named_and_the_last_good_generation_restored(tmp_p
     assert "restored: generation 3 is now the newest" in p.stdout and p.stdout.rstrip().endswith("ok")
     back = KnowledgeBase.open(kb.path, create=False)
     assert back.stats()["generation"] == 3 and _sources(back) == {"en_1.md", "zh_1.md", "en_2.md", "zh_2.md"}
-    assert {p.source for p in back.query("第2版新增了什么？", max_parents=1).passages} == {"zh_2.md"}
+    assert {p.source for p in back.query("第2版新增了什么？", max_passages=1).passages} == {"zh_2.md"}
 
 
 def test_a_removed_data_file_is_named_and_an_older_generation_restored(tmp_path):
@@ -141,7 +141,7 @@ def test_a_removed_data_file_is_named_and_an_older_generation_restored(tmp_path)
     assert restore_knowledge_base(kb.path) == 3
     back = KnowledgeBase.open(kb.path, create=False)
     assert back.check().ok and _sources(back) == {"en_1.md", "zh_1.md"}
-    assert [p.source for p in back.query("Version 1 adds which feature?", max_parents=1).passages] == ["en_1.md"]
+    assert [p.source for p in back.query("Version 1 adds which feature?", max_passages=1).passages] == ["en_1.md"]
     assert back.ingest(_release(tmp_path, 2)).generation == 4 and back.check().ok
 
 
@@ -153,7 +153,7 @@ def test_check_and_restore_refuse_what_is_not_a_knowledge_base(tmp_path):
 
 
 def test_milvus_check_and_optimize_restore_is_refused(tmp_path, milvus_uri):
-    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", store="milvus", store_uri=milvus_uri)
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm", store_kind="milvus", store_uri=milvus_uri)
     kb.ingest(_release(tmp_path, 1))
     kb.ingest(_release(tmp_path, 2))
     report = kb.check()
@@ -162,7 +162,7 @@ def test_milvus_check_and_optimize_restore_is_refused(tmp_path, milvus_uri):
     done = kb.optimize()
     assert done["generation"] == 2
     assert kb.stats()["documents"] == 4
-    assert [p.source for p in kb.query("第2版新增了什么？", max_parents=1).passages] == ["zh_2.md"]
+    assert [p.source for p in kb.query("第2版新增了什么？", max_passages=1).passages] == ["zh_2.md"]
     with pytest.raises(ConfigError, match="restore"):
         restore_knowledge_base(kb.path, 1)
 
@@ -191,4 +191,4 @@ def test_a_full_disk_mid_write_is_one_clear_error_and_loses_nothing(tmp_path, mo
     assert kb.stats()["generation"] == 1 and _sources(kb) == {"en_1.md", "zh_1.md"}
     assert kb.check().ok
     assert kb.ingest(_release(tmp_path, 2)).generation == 2 and kb.check().ok
-    assert [p.source for p in kb.query("第2版", max_parents=1).passages] == ["zh_2.md"]
+    assert [p.source for p in kb.query("第2版", max_passages=1).passages] == ["zh_2.md"]

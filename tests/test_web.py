@@ -6,9 +6,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
-
 from conftest import write_files
+from playwright.sync_api import expect, sync_playwright
 from server_process import WRITE_KEY, ServerProcess
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

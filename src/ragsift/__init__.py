@@ -11,8 +11,8 @@ of how each was found.
     for passage in result.passages:
         print(passage.heading_path, passage.score)
 """
-from ragsift.errors import RagsiftError
 from ragsift.config import Settings
+from ragsift.errors import RagsiftError
 from ragsift.kb import KnowledgeBase
 from ragsift.types import Passage, Result
 

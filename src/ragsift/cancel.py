@@ -9,27 +9,26 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from ragsift.errors import Cancelled  # noqa: F401 - re-exported (the error lives in ragsift.errors)
 
 
-
 class Deadline:
-    def __init__(self, seconds: float | None = None, parent: "Deadline | None" = None) -> None:
+    def __init__(self, seconds: float | None = None, parent: Deadline | None = None) -> None:
         self._at = None if seconds is None else time.monotonic() + seconds
         self._event = threading.Event()
         self._parent = parent
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
-    def child(self, seconds: float) -> "Deadline":
+    def child(self, seconds: float) -> Deadline:
         """A deadline ``seconds`` from now that also ends when this one does."""
         return Deadline(seconds, parent=self)
 
     @classmethod
-    def never(cls) -> "Deadline":
+    def never(cls) -> Deadline:
         return cls(None)
 
     def remaining(self) -> float:

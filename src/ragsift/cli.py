@@ -99,22 +99,25 @@ def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     return out
 
 
-STORE_SETTINGS = ["store", "store_uri", "store_name", "store_index"]
+STORE_SETTINGS = ["store_kind", "store_uri", "store_name", "store_index"]
 INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
 INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
 RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "strategy", "unit", "index_kinds",
-                   "window_sentences", "merge_threshold", "max_parents", "token_budget", "channel_timeout_s"]
-LLM_FLAGS = ["llm", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "rerank", "rerank_top_n",
-             "multihop", "hops_max", "hop_min_gain"]
+                   "window_sentences", "merge_threshold", "max_passages", "token_budget", "channel_timeout_s"]
+LLM_FLAGS = ["llm_model", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "reranker", "rerank_top_n",
+             "multihop_mode", "hops_max", "hop_min_gain"]
 QUERY_FLAGS = RETRIEVAL_FLAGS + LLM_FLAGS
 # flags shorter than --<flat-name>
-SHORT_FLAGS = {"window_sentences": "--window", "token_budget": "--budget", "channel_timeout_s": "--timeout"}
+SHORT_FLAGS = {"window_sentences": ("--window",), "token_budget": ("--budget",), "channel_timeout_s": ("--timeout",),
+               "llm_model": ("--llm",), "reranker": ("--rerank",), "multihop_mode": ("--multihop",),
+               "store_kind": ("--store",),
+               "max_passages": ("--max-passages", "--max-parents")}  # --max-parents: the earlier spelling
 
 
 def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out = _given(args, STORE_SETTINGS)
-    if out.get("store_uri") and "store" not in out:
-        out["store"] = "milvus"
+    if out.get("store_uri") and "store_kind" not in out:
+        out["store_kind"] = "milvus"
     return out
 
 
@@ -269,7 +272,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
 
-    overrides = {"llm": args.llm} if args.llm else {}
+    overrides = {"llm_model": args.llm} if args.llm else {}
     kb = _open(args, **overrides)
     generated: list = []
     if args.qrels:
@@ -332,7 +335,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if field in given and math.isfinite(given[field]):
             given[field] = int(given[field])
     limits = Limits(**given)
-    cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args), kb_root=Path(args.kb_root) if args.kb_root else None,
+    cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args),
+                       kb_root=Path(args.kb_root) if args.kb_root else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
                        mcp_ingest=args.mcp_ingest, embedder=args.embedder or "")
@@ -368,18 +372,12 @@ def _add_progress_flags(parser: argparse.ArgumentParser) -> None:
 def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
     g = parser.add_argument_group(f"store ({what})")
     for flat in STORE_SETTINGS:
-        _setting(g, flat, note="implies --store milvus; credentials from $RAGSIFT_MILVUS_TOKEN or $MILVUS_TOKEN"
+        _setting(g, flat, *SHORT_FLAGS.get(flat, ()),
+                 note="implies --store milvus; credentials from $RAGSIFT_MILVUS_TOKEN or $MILVUS_TOKEN"
                  if flat == "store_uri" else "")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
-    p.add_argument("--version", action="version", version=f"ragsift {__version__}")
-    p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
-    p.add_argument("-v", "--verbose", action="count", default=0,
-                   help="log more: -v what each step does, -vv details (warnings such as a failed channel always)")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def _ingest_command(sub: Any) -> None:
     s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl), or '-' for "
                                       "JSONL documents on standard input")
     s.add_argument("paths", nargs="+", help="files or directories; '-': JSONL on standard input "
@@ -397,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress_flags(s)
     s.set_defaults(func=cmd_ingest)
 
+
+def _query_command(sub: Any) -> None:
     s = sub.add_parser("query", help="ask a question")
     s.add_argument("question")
     s.add_argument("--format", choices=["text", "json", "context"], default="text",
@@ -409,32 +409,43 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
     g = s.add_argument_group("retrieval")
     for flat in RETRIEVAL_FLAGS:
-        _setting(g, flat, SHORT_FLAGS.get(flat, ""))
+        _setting(g, flat, *SHORT_FLAGS.get(flat, ()))
     g = s.add_argument_group("language model (HyDE, rewriting, multi-query, reranking, multi-hop)")
     g.add_argument("--hyde", action="store_true", help="add the HyDE channels (dense and BM25 over a hypothesis)")
     g.add_argument("--multi-query", type=int, metavar="N", help="add a channel that fuses N LLM-written queries")
     for flat in LLM_FLAGS:
-        _setting(g, flat, note="the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY" if flat == "llm_base_url" else "")
+        _setting(g, flat, *SHORT_FLAGS.get(flat, ()),
+                 note="the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY" if flat == "llm_base_url" else "")
     s.set_defaults(func=cmd_query)
 
+
+def _stats_command(sub: Any) -> None:
     s = sub.add_parser("stats", help="show counts, generation and settings")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_stats)
 
+
+def _list_command(sub: Any) -> None:
     s = sub.add_parser("list", help="list documents")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_list)
 
+
+def _delete_command(sub: Any) -> None:
     s = sub.add_parser("delete", help="delete documents with all their parents and children")
     s.add_argument("doc_ids", nargs="*")
     s.add_argument("--source", help="delete the document(s) ingested from this source path")
     s.set_defaults(func=cmd_delete)
 
+
+def _optimize_command(sub: Any) -> None:
     s = sub.add_parser("optimize", help="compact the store and remove old table versions, keeping the last "
                                         "keep_generations generations")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_optimize)
 
+
+def _tune_command(sub: Any) -> None:
     s = sub.add_parser("tune", help="learn the fusion settings of this knowledge base from labeled or "
                                     "model-written questions and save them as its query defaults")
     g = s.add_mutually_exclusive_group(required=True)
@@ -448,6 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_tune)
 
+
+def _check_command(sub: Any) -> None:
     s = sub.add_parser("check", help="verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
                                      "on problems")
     s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
@@ -459,6 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_check)
 
+
+def _migrate_command(sub: Any) -> None:
     s = sub.add_parser("migrate", help="copy the knowledge base to another store (LanceDB <-> Milvus) "
                                        "without re-embedding")
     s.add_argument("dest", help="directory for the copy's settings (and its data, on LanceDB)")
@@ -466,6 +481,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress_flags(s)
     s.set_defaults(func=cmd_copy)
 
+
+def _serve_command(sub: Any) -> None:
     s = sub.add_parser("serve", help="serve the knowledge base(s) over HTTP: API, web page, MCP")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; another address "
                                                       "needs API keys or --insecure-no-auth)")
@@ -495,13 +512,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     s.set_defaults(func=cmd_serve)
 
+
+def _mcp_command(sub: Any) -> None:
     s = sub.add_parser("mcp", help="serve the knowledge base to an MCP client over stdio")
     s.add_argument("--allow-ingest", action="store_true", help="enable the add_documents tool")
     s.set_defaults(func=cmd_mcp)
 
+
+def _demo_command(sub: Any) -> None:
     s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
     s.set_defaults(func=cmd_demo)
 
+
+def _eval_command(sub: Any) -> None:
     s = sub.add_parser("eval", help="evaluate retrieval configurations on a BEIR-format dataset folder")
     s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     s.add_argument("--configs", default="bm25,dense,hybrid,hybrid-weighted",
@@ -520,12 +543,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress_flags(s)
     s.set_defaults(func=cmd_eval)
 
+
+def _compare_command(sub: Any) -> None:
     s = sub.add_parser("compare", help="compare two configs of an eval --out file query by query")
     s.add_argument("results")
     s.add_argument("a")
     s.add_argument("b")
     s.add_argument("--metrics", help="comma-separated (default: all in the file)")
     s.set_defaults(func=cmd_compare)
+
+
+#: each command's parser, in the order `ragsift --help` lists them
+COMMANDS = (_ingest_command, _query_command, _stats_command, _list_command, _delete_command, _optimize_command,
+            _tune_command, _check_command, _migrate_command, _serve_command, _mcp_command, _demo_command,
+            _eval_command, _compare_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
+    p.add_argument("--version", action="version", version=f"ragsift {__version__}")
+    p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log more: -v what each step does, -vv details (warnings such as a failed channel always)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(sub)
     return p
 
 

@@ -26,13 +26,25 @@ knowledge base runs that check whenever it makes settings.
 from __future__ import annotations
 
 import tomllib
+import warnings
+from collections.abc import Iterable
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Iterable, Optional
+from typing import Annotated, Any, ClassVar
 
 import tomli_w
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError,
-                      create_model, field_validator, model_validator)
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
@@ -78,7 +90,7 @@ class Strategy(StrEnum):
     SETTINGS = "settings"  # the channels, multi-hop mode and unit as set (default)
     HYBRID = "hybrid"  # one round of the query channels: no HyDE, no multi-hop
     HYDE = "hyde"  # one round, with the HyDE channels beside the query channels (needs llm)
-    MULTIHOP = "multihop"  # multi-hop (keywords, or llm when multihop = 'llm'), no HyDE
+    MULTIHOP = "multihop"  # multi-hop (keywords, or llm when multihop_mode = 'llm'), no HyDE
     COMBINED = "combined"  # HyDE on the question, multi-hop from what it found, parent expansion
     AUTO = "auto"  # chosen per question from cheap signals: hybrid, hyde (with llm) or multihop
 
@@ -104,21 +116,17 @@ class StoreKind(StrEnum):
     MILVUS = "milvus"
 
 
-class SmallIndexOption(StrEnum):
-    """What a knowledge base's small index holds besides its chunks (``ragsift.ingest.small_index``)."""
+class StoreFusion(StrEnum):
+    """Where dense and BM25 are fused on a store that can do it itself (Milvus)."""
 
-    CHUNKS = "chunks"
-    SENTENCES = "sentences"
-    KEYSENTENCES = "keysentences"
-    SUMMARIES = "summaries"
-    RAPTOR = "raptor"
-    KEYWORDS = "keywords"
-    ENTITIES = "entities"
-    PARENTS = "parents"
+    RAGSIFT = "ragsift"  # each channel deduplicated by unit, then fused by ragsift (default)
+    ENGINE = "engine"  # one hybrid search in the engine (RRFRanker / WeightedRanker over children)
 
 
 class EntryKind(StrEnum):
-    """The kind of a small-index entry, as stored; a query searches some of them (``index_kinds``)."""
+    """The kind of a small-index entry, as stored: what a knowledge base's small index holds
+    (``small_index``, fixed at creation; ``ragsift.ingest.small_index``) and what a query searches
+    (``index_kinds``)."""
 
     CHUNK = "chunk"
     SENTENCE = "sentence"
@@ -144,6 +152,17 @@ def shown_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     except ValueError:  # not a URL one can parse: shown as its scheme only
         return url.split("://", 1)[0] + "://***"
+
+
+#: the plural spellings ``small_index`` took before it shared ``EntryKind`` with ``index_kinds``
+#: (still read, in files and arguments)
+OLD_SMALL_INDEX = {"chunks": "chunk", "sentences": "sentence", "keysentences": "keys", "summaries": "summary",
+                   "parents": "parent"}
+
+
+def _entry_kinds(v: Any) -> Any:
+    v = _as_tuple(v)
+    return tuple(OLD_SMALL_INDEX.get(x, x) if isinstance(x, str) else x for x in v) if isinstance(v, tuple) else v
 
 
 def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
@@ -218,8 +237,9 @@ class IndexSettings(Group):
     analyzer: Str = DEFAULT_ANALYZER
     """The BM25 analyzer (the same at index and query time): ragsift-unicode-v2 (every script) or
     ragsift-zh-en-v1 (Chinese and ASCII words; what knowledge bases made before v2 keep)."""
-    small_index: Annotated[tuple[SmallIndexOption, ...], BeforeValidator(_as_tuple)] = (SmallIndexOption.CHUNKS,)
-    """What the small index holds: chunks (always) and more entries (summaries need llm)."""
+    small_index: Annotated[tuple[EntryKind, ...], BeforeValidator(_entry_kinds)] = (EntryKind.CHUNK,)
+    """What the small index holds: chunk (always) and more kinds of entries: sentence, keys (key
+    sentences), summary (needs llm_model), raptor, keywords, entities, parent."""
     raptor_levels: Int = Field(3, gt=0, le=10)
     """Levels of the RAPTOR summary tree."""
     extra_embedders: Names = ()
@@ -228,10 +248,10 @@ class IndexSettings(Group):
     """Learned sparse vectors (e5-sparse, splade-tiny, splade:<model>); the channel sparse searches them."""
 
     @model_validator(mode="after")
-    def _check(self) -> "IndexSettings":
-        if SmallIndexOption.CHUNKS not in self.small_index:
-            raise ValueError(f"small_index must include 'chunks' and may add "
-                             f"{', '.join(o.value for o in SmallIndexOption if o is not SmallIndexOption.CHUNKS)}; "
+    def _check(self) -> IndexSettings:
+        if EntryKind.CHUNK not in self.small_index:
+            raise ValueError(f"small_index must include 'chunk' and may add "
+                             f"{', '.join(o.value for o in EntryKind if o is not EntryKind.CHUNK)}; "
                              f"got {[o.value for o in self.small_index]}")
         if self.child_overlap_tokens >= self.child_tokens:
             raise ValueError("child_overlap_tokens must be >= 0 and smaller than child_tokens")
@@ -248,8 +268,8 @@ FIRST_ANALYZER = "ragsift-zh-en-v1"  # what a settings file without an analyzer 
 class StoreSettings(Group):
     """Where the index lives: the embedded LanceDB store in the directory, or a Milvus server."""
 
-    FLAT: ClassVar[dict[str, str]] = {"kind": "store", "uri": "store_uri", "name": "store_name",
-                                      "index": "store_index"}
+    FLAT: ClassVar[dict[str, str]] = {"kind": "store_kind", "uri": "store_uri", "name": "store_name",
+                                      "index": "store_index", "fusion": "store_fusion"}
     kind: StoreKind = StoreKind.LANCEDB
     """lancedb (embedded, default) or milvus."""
     uri: Str = ""
@@ -266,6 +286,10 @@ class StoreSettings(Group):
     optimize_every: Int = Field(20, ge=0, le=1_000_000)
     """LanceDB: commits between automatic clean-ups of old table versions (0: only
     ``ragsift optimize``)."""
+    fusion: StoreFusion = StoreFusion.RAGSIFT
+    """Milvus: where dense and BM25 are fused when a query runs both: ragsift (after deduplicating
+    each by unit, default) or engine (Milvus' own hybrid search over children, as the seed design
+    does; the channel engine_hybrid in the trace). A query may choose."""
 
 
 class EmbeddingSettings(Group):
@@ -356,8 +380,8 @@ class QuerySettings(Group):
     """Unit window: sentences on each side of the entry found."""
     merge_threshold: Float = Field(0.5, gt=0, le=1)
     """Unit auto: share of a section's chunks (or a document's sections) found that merges them."""
-    max_parents: Int = Field(4, gt=0, le=1_000)
-    """Most passages returned."""
+    max_passages: Int = Field(4, gt=0, le=1_000)
+    """Most passages returned (formerly max_parents, still read)."""
     token_budget: Int = Field(3000, gt=0, le=1_000_000)
     """Token budget for the returned passages."""
     channel_timeout_s: Seconds = 30.0
@@ -370,7 +394,7 @@ class QuerySettings(Group):
     """Most comparisons and logical operators in one metadata filter."""
 
     @model_validator(mode="after")
-    def _check(self) -> "QuerySettings":
+    def _check(self) -> QuerySettings:
         if self.unit is Unit.AUTO and set(self.index_kinds) != {EntryKind.CHUNK}:
             raise ValueError("auto-merging measures the share of a section's chunks that were found: "
                              "use it with index_kinds ['chunk']")
@@ -391,7 +415,7 @@ UNLISTED_WEIGHT = 0.5  # the weight of a channel that weighted fusion's ``weight
 class LLMSettings(Group):
     """The language model (optional) and its client."""
 
-    FLAT: ClassVar[dict[str, str]] = {"model": "llm", "base_url": "llm_base_url", "cache": "llm_cache",
+    FLAT: ClassVar[dict[str, str]] = {"model": "llm_model", "base_url": "llm_base_url", "cache": "llm_cache",
                                       "cache_max_entries": "llm_cache_max_entries",
                                       "cache_max_age_days": "llm_cache_max_age_days",
                                       "max_retries": "llm_max_retries", "max_concurrency": "llm_max_concurrency",
@@ -456,7 +480,7 @@ class TransformSettings(Group):
 class RerankSettings(Group):
     """The reranker of the top fused units."""
 
-    FLAT: ClassVar[dict[str, str]] = {"model": "rerank", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens",
+    FLAT: ClassVar[dict[str, str]] = {"model": "reranker", "top_n": "rerank_top_n", "max_tokens": "rerank_max_tokens",
                                       "base_url": "rerank_base_url"}
     OPERATOR: ClassVar[frozenset[str]] = frozenset({"base_url"})
     model: Str = ""
@@ -483,7 +507,7 @@ class RerankSettings(Group):
 class MultiHopSettings(Group):
     """Recursive retrieval: retrieve, read, ask the next question, stop when nothing new comes."""
 
-    FLAT: ClassVar[dict[str, str]] = {"mode": "multihop"}
+    FLAT: ClassVar[dict[str, str]] = {"mode": "multihop_mode"}
     mode: MultiHop = MultiHop.OFF
     """off, keywords (follow the documents that the question and the found passages name by title,
     else key terms) or llm (follow-ups by the model)."""
@@ -516,11 +540,28 @@ GROUPS: dict[str, type[Group]] = {
 }
 #: flat name -> (group, field)
 FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUPS.items() for f in cls.model_fields}
+#: earlier spellings of flat names, still read (a DeprecationWarning from code; silently from
+#: files): four were also the names of groups, one named passages "parents"
+DEPRECATED: dict[str, str] = {"max_parents": "max_passages", "llm": "llm_model", "rerank": "reranker",
+                              "multihop": "multihop_mode", "store": "store_kind"}
+
+
+def current_name(name: str, warn: bool = True) -> str:
+    """A flat name in its current spelling (an earlier one is mapped, with a DeprecationWarning
+    when ``warn``)."""
+    new = DEPRECATED.get(name)
+    if new is None:
+        return name
+    if warn:
+        warnings.warn(f"the setting {name!r} is now called {new!r}; {name!r} still works but will go",
+                      DeprecationWarning, stacklevel=4)
+    return new
 #: settings fixed when a knowledge base is created (flat names)
-INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store", "store_name", "store_index")
+INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store_kind", "store_name", "store_index")
 #: settings a single query may not change (flat names)
 NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + tuple(
-    g.flat_name(f) for g in (StoreSettings, EmbeddingSettings, IngestSettings) for f in g.model_fields)
+    g.flat_name(f) for g in (StoreSettings, EmbeddingSettings, IngestSettings) for f in g.model_fields
+    if g.flat_name(f) != "store_fusion")  # where a store fuses is how a query searches
 #: the operator's settings among the query-time ones (flat names): what the server calls, reads
 #: or writes (models, endpoints, cache files, prompts) and the limits it enforces. A Python
 #: caller owns the process and may change them per query; a caller of the server (HTTP, MCP) may
@@ -539,7 +580,7 @@ def refused_per_query(names: Iterable[str]) -> str | None:
     """Why a caller of the server may not set these settings per query (None: it may): index and
     store settings are fixed at creation; the operator's (models, endpoints, cache paths, prompts,
     limits) are set when the server starts."""
-    names = list(names)
+    names = [current_name(n, warn=False) for n in names]
     fixed = sorted(n for n in names if n in NOT_PER_QUERY)
     if fixed:
         return f"index settings cannot change per query: {', '.join(fixed)}"
@@ -551,31 +592,32 @@ def refused_per_query(names: Iterable[str]) -> str | None:
     return None
 
 
-def check_caller_overrides(overrides: dict[str, Any], settings: "Settings") -> None:
+def check_caller_overrides(overrides: dict[str, Any], settings: Settings) -> None:
     """Refuse per-query settings that a caller of the server may not choose (ConfigError naming
-    them, ``refused_per_query``). A caller may ask for ``rerank`` only as '' (off), 'llm-judge'
+    them, ``refused_per_query``). A caller may ask for ``reranker`` only as '' (off), 'llm-judge'
     (on the operator's language model) or the reranker the operator configured."""
     why = refused_per_query(overrides)
     if why:
         raise ConfigError(why)
-    asked = overrides.get("rerank")
+    asked = overrides.get("reranker")
     if asked is not None and asked not in CALLER_RERANKERS and asked != settings.rerank.model:
         allowed = [repr(r) for r in dict.fromkeys((*CALLER_RERANKERS, settings.rerank.model))]
-        raise ConfigError(f"rerank {asked!r}: a query may ask for {', '.join(allowed)}; other rerankers are "
+        raise ConfigError(f"reranker {asked!r}: a query may ask for {', '.join(allowed)}; other rerankers are "
                           "set by the server's operator")
 
 
-def _route(data: dict[str, Any]) -> dict[str, Any]:
+def _route(data: dict[str, Any], warn: bool = True) -> dict[str, Any]:
     """Flat names into their groups; groups given whole are kept (and flat names added to them).
-    A group and a flat name can share a name (``store``, ``llm``, ``rerank``, ``multihop``): a
-    table or a group object is the group, anything else the flat setting."""
+    Flat names are unique; four earlier spellings were also group names (``store``, ``llm``,
+    ``rerank``, ``multihop``): there a table or a group object is the group, anything else the
+    earlier flat name."""
     out: dict[str, Any] = {}
     flat: list[tuple[str, Any]] = []
     for key, value in data.items():
         if key in GROUPS and isinstance(value, (dict, Group)):
             out[key] = value.model_dump() if isinstance(value, Group) else dict(value)
-        elif key in FLAT:
-            flat.append((key, value))
+        elif key in FLAT or key in DEPRECATED:
+            flat.append((current_name(key, warn), value))
         else:
             out[key] = value  # unknown: rejected by the model, named in the error
     for key, value in flat:
@@ -594,15 +636,16 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    index: IndexSettings = Field(default_factory=IndexSettings)
-    store: StoreSettings = Field(default_factory=StoreSettings)
-    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
-    ingest: IngestSettings = Field(default_factory=IngestSettings)
-    query: QuerySettings = Field(default_factory=QuerySettings)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
-    transforms: TransformSettings = Field(default_factory=TransformSettings)
-    rerank: RerankSettings = Field(default_factory=RerankSettings)
-    multihop: MultiHopSettings = Field(default_factory=MultiHopSettings)
+    # the ignores below: pydantic's Field stubs reject these group classes as default_factory
+    index: IndexSettings = Field(default_factory=IndexSettings)  # type: ignore[arg-type]
+    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
+    ingest: IngestSettings = Field(default_factory=IngestSettings)  # type: ignore[arg-type]
+    query: QuerySettings = Field(default_factory=QuerySettings)  # type: ignore[arg-type]
+    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
+    transforms: TransformSettings = Field(default_factory=TransformSettings)  # type: ignore[arg-type]
+    rerank: RerankSettings = Field(default_factory=RerankSettings)  # type: ignore[arg-type]
+    multihop: MultiHopSettings = Field(default_factory=MultiHopSettings)  # type: ignore[arg-type]
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -616,25 +659,26 @@ class Settings(BaseModel):
         return _route(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
-    def _across_groups(self) -> "Settings":
+    def _across_groups(self) -> Settings:
         needs = []
         if self.transforms.rewrite:
             needs.append("rewrite")
         if self.rerank.model == "llm-judge":
-            needs.append("rerank = 'llm-judge'")
+            needs.append("reranker = 'llm-judge'")
         if self.multihop.mode is MultiHop.LLM:
-            needs.append("multihop = 'llm'")
+            needs.append("multihop_mode = 'llm'")
         if self.query.strategy in (Strategy.HYDE, Strategy.COMBINED):
             needs.append(f"strategy = '{self.query.strategy}'")
         if needs and not self.llm.model:
-            raise ValueError(f"{', '.join(needs)} needs a language model: set llm to "
+            raise ValueError(f"{', '.join(needs)} needs a language model: set llm_model to "
                              "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
-        if self.index.embed_prefixes is not EmbedPrefixes.NONE and not self.index.embedder.startswith(("openai:", "st:")):
+        prefixed = self.index.embedder.startswith(("openai:", "st:"))
+        if self.index.embed_prefixes is not EmbedPrefixes.NONE and not prefixed:
             raise ValueError(f"embed_prefixes applies to openai:<model> and st:<model> embedders; "
                              f"{self.index.embedder} adds its own")
-        if SmallIndexOption.SUMMARIES in self.index.small_index and not self.llm.model:
-            raise ValueError("small_index 'summaries' needs a language model (llm) at ingest; "
-                             "'keysentences' is the extractive index that needs none")
+        if EntryKind.SUMMARY in self.index.small_index and not self.llm.model:
+            raise ValueError("small_index 'summary' needs a language model (llm_model) at ingest; "
+                             "'keys' (key sentences) is the extractive index that needs none")
         return self
 
     # ------------------------------------------------------------------ reading
@@ -648,6 +692,7 @@ class Settings(BaseModel):
 
     def get(self, flat_name: str) -> Any:
         """A setting by its flat name."""
+        flat_name = current_name(flat_name)
         if flat_name not in FLAT:
             raise ConfigError(f"unknown setting {flat_name!r}")
         group, field = FLAT[flat_name]
@@ -669,9 +714,9 @@ class Settings(BaseModel):
         return {k: flat[k] for k in INDEX_KEYS}
 
     # ------------------------------------------------------------------ changing
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         """A copy with settings changed by flat name (``None`` leaves a setting as it is)."""
-        changes = {k: v for k, v in changes.items() if v is not None}
+        changes = {current_name(k): v for k, v in changes.items() if v is not None}
         if not changes:
             return self
         unknown = sorted(set(changes) - set(FLAT))
@@ -684,7 +729,7 @@ class Settings(BaseModel):
         return Settings.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Settings":
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
         """Settings from a grouped or a flat mapping (an old flat ``ragsift.toml``)."""
         if not isinstance(data, dict):
             raise ConfigError(f"settings must be a mapping, not {type(data).__name__}")
@@ -704,7 +749,7 @@ class Settings(BaseModel):
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> "Settings":
+    def load(cls, path: Path) -> Settings:
         """Read ``ragsift.toml``: grouped tables, or the flat form of earlier versions."""
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -713,6 +758,10 @@ class Settings(BaseModel):
         index = data.get("index", data) if isinstance(data.get("index"), dict) else data
         if "analyzer" not in index:  # written before analyzers had versions: made with the first
             index["analyzer"] = FIRST_ANALYZER
+        if isinstance(data.get("query"), dict) and "max_parents" in data["query"]:  # the earlier spelling
+            data["query"]["max_passages"] = data["query"].pop("max_parents")
+        if not isinstance(data.get("index"), dict):  # the flat form: earlier spellings read silently
+            data = _route(data, warn=False)
         try:
             return cls.from_dict(data)
         except ConfigError as e:
@@ -739,10 +788,12 @@ def _query_model() -> type[BaseModel]:
     global _QUERY_MODEL
     if _QUERY_MODEL is None:
         fields: dict[str, Any] = {}
+        old = {new: o for o, new in DEPRECATED.items()}
         for name in CALLER_KEYS:
             info = Settings.field_info(name)
-            typ = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
-            fields[name] = (Optional[typ], Field(None, description=info.description))  # noqa: UP007
+            typ: Any = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+            alias = AliasChoices(name, old[name]) if name in old else None  # the earlier spelling still read
+            fields[name] = (typ | None, Field(None, description=info.description, validation_alias=alias))
         _QUERY_MODEL = create_model("QueryOverrides", __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
                                     **fields)
     return _QUERY_MODEL

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ragsift.types import IngestReport, Result
 
@@ -20,7 +21,7 @@ def progress_factory(enabled: bool, unit: str = "chunk") -> ProgressFactory | No
         return None
     from tqdm import tqdm
 
-    def make(total: int, desc: str):
+    def make(total: int | None, desc: str):
         return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True)
     return make
 
@@ -72,7 +73,8 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
     hyde = t.transforms.get("hyde")
     if hyde:
         for i, h in enumerate(hyde["hypotheses"]):
-            out.append(f"  HyDE hypothesis {i + 1} ({hyde['mode']}): " + textwrap.shorten(h, width if show_trace else 200))
+            out.append(f"  HyDE hypothesis {i + 1} ({hyde['mode']}): "
+                       + textwrap.shorten(h, width if show_trace else 200))
         for e in hyde["errors"]:
             out.append(f"  HyDE error: {e}")
     mq = t.transforms.get("multi_query")

@@ -60,6 +60,9 @@ class Child:
     text: str
     tokens: int
     kind: str = "chunk"
+    #: the entry whose vectors this one takes instead of its own ("" for its own): keyword and
+    #: entity entries are found by their words and share their chunk's vectors (not stored)
+    shares: str = ""
 
 
 @dataclass(frozen=True)

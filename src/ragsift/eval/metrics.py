@@ -19,7 +19,7 @@ Scores are means over queries. ``tests/test_metrics.py`` checks them against ran
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 Run = Mapping[str, Sequence[str]]  # query id -> ranked doc ids
 Qrels = Mapping[str, Mapping[str, int]]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ragsift.console import progress_factory
 from ragsift.errors import RagsiftError

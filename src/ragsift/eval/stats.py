@@ -8,8 +8,8 @@ extreme as the observed one, ``(count + 1) / (resamples + 1)``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

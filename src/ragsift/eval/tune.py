@@ -19,8 +19,9 @@ import itertools
 import random
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from ragsift.retrieve.fusion import fuse
 from ragsift.text.lang import detect_language
 from ragsift.text.prompts import answer_lines, get_prompt
 from ragsift.text.tokens import cut_to_tokens
+
+if TYPE_CHECKING:
+    from ragsift.types import Parent
 
 DEPTHS = (50, 100)
 RRF_K = (10, 20, 40, 60, 100)
@@ -101,7 +105,7 @@ def capture(kb, questions: Sequence[Question], depths: Sequence[int] = DEPTHS) -
     for depth in depths:
         rows = []
         for q in questions:
-            r = kb.search_round(q.text, channel_depth=depth, multihop="off", rerank="")
+            r = kb.search(q.text, channel_depth=depth, strategy="settings", multihop_mode="off", reranker="")
             doc_of = {r.unit.key(f.hit): f.hit.doc_id for f in r.found.values()}
             rows.append(Captured({c: list(v) for c, v in r.rankings.items()}, doc_of, dict(r.cross_language)))
         out[depth] = rows
@@ -132,7 +136,8 @@ def tune(kb, questions: Sequence[Question], *, source: str, apply: bool = True,
          progress: Callable[[str], None] | None = None) -> TuneReport:
     """Choose on the even-positioned questions, validate on the odd ones, save when not worse."""
     if len(questions) < 10:
-        raise RagsiftError(f"tuning needs at least 10 questions with answers in the knowledge base; got {len(questions)}")
+        raise RagsiftError("tuning needs at least 10 questions with answers in the knowledge base; "
+                           f"got {len(questions)}")
     t0 = time.perf_counter()
     current = current_setting(kb)
     depths = sorted(set(DEPTHS) | {current["channel_depth"]})
@@ -163,7 +168,8 @@ def tune(kb, questions: Sequence[Question], *, source: str, apply: bool = True,
                         time.perf_counter() - t0)
     if applied:
         note = (f"ragsift tune on {len(questions)} {'labeled' if source == 'labels' else 'generated'} questions, "
-                f"{time.strftime('%Y-%m-%d')}: held-out nDCG@10 {validation['current']:.3f} -> {validation['chosen']:.3f}")
+                f"{time.strftime('%Y-%m-%d')}: held-out nDCG@10 {validation['current']:.3f} -> "
+                f"{validation['chosen']:.3f}")
         kb.set_defaults(**{k: v for k, v in best.items() if k != "weights" or best["fusion"] == "weighted"},
                         tuned_by=note)
     return report
@@ -190,12 +196,13 @@ def generated_questions(kb, n: int, *, seed: int = 0, max_tokens: int = 300,
     llm = llm_for(kb.settings.llm)
     docs = sorted(kb.documents())
     rng = random.Random(seed)
-    parents = []
+    parents: list[Parent] = []
     for part in range(0, len(docs), 200):
         for ps in kb.store.get_document_parents(docs[part:part + 200]).values():
             parents.extend(sp.parent for sp in ps if sp.parent.text.strip())
     rng.shuffle(parents)
-    out, log = [], []
+    out: list[Question] = []
+    log: list[dict[str, Any]] = []
     for p in parents:
         if len(out) >= n:
             break

@@ -16,18 +16,21 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, cast
 
+from ragsift.errors import ConfigError
+from ragsift.registry import Registry
 from ragsift.text.clean import clean_str
 from ragsift.types import Document, Skipped
 
 log = logging.getLogger(__name__)
 
-SUPPORTED = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html",
-             ".htm": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+#: loaders by suffix: ``loader(data, source, limits) -> LoadResult`` (registered at the end of the module)
+LOADERS: Registry[LoadResult] = Registry("file type", ConfigError)
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # the default of the setting max_file_mb
 MAX_FRONT_MATTER = 64 * 1024  # characters of YAML front matter read as metadata
@@ -96,7 +99,10 @@ class LoadResult:
     skipped: list[Skipped] = field(default_factory=list)
 
     def add(self, item: Document | Skipped) -> None:
-        (self.skipped if isinstance(item, Skipped) else self.documents).append(item)
+        if isinstance(item, Skipped):
+            self.skipped.append(item)
+        else:
+            self.documents.append(item)
 
 
 def sha256(data: bytes) -> str:
@@ -159,21 +165,23 @@ def _not_a_file(path: Path) -> str | None:
 
 
 def load_file(path: Path, source: str, limits: LoadLimits | int = MAX_FILE_BYTES) -> LoadResult:
-    """Load one file; ``source`` is its stable name (path relative to the ingest root).
-    ``limits``: what reading it may cost (an int: the most bytes, other limits their defaults)."""
+    """Load one file with the loader ``LOADERS`` registers for its suffix; ``source`` is its stable
+    name (path relative to the ingest root). ``limits``: what reading it may cost (an int: the most
+    bytes, other limits their defaults)."""
     if isinstance(limits, int):
         limits = LoadLimits(max_bytes=limits)
     max_bytes = limits.max_bytes
     res = LoadResult()
-    fmt = SUPPORTED.get(path.suffix.lower())
-    if fmt is None:
+    suffix = path.suffix.lower()
+    if suffix not in LOADERS:
         res.skipped.append(Skipped(source, f"unsupported file type {path.suffix or '(none)'!r}; "
-                                           f"supported: {', '.join(sorted(set(SUPPORTED)))}"))
+                                           f"supported: {', '.join(sorted(LOADERS.names()))}"))
         return res
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            res.skipped.append(Skipped(source, f"file too large ({size} bytes; limit {max_bytes}, setting max_file_mb)"))
+            res.skipped.append(Skipped(source, f"file too large ({size} bytes; limit {max_bytes}, "
+                                               "setting max_file_mb)"))
             return res
         data = path.read_bytes()
     except OSError as e:
@@ -182,36 +190,55 @@ def load_file(path: Path, source: str, limits: LoadLimits | int = MAX_FILE_BYTES
     if not data.strip():
         res.skipped.append(Skipped(source, "empty file"))
         return res
-    if fmt == "pdf":
-        try:
-            return _load_pdf(data, source, Budget(limits, packed_bytes=len(data)))
-        except OverLimit as e:
-            res.skipped.append(Skipped(source, f"PDF {e}; skipped"))
-            return res
+    return LOADERS.make(suffix, data, source, limits)
+
+
+def _pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    try:
+        return _load_pdf(data, source, Budget(limits, packed_bytes=len(data)))
+    except OverLimit as e:
+        return LoadResult(skipped=[Skipped(source, f"PDF {e}; skipped")])
+
+
+def _text_of(data: bytes, source: str) -> tuple[str | None, LoadResult]:
+    """A text file's text, or (None and) why it is skipped."""
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        res.skipped.append(Skipped(source, "binary content (NUL bytes) in a text file"))
-        return res
+        return None, LoadResult(skipped=[Skipped(source, "binary content (NUL bytes) in a text file")])
     text, err = decode_text(data)
     if text is None:
-        res.skipped.append(Skipped(source, err or "undecodable"))
+        return None, LoadResult(skipped=[Skipped(source, err or "undecodable")])
+    return text, LoadResult()
+
+
+def _jsonl(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    text, res = _text_of(data, source)
+    return res if text is None else load_jsonl(text, source)
+
+
+def _text_format(fmt: str) -> Callable[[bytes, str, LoadLimits], LoadResult]:
+    """The loader of a text format: Markdown (front matter as metadata, the first heading as the
+    title), HTML (its headings kept), plain text (its file name as the title)."""
+
+    def load(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+        text, res = _text_of(data, source)
+        if text is None:
+            return res
+        meta: dict[str, Any] = {}
+        if fmt == "md":
+            meta, text = split_front_matter(text)
+            title = _first_heading(text) or Path(source).stem
+        elif fmt == "html":
+            title, text = html_to_text(text)
+            title = title or _first_heading(text) or Path(source).stem
+        else:
+            title = Path(source).stem
+        if not text.strip():
+            res.skipped.append(Skipped(source, "no text content"))
+            return res
+        res.documents.append(Document(doc_id_for(source), source, title, normalize_text(text),
+                                      sha256(data), fmt, meta))
         return res
-    if fmt == "jsonl":
-        return load_jsonl(text, source)
-    meta: dict[str, Any] = {}
-    if fmt == "md":
-        meta, text = split_front_matter(text)
-        title = _first_heading(text) or Path(source).stem
-    elif fmt == "html":
-        title, text = html_to_text(text)
-        title = title or _first_heading(text) or Path(source).stem
-    else:
-        title = Path(source).stem
-    if not text.strip():
-        res.skipped.append(Skipped(source, "no text content"))
-        return res
-    res.documents.append(Document(doc_id_for(source), source, title, normalize_text(text),
-                                  sha256(data), fmt, meta))
-    return res
+    return load
 
 
 def decode_text(data: bytes) -> tuple[str | None, str | None]:
@@ -412,8 +439,8 @@ def _load_pdf(data: bytes, source: str, budget: Budget) -> LoadResult:
         res.skipped.append(Skipped(source, f"unreadable PDF ({type(e).__name__}): {e}"))
         return res
     paragraphs = []
-    for page in pages:
-        paragraphs.extend(_pdf_paragraphs(page))
+    for page_text in pages:
+        paragraphs.extend(_pdf_paragraphs(page_text))
     text = "\n\n".join(paragraphs)
     if not text.strip():
         res.skipped.append(Skipped(source, "PDF has no extractable text (scanned images need OCR first)"))
@@ -489,7 +516,8 @@ def as_record(obj: Any) -> Any:
     if isinstance(obj, Document):
         return {"id": obj.doc_id, "text": obj.text, "title": obj.title, "source": obj.source,
                 "metadata": obj.metadata}
-    text = next((getattr(obj, a) for a in ("text", "page_content", "content") if isinstance(getattr(obj, a, None), str)),
+    text = next((getattr(obj, a) for a in ("text", "page_content", "content")
+                 if isinstance(getattr(obj, a, None), str)),
                 None)
     if text is None:
         return obj
@@ -531,9 +559,16 @@ def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str 
         return Skipped(where, "empty text")
     meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     try:
-        meta = clean_metadata(meta)
+        meta = clean_metadata(cast("dict[str, Any]", meta))  # a dict: checked above
     except ValueError as e:
         return Skipped(where, str(e))
     body = normalize_text(body)
     payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True, default=str).encode()
     return Document(rid, source, title, body, sha256(payload), fmt, meta)
+
+
+for _suffix, _fmt in ((".md", "md"), (".markdown", "md"), (".txt", "txt"), (".text", "txt"), (".html", "html"),
+                      (".htm", "html")):
+    LOADERS.add(_suffix, _text_format(_fmt))
+LOADERS.add(".pdf", _pdf)
+LOADERS.add(".jsonl", _jsonl)

@@ -28,19 +28,20 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ragsift.config import EntryKind, Settings, SmallIndexOption
+from ragsift.config import EntryKind, Settings
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens, cut_to_tokens
 from ragsift.types import SYNTHETIC_POSITION, Child, Document, Parent
 
 log = logging.getLogger(__name__)
 
-# one per chunk, child id = chunk id + one letter, the chunk's vectors
+# one per chunk, found by its words: it shares its chunk's vectors (``Child.shares``)
 DERIVED_KINDS = (EntryKind.KEYWORDS, EntryKind.ENTITIES)
 KEY_SENTENCES = 3
 KEYWORDS = 10  # key words and phrases per chunk
@@ -189,10 +190,10 @@ class SmallIndex:
 
     def __init__(self, settings: Settings, summarize: Callable[[list[str]], str]) -> None:
         opts = set(settings.index.small_index)
-        self.sentences, self.keys = SmallIndexOption.SENTENCES in opts, SmallIndexOption.KEYSENTENCES in opts
-        self.summaries, self.raptor = SmallIndexOption.SUMMARIES in opts, SmallIndexOption.RAPTOR in opts
-        self.keywords, self.entities = SmallIndexOption.KEYWORDS in opts, SmallIndexOption.ENTITIES in opts
-        self.parents_too = SmallIndexOption.PARENTS in opts
+        self.sentences, self.keys = EntryKind.SENTENCE in opts, EntryKind.KEYS in opts
+        self.summaries, self.raptor = EntryKind.SUMMARY in opts, EntryKind.RAPTOR in opts
+        self.keywords, self.entities = EntryKind.KEYWORDS in opts, EntryKind.ENTITIES in opts
+        self.parents_too = EntryKind.PARENT in opts
         self.levels = settings.index.raptor_levels
         self.summarize = summarize
         self.parents = 0  # summary parents made (raptor)
@@ -207,10 +208,10 @@ class SmallIndex:
             for c in chunks:
                 if self.keywords and (words := keywords(c.text, KEYWORDS)):
                     out.append(replace(c, child_id=c.child_id + "w", text=", ".join(w for w, _ in words),
-                                       kind="keywords"))
+                                       kind="keywords", shares=c.child_id))
                 if self.entities and (names := entities(c.text)):
                     out.append(replace(c, child_id=c.child_id + "n", text=", ".join(n for n, _ in names),
-                                       kind="entities"))
+                                       kind="entities", shares=c.child_id))
         for p in parents:
             if self.parents_too and p.text.strip():  # the big beside the small: the whole section, embedded
                 out.append(whole_parent_entry(p, p.text, "parent", "P"))
@@ -225,7 +226,8 @@ class SmallIndex:
         self.entries += len(out)
         return out
 
-    def tree(self, doc: Document, parents: Sequence[Parent], indexed: Sequence[Any], embedder) -> tuple[list[Parent], list[Any]]:
+    def tree(self, doc: Document, parents: Sequence[Parent], indexed: Sequence[Any],
+             embedder: Any) -> tuple[list[Parent], list[Any]]:
         """The document's RAPTOR tree over its chunk entries (IndexedChild); returns the summary
         parents and their entries, as IndexedChild with vectors (terms are left to the caller)."""
         from ragsift.store.base import IndexedChild

@@ -39,6 +39,6 @@ def query_args(k: int | None, filter: dict[str, Any] | None, settings: dict[str,
     f = per_call.pop("filter", None) or filter
     call = {**(per_call.pop("settings", None) or {}), **per_call}
     s = {**(settings or {}), **call}
-    if k is not None and "max_parents" not in call:
-        s["max_parents"] = k
+    if k is not None and "max_passages" not in call and "max_parents" not in call:
+        s["max_passages"] = k
     return f, s

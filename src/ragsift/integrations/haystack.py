@@ -41,7 +41,7 @@ class RagsiftRetriever:
                                settings=self.settings)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RagsiftRetriever":
+    def from_dict(cls, data: dict[str, Any]) -> RagsiftRetriever:
         return default_from_dict(cls, data)
 
     @component.output_types(documents=list[Document])

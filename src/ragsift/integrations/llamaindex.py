@@ -38,7 +38,7 @@ class RagsiftRetriever(BaseRetriever):
         super().__init__(**kwargs)
         self.kb, self.k, self.filter, self.settings = kb, k, filter, dict(settings or {})
 
-    def with_options(self, filter: dict[str, Any] | None = None, **settings: Any) -> "RagsiftRetriever":
+    def with_options(self, filter: dict[str, Any] | None = None, **settings: Any) -> RagsiftRetriever:
         """A retriever like this one with another filter and more settings (for one call or a few)."""
         return RagsiftRetriever(self.kb, settings.pop("k", self.k), filter if filter is not None else self.filter,
                                 {**self.settings, **settings}, callback_manager=self.callback_manager)

@@ -18,22 +18,26 @@ from __future__ import annotations
 import os
 import queue
 import threading
-import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import resources
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
+from ragsift.cancel import Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ModelError
-from ragsift.models.registry import ModelRegistry
+from ragsift.models.retry import Transient, retried, transient_status
+from ragsift.registry import Registry
 
 
 class Embedder(Protocol):
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -220,7 +224,7 @@ class SentenceTransformerEmbedder:
             raise ModelError(f"cannot load sentence-transformers model {model!r}: {e}") from e
         self.name = f"st:{model}"
         dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(dim())
+        self.dim = int(dim())  # type: ignore[arg-type]  # sentence-transformers: None only for an unknown width
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
@@ -285,32 +289,24 @@ class EndpointEmbedder:
         return self._dim  # type: ignore[return-value]
 
     def _batch(self, texts: list[str]) -> np.ndarray:
-        t0 = time.monotonic()
-        errors: list[str] = []
-        for attempt in range(self.max_retries + 1):
-            left = self.timeout_s - (time.monotonic() - t0)
-            if left <= 0:
-                break
+        def attempt(left: float) -> np.ndarray:
             try:
                 resp = self._client.embeddings.create(model=self.model, input=texts, encoding_format="float",
                                                       timeout=left)
-                rows = sorted(resp.data, key=lambda d: d.index)
-                vecs = np.asarray([r.embedding for r in rows], np.float32)
+                vecs = np.asarray([r.embedding for r in sorted(resp.data, key=lambda d: d.index)], np.float32)
             except self._openai.APIStatusError as e:
-                errors.append(f"HTTP {e.status_code}")
-                if e.status_code != 429 and e.status_code < 500:
-                    raise ModelError(f"{self.name} at {self.where}: HTTP {e.status_code}: {e.message}") from None
+                if transient_status(e.status_code):
+                    raise Transient(f"HTTP {e.status_code}") from None
+                raise ModelError(f"{self.name} at {self.where}: HTTP {e.status_code}: {e.message}") from None
             except (self._openai.APIConnectionError, self._openai.APITimeoutError) as e:
-                errors.append(f"{type(e).__name__}: {e}")
+                raise Transient(f"{type(e).__name__}: {e}") from None
             except (self._openai.APIError, ValueError, TypeError, AttributeError) as e:
                 raise ModelError(f"{self.name} at {self.where}: not an embeddings answer ({e})") from None
-            else:
-                if vecs.ndim != 2 or len(vecs) != len(texts):
-                    raise ModelError(f"{self.name} at {self.where}: {len(vecs)} vectors for {len(texts)} texts")
-                return vecs
-            time.sleep(min(0.25 * 2 ** attempt, max(0.0, self.timeout_s - (time.monotonic() - t0))))
-        raise ModelError(f"{self.name} at {self.where}: failed after {len(errors)} attempt(s): "
-                         f"{'; '.join(errors) or 'out of time'}")
+            if vecs.ndim != 2 or len(vecs) != len(texts):
+                raise ModelError(f"{self.name} at {self.where}: {len(vecs)} vectors for {len(texts)} texts")
+            return vecs
+        return retried(attempt, deadline=Deadline(self.timeout_s), retries=self.max_retries,
+                       fail=lambda why: ModelError(f"{self.name} at {self.where}: {why}"))
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -335,7 +331,7 @@ class EndpointEmbedder:
         return self._embed(texts)
 
 
-EMBEDDERS: ModelRegistry[Embedder] = ModelRegistry("embedder", also=("openai:<model>",))
+EMBEDDERS: Registry[Embedder] = Registry("embedder", ModelError, also=("openai:<model>",))
 EMBEDDERS.add("e5-small", E5Small)
 EMBEDDERS.add("minilm", MiniLMOnnx)
 EMBEDDERS.add("use-multilingual", UniversalSentenceEncoder)

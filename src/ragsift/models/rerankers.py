@@ -14,18 +14,19 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from ragsift.cancel import Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ConfigError, ModelError
 from ragsift.models.llm import LLM
-from ragsift.models.registry import ModelRegistry
-from ragsift.text.prompts import get_prompt
+from ragsift.models.retry import Transient, retried, transient_status
+from ragsift.registry import Registry
 from ragsift.text.lang import detect_language
+from ragsift.text.prompts import get_prompt
 
 
 class Reranker(Protocol):
@@ -41,7 +42,8 @@ class CrossEncoderReranker:
         try:
             from sentence_transformers import CrossEncoder
         except ImportError:
-            raise ModelError("cross-encoder rerankers need sentence-transformers (pip install 'ragsift[hub]')") from None
+            raise ModelError("cross-encoder rerankers need sentence-transformers "
+                             "(pip install 'ragsift[hub]')") from None
         try:
             self._model = CrossEncoder(model, device="cpu")
         except Exception as e:  # hub errors come in many types
@@ -95,24 +97,22 @@ class EndpointReranker:
         headers = {"Content-Type": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
-        errors: list[str] = []
-        for attempt in range(self.max_retries + 1):
-            if deadline.expired:
-                break
+
+        def attempt(left: float) -> Any:
             req = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(req, timeout=max(0.05, min(deadline.remaining(), 3600.0))) as resp:
+                with urllib.request.urlopen(req, timeout=max(0.05, min(left, 3600.0))) as resp:
                     return json.loads(resp.read())
             except urllib.error.HTTPError as e:
-                errors.append(f"HTTP {e.code}")
-                if e.code != 429 and e.code < 500:
-                    raise ModelError(f"{self.name}: HTTP {e.code}: {e.read()[:200]!r}") from None
+                if transient_status(e.code):
+                    raise Transient(f"HTTP {e.code}") from None
+                raise ModelError(f"{self.name}: HTTP {e.code}: {e.read()[:200]!r}") from None
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as e:
-                errors.append(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
+                raise Transient(f"{type(e).__name__}: {getattr(e, 'reason', e)}") from None
             except json.JSONDecodeError:
                 raise ModelError(f"{self.name}: the answer is not JSON") from None
-            time.sleep(min(0.25 * 2 ** attempt, deadline.remaining()))
-        raise ModelError(f"{self.name}: failed: {'; '.join(errors) or 'out of time'}")
+        return retried(attempt, deadline=deadline, retries=self.max_retries,
+                       fail=lambda why: ModelError(f"{self.name}: {why}"))
 
     def score(self, question: str, passages: Sequence[str], deadline: Deadline) -> list[float]:
         if not passages:
@@ -133,7 +133,7 @@ class EndpointReranker:
         return [scores[i] for i in range(len(passages))]
 
 
-CROSS_ENCODERS: ModelRegistry[Reranker] = ModelRegistry("reranker", ConfigError)
+CROSS_ENCODERS: Registry[Reranker] = Registry("reranker", ConfigError)
 CROSS_ENCODERS.add_family("cross-encoder:", CrossEncoderReranker)
 
 

@@ -43,12 +43,12 @@ import struct
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
 from ragsift.errors import ConfigError, ModelError
-from ragsift.models.registry import ModelRegistry
+from ragsift.registry import Registry
 
 SparseVector = dict[int, float]
 
@@ -233,7 +233,8 @@ class _NumpyBertMLM:
         # weights pre-transposed and contiguous (x @ W is ~2x faster than x @ W.T here); q, k, v fused
         lin = {}
         for k in list(w):
-            if k.endswith(".weight") and w[k].ndim == 2 and not k.startswith(("embeddings.", "cls.predictions.decoder")):
+            decoder = k.startswith(("embeddings.", "cls.predictions.decoder"))
+            if k.endswith(".weight") and w[k].ndim == 2 and not decoder:
                 lin[k[:-7]] = (np.ascontiguousarray(w[k].T), w[k[:-7] + ".bias"])
         for i in range(self.layers):
             p = f"encoder.layer.{i}.attention.self."
@@ -265,7 +266,8 @@ class _NumpyBertMLM:
             p = f"encoder.layer.{i}."
             # (3, heads, n, dh), contiguous: 2-D matmuls per head run in BLAS; numpy's batched
             # matmul over transposed views was ~8x slower
-            qkv = np.ascontiguousarray(self._lin(x, p + "attention.self.qkv").reshape(n, 3, h, dh).transpose(1, 2, 0, 3))
+            qkv = self._lin(x, p + "attention.self.qkv").reshape(n, 3, h, dh)
+            qkv = np.ascontiguousarray(qkv.transpose(1, 2, 0, 3))
             ctx = np.empty((n, h * dh), np.float32)
             for j in range(h):
                 s = (qkv[0, j] @ qkv[1, j].T) * (1.0 / math.sqrt(dh))
@@ -364,7 +366,7 @@ class Splade(_Base):
 
     def tokens(self, vec: SparseVector) -> dict[str, float]:
         """A vector with token strings for keys: to read what the model expanded a text into."""
-        return {self._tok.id_to_token(k): v for k, v in vec.items()}
+        return {cast(str, self._tok.id_to_token(k)): v for k, v in vec.items()}  # ids of its own vocabulary
 
 
 class HFSplade(_Base):
@@ -425,7 +427,7 @@ class HFSplade(_Base):
         return out
 
 
-SPARSE_ENCODERS: ModelRegistry[SparseEncoder] = ModelRegistry("sparse encoder", ConfigError)
+SPARSE_ENCODERS: Registry[SparseEncoder] = Registry("sparse encoder", ConfigError)
 SPARSE_ENCODERS.add("e5-sparse", E5Sparse)
 SPARSE_ENCODERS.add("splade-tiny", Splade)
 SPARSE_ENCODERS.add_family("splade:", HFSplade)

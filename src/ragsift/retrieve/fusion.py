@@ -9,20 +9,23 @@ are deterministic.
   ``score(d) = sum over channels c of w_c / (k + rank_c(d))``, rank 1-based, ``k`` default 60,
   weights default 1. The score is a rank artefact: never threshold it.
 - Weighted score fusion: ``score(d) = sum_c w_c * norm_c(raw_c(d))``, a channel that did not
-  return ``d`` contributes 0; a channel ``weights`` does not name weighs ``unlisted``. ``norm`` is explicit: ``minmax`` maps a channel's scores to
-  [0, 1] (all-equal scores map to 1), ``zscore`` to (s - mean) / std, ``none`` leaves raw
-  scores (only sensible when channels share a scale).
+  return ``d`` contributes 0; a channel ``weights`` does not name weighs ``unlisted``. ``norm``
+  is explicit: ``minmax`` maps a channel's scores to [0, 1] (all-equal scores map to 1),
+  ``zscore`` to (s - mean) / std, ``none`` leaves raw scores (only sensible when channels share a
+  scale).
 
-Both take ``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
+The modes are registered in ``FUSIONS`` (a new one is a function and a registration). Both take
+``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
 hit in another language than the question's, ``cross_language_weight``).
 """
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ragsift.config import FusionMode, Normalization, parse_enum
 from ragsift.errors import ConfigError
+from ragsift.registry import Registry
 
 Ranking = Sequence[tuple[str, float]]
 
@@ -76,13 +79,29 @@ def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+#: fusion modes by name: ``fn(rankings, *, k, weights, normalization, discounts, unlisted)``
+FUSIONS: Registry[Callable[..., list[tuple[str, float]]]] = Registry("fusion mode", ConfigError)
+
+
+@FUSIONS.register(FusionMode.RRF.value)
+def _rrf_mode() -> Callable[..., list[tuple[str, float]]]:
+    # RRF votes equally (``weights`` are for weighted fusion)
+    return lambda rankings, *, k, discounts, **_: rrf(rankings, k, None, discounts)
+
+
+@FUSIONS.register(FusionMode.WEIGHTED.value)
+def _weighted_mode() -> Callable[..., list[tuple[str, float]]]:
+    return lambda rankings, *, weights, normalization, discounts, unlisted, **_: weighted(
+        rankings, weights or {}, normalization, discounts, unlisted)
+
+
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
          weights: Mapping[str, float] | None = None, normalization: str = "minmax",
          discounts: Discounts | None = None, unlisted: float = 0.0) -> list[tuple[str, float]]:
+    """Fuse channel rankings by a mode of ``FUSIONS``; one channel keeps its own order and raw scores."""
     m = parse_enum(FusionMode, mode, "fusion mode")
-    if len(rankings) == 1:  # one channel: its own order, its raw scores
+    if len(rankings) == 1:
         (ranking,) = rankings.values()
         return [(pid, float(s)) for pid, s in ranking]
-    if m is FusionMode.RRF:
-        return rrf(rankings, k, None, discounts)  # RRF votes equally (``weights`` are for weighted fusion)
-    return weighted(rankings, weights or {}, normalization, discounts, unlisted)
+    return FUSIONS.make(m.value)(rankings, k=k, weights=weights, normalization=normalization, discounts=discounts,
+                                 unlisted=unlisted)

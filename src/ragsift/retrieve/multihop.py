@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from ragsift.cancel import Deadline
@@ -49,8 +50,8 @@ from ragsift.config import MultiHop, Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLMError
 from ragsift.retrieve.channels import CHANNELS
+from ragsift.retrieve.found import Found, hits_by_unit
 from ragsift.retrieve.fusion import rrf
-from ragsift.retrieve.packing import Found, hits_by_unit
 from ragsift.retrieve.rerank import rerank
 from ragsift.retrieve.search import Searcher, SearchRound
 from ragsift.store.filters import Node
@@ -60,6 +61,30 @@ from ragsift.text.tokens import cut_to_tokens
 
 FOUND_IN_PROMPT = 3  # passages shown to the model when it writes the next query
 TOKENS_PER_PASSAGE = 120
+
+
+class Stop(StrEnum):
+    """Why a multi-hop search stopped (the module docstring says when each applies)."""
+
+    DEPTH = "depth"
+    REPEATED_QUERY = "repeated_query"
+    NOTHING_NEW = "nothing_new"
+    LOW_GAIN = "low_gain"
+    NO_FOLLOW_UP = "no_follow_up"
+    LLM_DONE = "llm_done"
+    LLM_ERROR = "llm_error"
+    LLM_BUDGET = "llm_budget"
+    TIME_BUDGET = "time_budget"
+    CANCELLED = "cancelled"
+
+
+class FollowUpKind(StrEnum):
+    """What a follow-up asks about."""
+
+    NAMED = "named"  # a document the question names by title (first hop)
+    LINK = "link"  # a document a passage found last names
+    TERM = "term"  # an entity or key term of the passages found last (keywords mode)
+    LLM = "llm"  # the model's query
 
 
 @dataclass
@@ -92,10 +117,36 @@ class FollowUp:
     """A follow-up: the query, what it asks about, and the documents it names."""
 
     query: str
-    kind: str  # named | link | term | llm
+    kind: FollowUpKind
     name: str
     docs: frozenset[str] = frozenset()
     anchor: str | None = None  # a link: the unit whose passage names the documents
+
+
+@dataclass
+class _State:
+    """A multi-hop search under way: the question's round, the hops so far, what was found and
+    read, and the follow-ups' rankings and links to merge at the end."""
+
+    t0: float
+    first: SearchRound
+    hops: list[Hop]
+    found: set[str]  # units found by any hop
+    found_docs: set[str]
+    last_read: list[tuple[str, str]]  # (unit, title and text) of what the last hop found
+    all_found: list[str]  # every text read so far
+    asked: set[str]  # normalized queries asked
+    spans: dict[str, dict[str, Any]]
+    entries: dict[str, Found]
+    provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # the follow-ups' rankings
+    weights: dict[str, float] = field(default_factory=dict)
+    question_names: list[tuple[str, list[str]]] = field(default_factory=list)
+    named: list[str] = field(default_factory=list)  # units of the documents the question names
+    linked: dict[str, list[str]] = field(default_factory=dict)  # unit -> units of the documents its passage names
+    llm_calls: int = 0
+    stop: Stop = Stop.DEPTH
+    error: str | None = None
 
 
 def _norm(q: str) -> str:
@@ -104,7 +155,7 @@ def _norm(q: str) -> str:
 
 def model_free_channels(s: Settings) -> list[str]:
     """The query's channels that need no language model (all of them if every one needs one)."""
-    free = [c for c in s.query.channels if not CHANNELS.get(c).needs_llm]
+    free = [c for c in s.query.channels if not CHANNELS.make(c).needs_llm]
     return free or list(s.query.channels)
 
 
@@ -117,7 +168,7 @@ class MultiHopSearch:
         self.deadline = deadline
         # each hop is a plain search; reranking, if any, runs once on the merged result; HyDE and
         # the other model channels run on the question only
-        self.first_settings = s.replace(multihop="off", rerank="")
+        self.first_settings = s.replace(multihop_mode="off", reranker="")
         self.hop_settings = self.first_settings.replace(channels=model_free_channels(s))
         self._hits: dict[int, tuple[SearchRound, dict[str, Any]]] = {}
 
@@ -159,18 +210,18 @@ class MultiHopSearch:
         if h == 1:  # documents the question names and the first search did not find
             for title, docs in question_names:
                 if not taken.intersection(docs) and len(out) < m.hop_queries:
-                    out.append(FollowUp(" ".join([title, *rest]), "named", title, frozenset(docs)))
+                    out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.NAMED, title, frozenset(docs)))
                     taken.update(docs)
         links = 0
         for unit, text in last_read:
             for title, docs in titles.documents_named([text], exclude=taken, limit=1):
-                out.append(FollowUp(" ".join([title, *rest]), "link", title, frozenset(docs), unit))
+                out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
             if links >= m.hop_queries:
                 break
         if not out and terms:
-            out = [FollowUp(" ".join([t, *rest]), "term", t)
+            out = [FollowUp(" ".join([t, *rest]), FollowUpKind.TERM, t)
                    for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
         return out
 
@@ -189,141 +240,170 @@ class MultiHopSearch:
         return lines[0]
 
     def run(self) -> SearchRound:
-        s, m, t0 = self.s, self.s.multihop, time.perf_counter()
-        first = self.searcher.search(self.question, self.first_settings, self.where, self.deadline)
+        st = self._start()
+        for h in range(1, self.s.multihop.hops_max):
+            stop = self._hop(st, h)
+            if stop is not None:
+                st.stop = stop
+                break
+        return self._finish(st)
+
+    def _start(self) -> _State:
+        """The question's own round (hop 0), and what the follow-ups start from."""
+        m, t0 = self.s.multihop, time.perf_counter()
+        first = self.searcher.round(self.question, self.first_settings, self.where, self.deadline)
         self.language = first.language
-        hops = [Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
-                    top=[[u for u, _ in first.ranked[: m.hop_top]]], channels=list(self.first_settings.query.channels))]
-        hops[0].new_units = hops[0].top[0]
-        rankings: dict[str, list[tuple[str, float]]] = {}  # the follow-ups' rankings
-        weights: dict[str, float] = {}
-        found: set[str] = set(hops[0].new_units)
-        found_docs = self._docs_of(first, hops[0].new_units)
-        last_read = self._read(first, hops[0].new_units)
-        all_found = [t for _, t in last_read]
-        asked = {_norm(self.question)}
-        spans = {pid: dict(v) for pid, v in first.spans.items()}
-        entries: dict[str, Found] = dict(first.found)
-        provenance: dict[str, list[dict[str, Any]]] = {}
-        self._provenance(provenance, first.ranked, 0, self.question)
+        hop0 = Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
+                   top=[[u for u, _ in first.ranked[: m.hop_top]]], channels=list(self.first_settings.query.channels))
+        hop0.new_units = hop0.top[0]
+        last_read = self._read(first, hop0.new_units)
+        st = _State(t0=t0, first=first, hops=[hop0], found=set(hop0.new_units),
+                    found_docs=self._docs_of(first, hop0.new_units), last_read=last_read,
+                    all_found=[t for _, t in last_read], asked={_norm(self.question)},
+                    spans={pid: dict(v) for pid, v in first.spans.items()}, entries=dict(first.found))
+        self._provenance(st.provenance, first.ranked, 0, self.question)
         # units of the documents the question names: those the first search found, now; the others
-        # when a follow-up finds them
-        # (more than hop_queries: those the first round found are not asked about)
-        question_names = self.searcher.titles().documents_named([self.question], limit=4 * m.hop_queries)
-        named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in question_names)
-                 if u is not None]
-        linked: dict[str, list[str]] = {}  # unit -> units of the documents its passage names
-        llm_calls, stop, error = 0, "depth", None
-        for h in range(1, m.hops_max):
-            t_hop = time.perf_counter()
-            if t_hop - t0 > m.hop_time_s:
-                stop = "time_budget"
-                break
-            if self.deadline is not None and self.deadline.expired:
-                stop = "cancelled"
-                break
-            llm = m.mode is MultiHop.LLM
-            follow = self._keyword_follow_ups(h, last_read, all_found, found_docs, question_names, terms=not llm)
-            if llm:
-                if llm_calls >= m.hop_llm_calls:
-                    stop = "llm_budget"
-                    break
-                llm_calls += 1
-                try:
-                    q = self._follow_up([t for _, t in last_read], Deadline(min(s.timeout("follow_up"),
-                                                                            max(0.1, m.hop_time_s - (t_hop - t0)))))
-                except RagsiftError as e:
-                    stop, error = "llm_error", f"{type(e).__name__}: {e}"
-                    break
-                if not q.strip().upper().startswith("DONE"):
-                    follow.append(FollowUp(q, "llm", q))
-                elif not follow:
-                    stop = "llm_done"
-                    break
-            if not follow:
-                stop = "no_follow_up"
-                break
-            follow = list({_norm(f.query): f for f in follow if _norm(f.query) not in asked}.values())
-            if not follow:
-                stop = "repeated_query"
-                break
-            queries = [f.query for f in follow]
-            asked.update(_norm(q) for q in queries)
-            hop = Hop(h, queries, "llm" if llm else "keywords",
-                      channels=list(self.hop_settings.query.channels))
-            hop.kinds, hop.names = [f.kind for f in follow], [f.name for f in follow]
-            results = [self.searcher.search(q, self.hop_settings, self.where, self.deadline) for q in queries]
-            # what each follow-up adds: a named or linked document's best unit; a term's or the
-            # model's query, its top hop_top units
-            adds: list[list[str]] = []
-            for f, r in zip(follow, results):
-                hop.top.append([u for u, _ in r.ranked[: m.hop_top]])
-                if f.docs:
-                    u = self._named_unit(r, f.docs, s.query.channel_depth)
-                    adds.append([u] if u is not None and u not in found else [])
-                else:
-                    adds.append([u for u in hop.top[-1] if u not in found])
-            new = list(dict.fromkeys(u for a in adds for u in a))
-            hop.new_units = new
-            hop.gain = len(new) / sum(1 if f.docs else m.hop_top for f in follow)
-            hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
-            hops.append(hop)
-            if not new:
-                hop.merged, stop = False, "nothing_new"
-                break
-            # a search for a named document is precise: what it adds is kept; searches by words
-            # (key terms, the model's query) are kept when together they bring enough new units, so
-            # a weak one cannot take a hop's links down with it
-            loose = [i for i, f in enumerate(follow) if not f.docs]
-            dropped: set[int] = set()
-            if loose and len({u for i in loose for u in adds[i]}) / (m.hop_top * len(loose)) < m.hop_min_gain:
-                dropped = set(loose)
-                hop.dropped = [follow[i].query for i in loose]
-                adds = [[] if i in loose else a for i, a in enumerate(adds)]
-                new = hop.new_units = list(dict.fromkeys(u for a in adds for u in a))
-                if not new:
-                    hop.merged, stop = False, "low_gain"
-                    break
-            for i, (f, r, a) in enumerate(zip(follow, results, adds)):
-                if i in dropped:
-                    continue
-                if f.kind == "named":
-                    named += [u for u in a if u not in named]
-                elif f.kind == "link" and f.anchor is not None:
-                    linked.setdefault(f.anchor, []).extend(a)
-                else:
-                    # a follow-up adds what is new: units found before keep that credit only, so a
-                    # follow-up that repeats them cannot push out the new ones; and only its top
-                    # hop_top count (deeper, its noise adds up)
-                    rankings[f"hop{h}.{i}"] = [(u, v) for u, v in r.ranked[: m.hop_top] if u in a]
-                    weights[f"hop{h}.{i}"] = (1.0 - 0.01 * i) / h  # earlier hops first, then the order asked
-                self._provenance(provenance, r.ranked, h, f.query)
-                for pid, sp in r.spans.items():
-                    mine = spans.setdefault(pid, {})
-                    for cid, v in sp.items():
-                        mine.setdefault(cid, v)
-                for cid, v in r.found.items():
-                    entries.setdefault(cid, v)
-            found.update(new)
-            # read what this hop found: its new units, best first across its queries
-            last_read = []
-            for r, a in zip(results, adds):
-                last_read += self._read(r, [u for u in new if u in a])
-                found_docs |= self._docs_of(r, a)
-            all_found += [t for _, t in last_read]
-        merged = with_links(merge_hops(first.ranked, rankings, weights, m.hop_protect, s.query.rrf_k), named, linked,
-                            s.query.rrf_k)
+        # when a follow-up finds them (more than hop_queries: those the first round found are not asked about)
+        st.question_names = self.searcher.titles().documents_named([self.question], limit=4 * m.hop_queries)
+        st.named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in st.question_names)
+                    if u is not None]
+        return st
+
+    def _hop(self, st: _State, h: int) -> Stop | None:
+        """One hop: its follow-ups asked, what they add kept; why the search stops, if it does."""
+        m, t_hop = self.s.multihop, time.perf_counter()
+        if t_hop - st.t0 > m.hop_time_s:
+            return Stop.TIME_BUDGET
+        if self.deadline is not None and self.deadline.expired:
+            return Stop.CANCELLED
+        follow_or_stop = self._follow_ups(st, h, t_hop)
+        if isinstance(follow_or_stop, Stop):
+            return follow_or_stop
+        follow = list({_norm(f.query): f for f in follow_or_stop if _norm(f.query) not in st.asked}.values())
+        if not follow:
+            return Stop.REPEATED_QUERY
+        queries = [f.query for f in follow]
+        st.asked.update(_norm(q) for q in queries)
+        hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords",
+                  channels=list(self.hop_settings.query.channels))
+        hop.kinds, hop.names = [f.kind.value for f in follow], [f.name for f in follow]
+        results = [self.searcher.round(q, self.hop_settings, self.where, self.deadline) for q in queries]
+        adds = self._adds(st, follow, results, hop)
+        hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
+        st.hops.append(hop)
+        if not hop.new_units:
+            hop.merged = False
+            return Stop.NOTHING_NEW
+        dropped = self._drop_weak(follow, adds, hop)
+        if not hop.new_units:
+            hop.merged = False
+            return Stop.LOW_GAIN
+        self._keep(st, h, follow, results, adds, dropped)
+        return None
+
+    def _follow_ups(self, st: _State, h: int, t_hop: float) -> list[FollowUp] | Stop:
+        """This hop's follow-ups: by name, and in llm mode the model's query (or why it stops)."""
+        m = self.s.multihop
+        llm = m.mode is MultiHop.LLM
+        follow = self._keyword_follow_ups(h, st.last_read, st.all_found, st.found_docs, st.question_names,
+                                          terms=not llm)
+        if llm:
+            if st.llm_calls >= m.hop_llm_calls:
+                return Stop.LLM_BUDGET
+            st.llm_calls += 1
+            try:
+                left = max(0.1, m.hop_time_s - (t_hop - st.t0))
+                q = self._follow_up([t for _, t in st.last_read], Deadline(min(self.s.timeout("follow_up"), left)))
+            except RagsiftError as e:
+                st.error = f"{type(e).__name__}: {e}"
+                return Stop.LLM_ERROR
+            if not q.strip().upper().startswith("DONE"):
+                follow.append(FollowUp(q, FollowUpKind.LLM, q))
+            elif not follow:
+                return Stop.LLM_DONE
+        return follow if follow else Stop.NO_FOLLOW_UP
+
+    def _adds(self, st: _State, follow: list[FollowUp], results: list[SearchRound], hop: Hop) -> list[list[str]]:
+        """What each follow-up adds: a named or linked document's best unit; a term's or the
+        model's query, its top hop_top units. Sets the hop's top, new units and gain."""
+        m = self.s.multihop
+        adds: list[list[str]] = []
+        for f, r in zip(follow, results):
+            hop.top.append([u for u, _ in r.ranked[: m.hop_top]])
+            if f.docs:
+                u = self._named_unit(r, f.docs, self.s.query.channel_depth)
+                adds.append([u] if u is not None and u not in st.found else [])
+            else:
+                adds.append([u for u in hop.top[-1] if u not in st.found])
+        hop.new_units = list(dict.fromkeys(u for a in adds for u in a))
+        hop.gain = len(hop.new_units) / sum(1 if f.docs else m.hop_top for f in follow)
+        return adds
+
+    def _drop_weak(self, follow: list[FollowUp], adds: list[list[str]], hop: Hop) -> set[int]:
+        """A search for a named document is precise: what it adds is kept; searches by words (key
+        terms, the model's query) are kept when together they bring enough new units, so a weak
+        one cannot take a hop's links down with it. Returns the follow-ups dropped (their adds
+        emptied in place, the hop's new units recounted)."""
+        m = self.s.multihop
+        loose = [i for i, f in enumerate(follow) if not f.docs]
+        if not loose or len({u for i in loose for u in adds[i]}) / (m.hop_top * len(loose)) >= m.hop_min_gain:
+            return set()
+        hop.dropped = [follow[i].query for i in loose]
+        for i in loose:
+            adds[i] = []
+        hop.new_units = list(dict.fromkeys(u for a in adds for u in a))
+        return set(loose)
+
+    def _keep(self, st: _State, h: int, follow: list[FollowUp], results: list[SearchRound], adds: list[list[str]],
+              dropped: set[int]) -> None:
+        """What a hop's kept follow-ups found joins the search: named and linked units in their
+        places, the others as rankings fused after the question's; then what it found is read."""
+        m = self.s.multihop
+        for i, (f, r, a) in enumerate(zip(follow, results, adds)):
+            if i in dropped:
+                continue
+            if f.kind is FollowUpKind.NAMED:
+                st.named += [u for u in a if u not in st.named]
+            elif f.kind is FollowUpKind.LINK and f.anchor is not None:
+                st.linked.setdefault(f.anchor, []).extend(a)
+            else:
+                # a follow-up adds what is new: units found before keep that credit only, so a
+                # follow-up that repeats them cannot push out the new ones; and only its top
+                # hop_top count (deeper, its noise adds up)
+                st.rankings[f"hop{h}.{i}"] = [(u, v) for u, v in r.ranked[: m.hop_top] if u in a]
+                st.weights[f"hop{h}.{i}"] = (1.0 - 0.01 * i) / h  # earlier hops first, then the order asked
+            self._provenance(st.provenance, r.ranked, h, f.query)
+            for pid, sp in r.spans.items():
+                mine = st.spans.setdefault(pid, {})
+                for cid, v in sp.items():
+                    mine.setdefault(cid, v)
+            for cid, entry in r.found.items():
+                st.entries.setdefault(cid, entry)
+        new = st.hops[-1].new_units
+        st.found.update(new)
+        # read what this hop found: its new units, best first across its queries
+        st.last_read = []
+        for r, a in zip(results, adds):
+            st.last_read += self._read(r, [u for u in new if u in a])
+            st.found_docs |= self._docs_of(r, a)
+        st.all_found += [t for _, t in st.last_read]
+
+    def _finish(self, st: _State) -> SearchRound:
+        """The hops merged into one round (reranked once, when the settings rerank)."""
+        s, m = self.s, self.s.multihop
+        merged = with_links(merge_hops(st.first.ranked, st.rankings, st.weights, m.hop_protect, s.query.rrf_k),
+                            st.named, st.linked, s.query.rrf_k)
         t_hops = time.perf_counter()
-        info = {"mode": m.mode, "hops": [hp.to_dict() for hp in hops], "stop": stop, "error": error,
-                "llm_calls": llm_calls, "elapsed_ms": round((t_hops - t0) * 1000, 3)}
-        timings = {"multihop": (t_hops - t0) * 1000}
+        info = {"mode": m.mode, "hops": [hp.to_dict() for hp in st.hops], "stop": st.stop.value, "error": st.error,
+                "llm_calls": st.llm_calls, "elapsed_ms": round((t_hops - st.t0) * 1000, 3)}
+        timings = {"multihop": (t_hops - st.t0) * 1000}
         ranked, rerank_info = merged, None
         if s.rerank.model and merged:
-            ranked, rerank_info = rerank(self.question, merged, s, entries, first.unit, self.searcher.store,
+            ranked, rerank_info = rerank(self.question, merged, s, st.entries, st.first.unit, self.searcher.store,
                                          lambda: self.searcher.llm(s), self.deadline)
             timings["rerank"] = (time.perf_counter() - t_hops) * 1000
-        return replace(first, found=entries, spans=spans, fused=merged, ranked=ranked, rerank=rerank_info,
-                       timings_ms=timings, multihop=info, provenance=provenance)
+        return replace(st.first, found=st.entries, spans=st.spans, fused=merged, ranked=ranked, rerank=rerank_info,
+                       timings_ms=timings, multihop=info, provenance=st.provenance)
 
     @staticmethod
     def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: list[tuple[str, float]], hop: int,

@@ -1,21 +1,30 @@
-"""The query pipeline: a search round (``search``: channels in parallel, deduplicated by unit,
-fused, reranked) or a multi-hop search (``multihop``: several rounds merged), then expansion of
-the ranked units into passages (``units``) packed into a token budget (``packing``), and a
-``Result`` with the trace of it all."""
+"""The query pipeline, one name per step:
+
+    Retriever.answer(question)        -> Result: passages and the trace (what a user asks for)
+      Retriever.search(question)      -> SearchRound: the ranked units, by the query's strategy
+        strategy.search               one round, or a multi-hop search (``multihop``), or auto's choice
+          Searcher.round              channels in parallel, deduplicated by unit, fused, reranked
+      unit.candidates                 the ranked units expanded (``units/``)
+      packing.pack                    packed into the token budget
+    Retriever.rank_documents          document ids in final order (evaluation)
+
+The knowledge base reaches the engine through ``Retriever`` only."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from ragsift.cancel import Deadline
 from ragsift.config import FusionMode, Settings
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
+from ragsift.retrieve import strategy
 from ragsift.retrieve.channels import CHANNELS
-from ragsift.retrieve.packing import Candidate, pack
+from ragsift.retrieve.found import Candidate
+from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
-from ragsift.retrieve.strategy import find_with_strategy
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -24,7 +33,7 @@ from ragsift.types import Result, Trace
 FUSED_IN_TRACE = 100
 
 
-def merged_provenance(prov: dict[str, list[dict[str, Any]]], members: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+def merged_provenance(prov: Mapping[str, list[dict[str, Any]]], members: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
     """The hops that found any of a passage's members; per hop and query its best rank."""
     best: dict[tuple[int, str], dict[str, Any]] = {}
     for m in members:
@@ -36,8 +45,8 @@ def merged_provenance(prov: dict[str, list[dict[str, Any]]], members: tuple[str,
 
 
 class Retriever:
-    """Answers queries on one store: ``retrieve`` gives passages and a trace, ``rank_documents``
-    document ids in final order (for evaluation)."""
+    """Answers queries on one store: ``answer`` gives passages and a trace, ``search`` the ranked
+    units before expansion, ``rank_documents`` document ids in final order (for evaluation)."""
 
     def __init__(self, store: Store, embedder: Callable[[], Embedder], analyzer: Analyzer) -> None:
         self.store = store
@@ -48,23 +57,25 @@ class Retriever:
         """Settings the query layer must accept: channels, their weights and timeouts."""
         CHANNELS.check(s)
 
-    def find(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
-        """The ranked units for a query: one round, or a multi-hop search (``strategy``)."""
-        return find_with_strategy(self.searcher, checked_query(query, s), s, where, deadline)
+    def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
+        """The ranked units for a query (checked once, here): one round, or a multi-hop search,
+        as its ``strategy`` says."""
+        return strategy.search(self.searcher, checked_query(query, s), s, where, deadline)
 
-    def retrieve(self, query: str, s: Settings, where: Node | None,
-                 filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Result:
+    def answer(self, query: str, s: Settings, where: Node | None,
+               filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Result:
+        """Passages for a query, packed into its budget, and the trace of how they were found."""
         t0 = time.perf_counter()
-        r = self.find(query, s, where, deadline)
+        r = self.search(query, s, where, deadline)
         t_found = time.perf_counter()
         if r.channels and all(c.error for c in r.channels):
             raise RetrievalError("every channel failed: " + "; ".join(
-                f"{c.name}: {c.error.splitlines()[0][:200]}" for c in r.channels))
+                f"{c.name}: {(c.error or '').splitlines()[0][:200]}" for c in r.channels))
         q = s.query
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
-        passages, packing = pack(cands, q.token_budget, q.max_parents)
+        passages, packing = pack(cands, q.token_budget, q.max_passages)
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
         t_end = time.perf_counter()
@@ -95,7 +106,7 @@ class Retriever:
                        details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
         """Document ids in final order (a document ranks as its best unit), for evaluation.
         ``details``, if given, receives the multi-hop and strategy traces."""
-        r = self.find(query, s, where)
+        r = self.search(query, s, where)
         if details is not None:
             details["multihop"] = r.multihop
             details["strategy"] = r.strategy
@@ -110,5 +121,5 @@ class Retriever:
         return out[:k]
 
 
-def _with_provenance(c: Candidate, prov: dict[str, list[dict[str, Any]]]) -> Candidate:
+def _with_provenance(c: Candidate, prov: Mapping[str, list[dict[str, Any]]]) -> Candidate:
     return replace(c, passage=replace(c.passage, provenance=merged_provenance(prov, c.members)))

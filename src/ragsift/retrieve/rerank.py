@@ -5,16 +5,17 @@ way, the units not judged keep their fused order and the error is traced."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLM
 from ragsift.models.rerankers import load_reranker
-from ragsift.retrieve.packing import Found, hits_by_unit
-from ragsift.store.base import Store
+from ragsift.retrieve.found import Found, hits_by_unit
 from ragsift.retrieve.units import UnitStrategy
+from ragsift.store.base import Store
 from ragsift.text.tokens import cut_to_tokens
 
 

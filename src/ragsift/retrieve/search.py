@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ragsift.cancel import Deadline
 from ragsift.config import UNLISTED_WEIGHT, Settings
@@ -14,8 +15,8 @@ from ragsift.errors import QueryError
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, llm_for
 from ragsift.retrieve.channels import CHANNELS, ChannelContext
+from ragsift.retrieve.found import Found
 from ragsift.retrieve.fusion import fuse
-from ragsift.retrieve.packing import Found
 from ragsift.retrieve.rerank import rerank
 from ragsift.retrieve.runner import run_channels
 from ragsift.retrieve.steps import Steps
@@ -51,11 +52,11 @@ class SearchRound:
     fused: Ranking  # after fusion
     ranked: Ranking  # after reranking (the fused order without a reranker)
     transforms: Mapping[str, Any] = field(default_factory=dict)  # rewrite, HyDE, multi-query traces
-    rerank: Mapping[str, Any] | None = None
+    rerank: dict[str, Any] | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     # per term channel: the units its hits found in another language than the ones searched
     cross_language: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    multihop: Mapping[str, Any] | None = None  # multi-hop: every hop, and why it stopped
+    multihop: dict[str, Any] | None = None  # multi-hop: every hop, and why it stopped
     provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
     strategy: Mapping[str, Any] | None = None  # a named strategy, or auto's choice and its reason
 
@@ -67,7 +68,7 @@ def dedupe(hits: list[StoredHit], key: Callable[[StoredHit], str]) -> list[tuple
     """Keep the best hit per unit (parent, child or document; hits come best first), so the
     chunks of one unit cannot each add score in fusion. Ranks are 1-based after dedup."""
     seen: set[str] = set()
-    out = []
+    out: list[tuple[StoredHit, int]] = []
     for h in hits:
         k = key(h)
         if k in seen:
@@ -105,17 +106,18 @@ class Searcher:
     def llm(self, s: Settings) -> LLM:
         return llm_for(s.llm)
 
-    def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
-        """One round: channels, fusion, optional reranking (no expansion). Cancelling
-        ``deadline`` ends the round's channels and steps."""
+    def round(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
+        """One round: channels, fusion, optional reranking (no expansion), for a query already
+        checked (``checked_query``). Cancelling ``deadline`` ends the round's channels and steps."""
         t0 = time.perf_counter()
-        query = checked_query(query, s)
         language = detect_language(query)
         channels = CHANNELS.build(s)
         corpus = self.store.languages() if s.llm.model and s.transforms.translate else {}
         steps = Steps(query, language, s, channels, lambda: self.llm(s), deadline, corpus)
         ctx = ChannelContext(query, language, s, where, self.store, self.analyzer, self.embedder, steps)
-        results = run_channels({name: (lambda d, ch=ch: ch.search(ctx, d)) for name, ch in channels.items()},
+        # type-ignored: mypy cannot type a lambda with a default argument against a one-argument Callable
+        results = run_channels({name: (lambda d, ch=ch: ch.search(ctx, d))  # type: ignore[misc]
+                                for name, ch in channels.items()},
                                {name: s.timeout(name) for name in channels}, deadline)
         t_channels = time.perf_counter()
 

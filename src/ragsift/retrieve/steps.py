@@ -14,13 +14,15 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
 from ragsift.cancel import Deadline
 from ragsift.config import Settings
-from ragsift.errors import RagsiftError
+from ragsift.errors import ConfigError, RagsiftError
 from ragsift.models.llm import LLM
+from ragsift.registry import Registry
 from ragsift.retrieve.runner import Shared
 from ragsift.retrieve.transforms import rewrite_query, translate_query
 
@@ -28,7 +30,8 @@ from ragsift.retrieve.transforms import rewrite_query, translate_query
 class NeedsSteps(Protocol):
     """What steps need to know of a channel: the shared steps it waits for."""
 
-    steps: tuple[str, ...]
+    @property
+    def steps(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class Step:
     trace: Callable[[Any, BaseException | None, Settings], dict[str, Any]]
 
 
-STEPS: dict[str, Step] = {}
+STEPS: Registry[Step] = Registry("step", ConfigError)
 
 Run = Callable[[StepInput, Deadline], Any]
 
@@ -72,7 +75,8 @@ def register_step(name: str, trace: Callable[[Any, BaseException | None, Setting
     """Decorator: register ``run(input, deadline)`` as the shared step ``name``."""
 
     def wrap(run: Run) -> Run:
-        STEPS[name] = Step(name, run, trace)
+        step = Step(name, run, trace)
+        STEPS.add(name, lambda: step)
         return run
     return wrap
 
@@ -119,9 +123,11 @@ class Steps:
                                                                         deadline=t_until) for lang in self.targets})
         self._shared: dict[str, Shared[Any]] = {}
         for name in dict.fromkeys(s for ch in channels.values() for s in ch.steps):
-            step = STEPS[name]
+            step = STEPS.make(name)
             step_until = until(last([n for n, ch in channels.items() if name in ch.steps]))
-            self._shared[name] = Shared(lambda d, step=step, until=step_until: step.run(inp, until))
+            # type-ignored: mypy cannot type a lambda with default arguments against a one-argument Callable
+            self._shared[name] = Shared(
+                lambda d, step=step, until=step_until: step.run(inp, until))  # type: ignore[misc]
 
     def plain_query(self, deadline: Deadline) -> str:
         """The rewrite, or the question when rewriting is off or fails."""
@@ -150,7 +156,8 @@ class Steps:
     def searched_languages(self) -> set[str]:
         """The languages the term channels searched in: the question's and those translated into."""
         done = self.translation is not None and self.translation.done and self.translation.outcome()[1] is None
-        return {self.language, *(self.translation.outcome()[0] if done else {})}
+        translated = self.translation.outcome()[0] if done and self.translation is not None else None
+        return {self.language, *(translated or {})}
 
     def get(self, name: str, deadline: Deadline) -> Any:
         return self._shared[name].get(deadline)
@@ -162,10 +169,10 @@ class Steps:
             out["rewrite"] = {"original": self.query, "rewritten": value,
                               "error": self.rewrite_error or error_text(err)}
         if self.translation is not None and self.translation.done:
-            value, err = self.translation.outcome()
-            out["translate"] = {"targets": self.targets, "translations": value or {},
+            translations, err = self.translation.outcome()
+            out["translate"] = {"targets": self.targets, "translations": translations or {},
                                 "error": self.translation_error or error_text(err)}
         for name, shared in self._shared.items():
             value, err = shared.outcome()
-            out[name] = STEPS[name].trace(value, err, self.settings)
+            out[name] = STEPS.make(name).trace(value, err, self.settings)
         return out

@@ -48,13 +48,13 @@ def strategy_settings(strategy: Strategy, s: Settings) -> Settings:
     free = model_free_channels(s)
     hyde = [*free, *(c for c in HYDE_CHANNELS if c not in free)]
     mode = s.multihop.mode if s.multihop.mode is not MultiHop.OFF else MultiHop.KEYWORDS
-    changes: dict[str, Any] = {
-        Strategy.HYBRID: {"channels": free, "multihop": MultiHop.OFF},
-        Strategy.HYDE: {"channels": hyde, "multihop": MultiHop.OFF},
-        Strategy.MULTIHOP: {"channels": free, "multihop": mode},
-        Strategy.COMBINED: {"channels": hyde, "multihop": mode, "unit": Unit.PARENT},
-    }[strategy]
-    return s.replace(**changes)
+    changes_of: dict[Strategy, dict[str, Any]] = {
+        Strategy.HYBRID: {"channels": free, "multihop_mode": MultiHop.OFF},
+        Strategy.HYDE: {"channels": hyde, "multihop_mode": MultiHop.OFF},
+        Strategy.MULTIHOP: {"channels": free, "multihop_mode": mode},
+        Strategy.COMBINED: {"channels": hyde, "multihop_mode": mode, "unit": Unit.PARENT},
+    }
+    return s.replace(**changes_of[strategy])
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,8 @@ def route(question: str, titles: TitleIndex) -> Route:
     return Route(Strategy.HYBRID, "the question names no document", signals)
 
 
-def find_with_strategy(searcher: Searcher, question: str, s: Settings, where: Node | None,
-                       deadline: Deadline | None = None) -> SearchRound:
+def search(searcher: Searcher, question: str, s: Settings, where: Node | None,
+           deadline: Deadline | None = None) -> SearchRound:
     """The ranked units for a question: one round, or a multi-hop search, with the settings of
     ``s.query.strategy``. A named strategy's settings, or auto's choice and its reason, go in
     ``SearchRound.strategy`` (``settings``: none)."""
@@ -106,5 +106,5 @@ def find_with_strategy(searcher: Searcher, question: str, s: Settings, where: No
             info = {"strategy": str(strategy), "channels": list(t.query.channels),
                     "multihop": str(t.multihop.mode), "unit": str(t.query.unit)}
     r = (MultiHopSearch(searcher, question, t, where, deadline).run() if t.multihop.mode is not MultiHop.OFF
-         else searcher.search(question, t, where, deadline))
+         else searcher.round(question, t, where, deadline))
     return r if info is None else replace(r, strategy=info)

@@ -14,14 +14,15 @@ The first hypothesis is greedy (temperature 0); the others in ``mean`` mode are 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ragsift.cancel import Deadline
-from ragsift.errors import RagsiftError
 from ragsift.config import HydeMode
+from ragsift.errors import RagsiftError
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, LLMError
 from ragsift.text.lang import detect_language

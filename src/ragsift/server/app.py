@@ -18,9 +18,9 @@ resource), ``schemas`` (request and response models), ``errors`` (problem respon
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
-from typing import AsyncIterator
 
 import anyio
 from fastapi import Depends, FastAPI
@@ -28,9 +28,9 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ragsift import __version__
-from ragsift.server.errors import install as install_errors
 from ragsift.server.config import ServerConfig
 from ragsift.server.deps import kb_path_param
+from ragsift.server.errors import install as install_errors
 from ragsift.server.middleware import Guard
 from ragsift.server.routes import KB_ROUTERS, health
 from ragsift.server.service import Server

@@ -3,7 +3,8 @@ knowledge base a path names, the caller's role, and running work in a thread tha
 client goes away or the server's time for it is up."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 from fastapi import Depends, Path, Request

@@ -12,9 +12,24 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ragsift.config import NOT_PER_QUERY, OPERATOR_KEYS, refused_per_query
-from ragsift.errors import (Busy, Cancelled, ConfigError, FilterError, LimitError, LLMError, ModelError, NotFound, QueryError,
-                            RagsiftError, RetrievalError, StorageFull, StoreError, UnknownKB, UploadError)
+from ragsift.config import NOT_PER_QUERY, OPERATOR_KEYS, current_name, refused_per_query
+from ragsift.errors import (
+    Busy,
+    Cancelled,
+    ConfigError,
+    FilterError,
+    LimitError,
+    LLMError,
+    ModelError,
+    NotFound,
+    QueryError,
+    RagsiftError,
+    RetrievalError,
+    StorageFull,
+    StoreError,
+    UnknownKB,
+    UploadError,
+)
 
 log = logging.getLogger("ragsift.server")
 PROBLEM = "application/problem+json"
@@ -70,7 +85,7 @@ def validation_error(request: Request, exc: RequestValidationError) -> JSONRespo
     (or an index setting) is a 400 saying so."""
     errs = exc.errors()
     named = {str(e["loc"][-1]) for e in errs if e.get("type") == "extra_forbidden" and e.get("loc")}
-    why = refused_per_query(named & (set(OPERATOR_KEYS) | set(NOT_PER_QUERY)))
+    why = refused_per_query(n for n in named if current_name(n, warn=False) in set(OPERATOR_KEYS) | set(NOT_PER_QUERY))
     if why:
         return problem(400, "Bad settings", why)
     errors = []
@@ -78,7 +93,8 @@ def validation_error(request: Request, exc: RequestValidationError) -> JSONRespo
         kind, msg = e.get("type", ""), e.get("msg", "")
         if kind == "json_invalid":
             pos = e["loc"][1] if len(e.get("loc", ())) > 1 else "?"
-            msg = f"not valid JSON at character {pos} ({e.get('ctx', {}).get('error', 'decode error')}); send a JSON object"
+            why = e.get("ctx", {}).get("error", "decode error")
+            msg = f"not valid JSON at character {pos} ({why}); send a JSON object"
             errors.append({"loc": "body", "msg": msg})
             continue
         if kind == "extra_forbidden":

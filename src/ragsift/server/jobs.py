@@ -11,10 +11,11 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragsift.errors import Busy, RagsiftError, StorageFull
 
@@ -68,7 +69,7 @@ class _Progress:
     def __init__(self, job: Job) -> None:
         self.job = job
 
-    def __call__(self, total: int | None, desc: str) -> "_Progress":
+    def __call__(self, total: int | None, desc: str) -> _Progress:
         self.job.total, self.job.phase = total, "embedding"
         return self
 

@@ -8,7 +8,8 @@ import hashlib
 import hmac
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from starlette.exceptions import HTTPException
 

@@ -48,6 +48,7 @@ class KBPool:
         if self.cfg.kb is not None:
             return ["default"]
         root = self.cfg.kb_root
+        assert root is not None  # __init__: exactly one of kb and kb_root is set
         found = sorted(p.name for p in root.iterdir() if (p / SETTINGS_FILE).exists() and NAME_RE.match(p.name)) \
             if root.is_dir() else []
         return found

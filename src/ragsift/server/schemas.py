@@ -3,11 +3,12 @@ settings come from ``Settings.query_model()`` (what a caller may change per quer
 schema and the settings never drift apart."""
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ragsift.config import Settings
+from ragsift.store.base import StoredDocument
 
 
 class _Body(BaseModel):
@@ -22,7 +23,7 @@ class QueryRequest(QuerySettingsBody):  # type: ignore[misc, valid-type]
     choose: how to search; the knowledge base's own are used for the rest)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, json_schema_extra={"examples": [
-        {"question": "恢复出厂设置要按哪些键？", "max_parents": 2},
+        {"question": "恢复出厂设置要按哪些键？", "max_passages": 2},
         {"question": "How do I reset the hub?", "filter": {"source": "smarthub_manual_en.md"}, "trace": True}]})
     question: str = Field(description="The question, in any language.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter, e.g. {\"source\": \"guide.md\"} or "
@@ -38,7 +39,7 @@ class BatchRequest(_Body):
     queries: list[QueryRequest] = Field(description="Queries, answered in order.")
 
 
-Scalar = Union[str, int, float, bool]
+Scalar = str | int | float | bool
 
 
 def _no_control(v: str) -> str:
@@ -52,7 +53,7 @@ class DocumentIn(_Body):
     text: str
     title: str = ""
     source: str = Field("", max_length=4096)
-    metadata: dict[str, Union[Scalar, list[Scalar]]] = Field(
+    metadata: dict[str, Scalar | list[Scalar]] = Field(
         default_factory=dict, description="Filterable values: strings, numbers, booleans, or lists of them.")
 
     @field_validator("id", "source")
@@ -103,23 +104,16 @@ class BatchResponse(BaseModel):
     results: list[QueryResponse]
 
 
-class DocumentOut(BaseModel):
-    doc_id: str
-    source: str
-    title: str
-    format: str
-    content_hash: str
-    generation: int
-    parents: int
-    children: int
-    metadata: dict[str, Any]
+#: a stored document as the API shows it: the fields of ``StoredDocument``, one definition
+DocumentOut = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
+    "DocumentOut", **{name: (typ, ...) for name, typ in get_type_hints(StoredDocument).items()})
 
 
 class DocumentList(BaseModel):
     total: int
     offset: int
     limit: int
-    documents: list[DocumentOut]
+    documents: list[DocumentOut]  # type: ignore[valid-type]
 
 
 class SectionOut(BaseModel):
@@ -132,7 +126,7 @@ class SectionOut(BaseModel):
     tokens: int
 
 
-class DocumentDetail(DocumentOut):
+class DocumentDetail(DocumentOut):  # type: ignore[misc, valid-type]
     sections: list[SectionOut]
 
 
@@ -181,8 +175,3 @@ class SettingsOut(BaseModel):
     operator_settings: list[str] = Field(description="Settings only the operator sets (not per query).")
 
 
-def section_out(sp: Any) -> dict[str, Any]:
-    """A stored section (``StoredParent``) as the API shows it."""
-    p = sp.parent
-    return {"parent_id": p.parent_id, "doc_id": p.doc_id, "source": sp.source, "title": sp.title,
-            "heading_path": list(p.heading_path), "text": p.text, "tokens": p.tokens}

@@ -7,8 +7,9 @@ import re
 import shutil
 import unicodedata
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ragsift.errors import LimitError, StorageFull, UploadError
 

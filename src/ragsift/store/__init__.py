@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragsift.config import Settings, StoreKind
 from ragsift.errors import ConfigError
+from ragsift.registry import Registry
 from ragsift.store.base import CheckReport, Store
 
 
@@ -17,26 +18,37 @@ def default_store_name(path: Path) -> str:
     return f"rs_{stem}_{uuid.uuid4().hex[:8]}"
 
 
-def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: dict[str, int] | None = None) -> Store:
-    """The store a knowledge base's settings name; ``dim`` given: create it if missing, with
-    ``vectors`` (extra embedder name -> dimension) and learned sparse vectors if the settings
-    name a sparse encoder."""
-    sparse = bool(settings.index.sparse_encoder)
+#: stores by kind: ``factory(path, settings, dim, vectors) -> Store`` (``dim`` given: create if missing)
+STORES: Registry[Store] = Registry("store", ConfigError)
+
+
+@STORES.register(StoreKind.LANCEDB.value)
+def _lancedb(path: Path, settings: Settings, dim: int | None, vectors: dict[str, int] | None) -> Store:
+    from ragsift.store.lance import LanceStore
+
     st = settings.store
-    if st.kind is StoreKind.LANCEDB:
-        from ragsift.store.lance import LanceStore
+    return LanceStore(path, dim=dim, vectors=vectors, sparse=bool(settings.index.sparse_encoder),
+                      lock_timeout_s=st.lock_timeout_s, keep_generations=st.keep_generations,
+                      optimize_every=st.optimize_every, identity=settings.identity())
 
-        return LanceStore(path, dim=dim, vectors=vectors, sparse=sparse, lock_timeout_s=st.lock_timeout_s,
-                          keep_generations=st.keep_generations, optimize_every=st.optimize_every,
-                          identity=settings.identity())
-    if st.kind is StoreKind.MILVUS:
-        from ragsift.store.milvus import MilvusStore
 
-        if not st.uri:
-            raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
-        return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors, sparse=sparse,
-                           lock_timeout_s=st.lock_timeout_s, identity=settings.identity())
-    raise ConfigError(f"unknown store {st.kind!r}")
+@STORES.register(StoreKind.MILVUS.value)
+def _milvus(path: Path, settings: Settings, dim: int | None, vectors: dict[str, int] | None) -> Store:
+    from ragsift.store.milvus import MilvusStore
+
+    st = settings.store
+    if not st.uri:
+        raise ConfigError("store = 'milvus' needs store_uri, e.g. http://127.0.0.1:19530")
+    return MilvusStore(st.uri, st.name, dim=dim, index=st.index, vectors=vectors,
+                       sparse=bool(settings.index.sparse_encoder), lock_timeout_s=st.lock_timeout_s,
+                       identity=settings.identity())
+
+
+def open_store(path: Path, settings: Settings, dim: int | None = None, vectors: dict[str, int] | None = None) -> Store:
+    """The store a knowledge base's settings name (``STORES``); ``dim`` given: create it if
+    missing, with ``vectors`` (extra embedder name -> dimension) and learned sparse vectors if
+    the settings name a sparse encoder."""
+    return STORES.make(settings.store.kind.value, path, settings, dim, vectors)
 
 
 def embedded_identity(path: Path) -> dict | None:
@@ -71,7 +83,7 @@ def check_store(path: Path, settings: Settings) -> CheckReport:
         store.close()
 
 
-def restore_store(path: Path, settings: Settings, generation: int | None = None) -> int:
+def restore_store(path: str | Path, settings: Settings, generation: int | None = None) -> int:
     """Commit a kept generation again as the newest (LanceDB); returns its new number."""
     st = settings.store
     if st.kind is not StoreKind.LANCEDB:

@@ -13,20 +13,19 @@ Guarantees every implementation gives:
 """
 from __future__ import annotations
 
-import logging
-
 import datetime
 import json
+import logging
 import math
 import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date
 from ragsift.types import Child, Document, Parent
-
 
 # Filter fields every knowledge base has; document metadata adds more.
 BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string"}
@@ -71,6 +70,12 @@ class StoredParent:
     title: str
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The section as every face shows it (HTTP, MCP)."""
+        p = self.parent
+        return {"parent_id": p.parent_id, "doc_id": p.doc_id, "source": self.source, "title": self.title,
+                "heading_path": list(p.heading_path), "text": p.text, "tokens": p.tokens}
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -114,6 +119,11 @@ class WriteTransaction(Protocol):
 
     def abort(self) -> None:
         """Drop everything this transaction wrote."""
+
+    def __enter__(self) -> WriteTransaction:
+        """Use in a ``with`` block: commit on a clean exit, abort on an exception."""
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
 
 
 class TransactionBase:
@@ -215,6 +225,7 @@ class ManifestStore:
 class Store(Protocol):
     generation: int
     dim: int
+    manifest: dict[str, Any]  # the committed generation's manifest (vector columns, fields, identity)
 
     def fields(self) -> dict[str, str]: ...
 
@@ -304,7 +315,7 @@ def export_children(rows: Iterable[dict[str, Any]], parents: Sequence[Parent],
 LANGUAGES = ("zh", "en", "other")  # what ragsift.text.lang.detect_language says
 
 
-def export_documents(store: "Store", batch: int, child_rows: Callable[[list[str]], Iterable[dict[str, Any]]],
+def export_documents(store: Store, batch: int, child_rows: Callable[[list[str]], Iterable[dict[str, Any]]],
                      vectors: dict[str, str]) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
     """``Store.export`` for any store: documents in batches, with their parents and the child
     rows ``child_rows(doc_ids)`` reads (``sparse`` already a dict; ``vectors`` maps extra

@@ -26,13 +26,12 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ragsift.errors import FilterError
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
 LIST_OPS = ("contains", "in", "nin")
-LOGICAL = ("and", "or", "not")
 MAX_IN_VALUES = 10_000
 MAX_DEPTH = 16
 MAX_NODES = 1_000  # comparisons and logical operators in one filter (default of max_filter_nodes)
@@ -50,20 +49,20 @@ class Cmp:
 
 @dataclass(frozen=True)
 class And:
-    items: tuple["Node", ...]
+    items: tuple[Node, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    items: tuple["Node", ...]
+    items: tuple[Node, ...]
 
 
 @dataclass(frozen=True)
 class Not:
-    item: "Node"
+    item: Node
 
 
-Node = Union[Cmp, And, Or, Not]
+Node = Cmp | And | Or | Not
 
 
 def parse_filter(spec: Any, fields: dict[str, str], max_nodes: int = MAX_NODES) -> Node | None:
@@ -195,7 +194,7 @@ def iso_date(value: datetime.date) -> str:
     so that dates compare as text in every store."""
     if isinstance(value, datetime.datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
         return value.isoformat(timespec="seconds")
     return value.isoformat()
 

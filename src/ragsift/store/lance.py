@@ -29,22 +29,43 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (BUILTIN_FIELDS, LANGUAGES, CheckReport, IndexedChild, ManifestStore, StoredDocument,
-                                StoredHit, StoredParent, TransactionBase, export_documents, filterable_values,
-                                integrity_problems, metadata_json)
+from ragsift.store.base import (
+    BUILTIN_FIELDS,
+    LANGUAGES,
+    CheckReport,
+    IndexedChild,
+    ManifestStore,
+    StoredDocument,
+    StoredHit,
+    StoredParent,
+    TransactionBase,
+    export_documents,
+    filterable_values,
+    integrity_problems,
+    metadata_json,
+)
 from ragsift.store.filters import Node, render_sql, sql_literal
+from ragsift.store.lance_files import (
+    FORMAT,
+    MANIFEST,
+    TABLES,
+    WriteLock,
+    generation_file,
+    manifest_problem,
+    publish,
+    saved_generations,
+)
 from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, IdIndex, ParentTable, Rows, SparseIndex
-from ragsift.store.lance_files import (FORMAT, MANIFEST, TABLES, WriteLock, generation_file,
-                                       manifest_problem, publish, saved_generations)
 from ragsift.types import Document, Parent
 
 log = logging.getLogger(__name__)
@@ -291,7 +312,9 @@ class LanceStore(ManifestStore):
         the rows the store selects for it. None: every row."""
         if where is None:
             return index.rows_of(kinds)
-        ids = (self._tables["children"].search().where(self._with_kinds(where, kinds)).select(["child_id"])
+        clause = self._with_kinds(where, kinds)
+        assert clause is not None  # where is not None, so it renders to a clause
+        ids = (self._tables["children"].search().where(clause).select(["child_id"])
                .limit(max(1, index.n)).to_arrow().column("child_id").to_pylist())
         return np.sort(index.positions(ids))
 
@@ -443,7 +466,7 @@ class LanceStore(ManifestStore):
         return export_documents(self, batch, child_rows, vectors)
 
     # ------------------------------------------------------------------ writes
-    def begin(self) -> "LanceTransaction":
+    def begin(self) -> LanceTransaction:
         return LanceTransaction(self)
 
     def check(self) -> CheckReport:

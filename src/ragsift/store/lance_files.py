@@ -84,7 +84,7 @@ class WriteLock:
         # not thread-local: a server may begin a write in one thread and end it in another
         self.lock = FileLock(path / ".write.lock", timeout=timeout, thread_local=False)
 
-    def __enter__(self) -> "WriteLock":
+    def __enter__(self) -> WriteLock:
         self.acquire()
         return self
 

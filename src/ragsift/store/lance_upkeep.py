@@ -25,8 +25,15 @@ import pyarrow as pa
 
 from ragsift.errors import StoreError
 from ragsift.store.base import CheckReport, StoredDocument, integrity_problems
-from ragsift.store.lance_files import (MANIFEST, TABLES, WriteLock, generation_file, manifest_problem, publish,
-                                 saved_generations)
+from ragsift.store.lance_files import (
+    MANIFEST,
+    TABLES,
+    WriteLock,
+    generation_file,
+    manifest_problem,
+    publish,
+    saved_generations,
+)
 
 _NOT_FOUND = re.compile(r"Not found: (/?[^,\s]+)")
 

@@ -22,9 +22,10 @@ import os
 import shutil
 import tempfile
 import weakref
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -161,8 +162,8 @@ class AnnIndex:
         if not (graph.exists() and full.exists()):  # read the vectors only to build
             _build_ann(table(), column, dim, directory, self.CONNECTIVITY, self.EXPANSION_ADD)
         # mapped, not copied: the graph's pages are shared with the page cache and read as searches touch them
-        self.index = Index.restore(str(graph), view=True)
-        self.index.expansion_search = expansion
+        self.index = cast("Index", Index.restore(str(graph), view=True))  # None only for a file without metadata
+        self.index.expansion_search = expansion  # type: ignore[misc]  # usearch declares its setter apart
         # the full vectors are read row by row for the re-rank (pread, not a memory map: a map's
         # read-ahead made a gigabyte of them resident after a hundred queries at a million children)
         self.dim = dim
@@ -318,7 +319,8 @@ class BM25Index:
             for name in self.ARRAYS:
                 np.save(tmp / f"{name}.npy", getattr(self, name))
             words = pa.array(list(self.vocab), pa.large_string())
-            with pa.OSFile(str(tmp / "vocab.arrow"), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("w", words.type)])) as w:
+            schema = pa.schema([("w", words.type)])
+            with pa.OSFile(str(tmp / "vocab.arrow"), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
                 w.write_table(pa.table({"w": words}))
 
     def _load(self, directory: Path) -> None:

@@ -34,14 +34,26 @@ import os
 import socket
 import time
 import uuid
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from ragsift.errors import StoreError
-from ragsift.store.base import (LANGUAGES, CheckReport, IndexedChild, ManifestStore, StoredDocument, StoredHit,
-                                StoredParent, TransactionBase, export_documents, filterable_values,
-                                integrity_problems, metadata_json)
+from ragsift.store.base import (
+    LANGUAGES,
+    CheckReport,
+    IndexedChild,
+    ManifestStore,
+    StoredDocument,
+    StoredHit,
+    StoredParent,
+    TransactionBase,
+    export_documents,
+    filterable_values,
+    integrity_problems,
+    metadata_json,
+)
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Document, Parent
 
@@ -176,7 +188,8 @@ class MilvusStore(ManifestStore):
         text(s, "bm25_text", enable_analyzer=True, analyzer_params={"tokenizer": "standard"})
         s.add_field("bm25", DataType.SPARSE_FLOAT_VECTOR)
         s.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-        extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
+        extra: dict[str, dict[str, Any]] = {name: {"column": f"vec{i + 1}", "dim": d}
+                                            for i, (name, d) in enumerate(vectors.items())}
         for v in extra.values():
             s.add_field(v["column"], DataType.FLOAT_VECTOR, dim=int(v["dim"]))
         if sparse:
@@ -249,7 +262,8 @@ class MilvusStore(ManifestStore):
             meta_types = self.manifest.get("fields", {})
             meta_fields = frozenset(meta_types)
             cols = {f: (f"meta[{milvus_literal(f)}]" if f in meta_fields else f) for f in self.fields()}
-            parts.append(render_milvus(where, cols, meta_fields, frozenset(f for f, t in meta_types.items() if t == "list")))
+            lists = frozenset(f for f, t in meta_types.items() if t == "list")
+            parts.append(render_milvus(where, cols, meta_fields, lists))
         return " and ".join(f"({p})" for p in parts)
 
     @staticmethod
@@ -287,7 +301,8 @@ class MilvusStore(ManifestStore):
         if self.generation == 0 or not query:
             return []
         res = self.client.search(self.coll["children"], data=[{int(i): float(w) for i, w in query.items()}],
-                                 anns_field="learned", limit=min(k, MAX_K), filter=self._filter(where, self._kinds(kinds)),
+                                 anns_field="learned", limit=min(k, MAX_K),
+                                 filter=self._filter(where, self._kinds(kinds)),
                                  output_fields=self._hit_fields, search_params={"metric_type": "IP"})
         return [h for h in self._hits(res, float) if h.score > 0]
 
@@ -473,7 +488,7 @@ class MilvusStore(ManifestStore):
         return export_documents(self, batch, child_rows, vectors)
 
     # ------------------------------------------------------------------ writes
-    def begin(self) -> "MilvusTransaction":
+    def begin(self) -> MilvusTransaction:
         return MilvusTransaction(self)
 
     def drop(self) -> None:

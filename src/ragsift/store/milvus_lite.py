@@ -11,7 +11,6 @@ from pathlib import Path
 
 from ragsift.errors import StoreError
 
-
 # milvus-lite's gRPC server keeps grpc's strict default ping policy; pymilvus pings every 10 s,
 # so an idle client gets "GOAWAY too_many_pings" and its next call may fail. Milvus proper
 # accepts those pings; the launcher gives milvus-lite the same policy.

@@ -32,11 +32,12 @@ import logging
 import re
 import threading
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 import Stemmer
 
 from ragsift.errors import ConfigError
+from ragsift.registry import Registry
 from ragsift.text.wordlists import words
 
 _RUN_RE = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([A-Za-z0-9]+(?:['’][A-Za-z]+)?)")
@@ -174,16 +175,15 @@ def _word(w: str) -> str:
     return head + tail.replace("'", "")
 
 
-ANALYZERS: dict[str, type[Analyzer]] = {a.name: a for a in (UnicodeAnalyzer, ZhEnAnalyzer)}
+ANALYZERS: Registry[Analyzer] = Registry("analyzer", ConfigError)
+for _a in (UnicodeAnalyzer, ZhEnAnalyzer):
+    ANALYZERS.add(_a.name, _a)
 DEFAULT_ANALYZER = UnicodeAnalyzer.name
 
 
 def analyzer_for(name: str) -> Analyzer:
     """A new analyzer of the given name (``ANALYZERS``)."""
-    try:
-        return ANALYZERS[name]()
-    except KeyError:
-        raise ConfigError(f"unknown analyzer {name!r}; valid: {', '.join(ANALYZERS)}") from None
+    return ANALYZERS.make(name)
 
 
 def posseg(text: str) -> list[tuple[str, str]]:

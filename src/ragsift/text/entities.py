@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ragsift.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyzed_terms, load_jieba, posseg
 from ragsift.text.keywords import PHRASE_STOPWORDS
@@ -85,7 +85,8 @@ _CODE_RE = re.compile(
     r"(?<![A-Za-z0-9-])(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Z])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![A-Za-z0-9-])"
 )
 # a name with a version number: "Wi-Fi 6", "Bluetooth 5.3", "USB 3.0"
-_VERSION_RE = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[a-z]+[A-Z][A-Za-z]*) (\d{1,3}(?:\.\d+)*[A-Za-z]?)(?![A-Za-z0-9-])")
+_VERSION_RE = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[a-z]+[A-Z][A-Za-z]*) "
+                         r"(\d{1,3}(?:\.\d+)*[A-Za-z]?)(?![A-Za-z0-9-])")
 # camel-case product names ("SmartHub", "iPhone"), not surnames like "McDonald" or "DeVito"
 _CAMEL_RE = re.compile(r"(?!(?:Mc|Mac|De|Di|Da|Du|La|Le|Van|Von)[A-Z])[A-Za-z]*[a-z][A-Z][A-Za-z]*")
 _ACRONYM_RE = re.compile(r"[A-Z]{2,6}")
@@ -181,10 +182,10 @@ def _chinese_product_names(text: str, tokens: list[tuple[str, str]], codes: list
     ends: dict[int, int] = {}  # end offset of a token -> its index
     starts: list[int] = []
     pos = 0
-    for i, (w, _) in enumerate(tokens):
+    for n, (w, _) in enumerate(tokens):
         starts.append(pos)
         pos += len(w)
-        ends[pos] = i
+        ends[pos] = n
     out: list[_Cand] = []
     for c in codes:
         end = c.start
@@ -200,6 +201,7 @@ def _chinese_product_names(text: str, tokens: list[tuple[str, str]], codes: list
             taken += 1
             j -= 1
         if taken and i is not None:
+            assert j is not None  # taken > 0: the loop ran and left j an index
             start = starts[j + 1]
             if sum(len(tokens[t][0]) for t in range(j + 1, i + 1)) <= 10:
                 out.append(_Cand(start, c.end, text[start:c.end], "product"))
@@ -468,7 +470,7 @@ def new_terms(question: str, passages: Sequence[str], limit: int = 3) -> list[st
             seen.add(key)
             form.setdefault(key, t)
             multiword = 0.25 if (" " in t or "·" in t) else 0.0
-            score[key] += 1.0 / (1 + rank) + 0.5 / (1 + pos) + multiword
+            score[key] += 1.0 / (1 + rank) + 0.5 / (1 + pos) + multiword  # type: ignore[assignment]  # float counts
     # a term inside a longer term that is also there adds nothing
     ranked = [k for k, _ in score.most_common()]
     out: list[str] = []

@@ -15,7 +15,14 @@ import math
 import re
 from collections import Counter
 
-from ragsift.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyzed_terms, load_jieba, posseg, shared_analyzer
+from ragsift.text.analyzer import (
+    CHINESE_STOPWORDS,
+    ENGLISH_STOPWORDS,
+    analyzed_terms,
+    load_jieba,
+    posseg,
+    shared_analyzer,
+)
 from ragsift.text.lang import CJK_RE
 from ragsift.text.wordlists import words
 
@@ -170,15 +177,15 @@ def _english_keywords(text: str) -> list[tuple[str, float, int]]:
     surfaces: dict[tuple[str, ...], Counter[str]] = {}
     first: dict[tuple[str, ...], int] = {}
     for cand in candidates:
-        key = tuple(k for _, k, _ in cand)
-        surfaces.setdefault(key, Counter())[" ".join(w for w, _, _ in cand)] += 1
-        first.setdefault(key, cand[0][2])
+        phrase = tuple(k for _, k, _ in cand)
+        surfaces.setdefault(phrase, Counter())[" ".join(w for w, _, _ in cand)] += 1
+        first.setdefault(phrase, cand[0][2])
     out: list[tuple[str, float, int]] = []
-    for key, forms in surfaces.items():
+    for phrase, forms in surfaces.items():
         # the most frequent surface form names the phrase; the earliest one on a tie
         surface = max(forms.items(), key=lambda kv: kv[1])[0]
         count = sum(forms.values())
-        out.append((surface, sum(word_score[w] for w in key) * (1 + math.log(count)), first[key]))
+        out.append((surface, sum(word_score[w] for w in phrase) * (1 + math.log(count)), first[phrase]))
     return out
 
 

@@ -100,7 +100,7 @@ def open_llm_files() -> int:
 def llm_for(s: LLMSettings) -> LLM:
     """The model a settings group names (loaded once per process)."""
     if not s.model:
-        raise ConfigError("no language model configured: set llm to 'local:qwen2.5-coder-1.5b' (offline) "
+        raise ConfigError("no language model configured: set llm_model to 'local:qwen2.5-coder-1.5b' (offline) "
                           "or 'openai:<model>'")
     return load_llm(s.model, base_url=s.base_url or None, cache=s.cache, max_retries=s.max_retries,
                     max_concurrency=s.max_concurrency, cache_max_entries=s.cache_max_entries,

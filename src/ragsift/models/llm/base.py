@@ -3,7 +3,8 @@ turn next-token log-probabilities into a yes/no score (the LLM judge)."""
 from __future__ import annotations
 
 import math
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from ragsift.cancel import Deadline
 from ragsift.errors import LLMError  # noqa: F401 - re-exported (the error lives in ragsift.errors)

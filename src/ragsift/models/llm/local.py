@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ragsift.cancel import Deadline
 from ragsift.errors import ModelError
@@ -84,14 +85,15 @@ class LocalLLM:
         parts: list[str] = []
         with self._call(deadline):
             stream = self._llm.create_chat_completion(
-                list(messages), temperature=temperature, max_tokens=max_tokens, seed=seed, stream=True)
+                list(messages),  # type: ignore[arg-type]  # llama_cpp's stubs: TypedDict messages
+                temperature=temperature, max_tokens=max_tokens, seed=seed, stream=True)
             for i, chunk in enumerate(stream):  # one token at a time: stop when the deadline passes
                 if i == 0:
                     self._abort_on(False)  # the prompt is evaluated
                 if deadline.expired:
-                    stream.close()
+                    stream.close()  # type: ignore[union-attr]  # llama_cpp's stubs: a generator when streaming
                     raise LLMError(f"{self.name}: out of time (generation stopped)")
-                parts.append(chunk["choices"][0]["delta"].get("content") or "")
+                parts.append(chunk["choices"][0]["delta"].get("content") or "")  # type: ignore[index]  # llama_cpp
         text = "".join(parts).strip()
         if not text:
             raise LLMError(f"{self.name}: empty answer")
@@ -123,8 +125,8 @@ class LocalLLM:
 
         with self._call(deadline):
             yes, no = self._token_sets()
-            self._llm.create_chat_completion(list(messages), temperature=0.0, max_tokens=1,
-                                             logits_processor=[capture])
+            self._llm.create_chat_completion(list(messages), temperature=0.0, max_tokens=1,  # type: ignore[arg-type]
+                                             logits_processor=[capture])  # type: ignore[arg-type]  # llama_cpp's stubs
         if not captured:
             raise LLMError(f"{self.name}: no logits")
         logits = captured[0]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from typing import Any
 
 from ragsift.cancel import Cancelled, Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ModelError
 from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, short, yes_no_from_logprobs
+from ragsift.models.retry import Transient, retried, transient_status
 
 
 class _AbortableBackend:
@@ -59,7 +59,8 @@ def _abortable_client(timeout: float) -> tuple[Any, _AbortableBackend]:
 
     backend = _AbortableBackend()
     transport = httpx2.HTTPTransport()
-    transport._pool = httpcore2.ConnectionPool(ssl_context=httpx2.create_ssl_context(), network_backend=backend)
+    transport._pool = httpcore2.ConnectionPool(ssl_context=httpx2.create_ssl_context(),
+                                               network_backend=backend)  # type: ignore[arg-type]  # duck-typed backend
     return httpx2.Client(transport=transport, timeout=timeout), backend
 
 
@@ -86,12 +87,11 @@ class OpenAILLM:
 
     def _call(self, deadline: Deadline | None, **kwargs: Any) -> Any:
         deadline = deadline or Deadline(self.timeout_s)
-        errors: list[str] = []
-        for attempt in range(self.max_retries + 1):
-            if not self._slots.acquire(timeout=min(deadline.remaining(), 3600.0)):
+
+        def attempt(left: float) -> Any:
+            if not self._slots.acquire(timeout=min(left, 3600.0)):
                 raise LLMError(f"{self.model}: no free slot before the deadline")
-            http = None
-            unregister = None
+            http = unregister = None
             try:
                 timeout = deadline.bound(self.timeout_s)
                 # each call has its own connection, shut at once when the deadline is cancelled
@@ -101,17 +101,17 @@ class OpenAILLM:
                 client = self._client.with_options(http_client=http)
                 return client.chat.completions.create(model=self.model, timeout=timeout, **kwargs)
             except Cancelled:
-                raise LLMError(f"{self.model}: out of time" + (f" after {'; '.join(errors)}" if errors else "")) from None
+                raise LLMError(f"{self.model}: out of time") from None
             except self._openai.APITimeoutError:
-                raise LLMError(f"{self.model}: timed out" + (f" after {'; '.join(errors)}" if errors else "")) from None
+                raise LLMError(f"{self.model}: timed out") from None
             except self._openai.APIStatusError as e:
-                errors.append(f"HTTP {e.status_code}")
-                if e.status_code != 429 and e.status_code < 500:
-                    raise LLMError(f"{self.model}: HTTP {e.status_code}: {short(e.message)}") from None
+                if transient_status(e.status_code):
+                    raise Transient(f"HTTP {e.status_code}") from None
+                raise LLMError(f"{self.model}: HTTP {e.status_code}: {short(e.message)}") from None
             except self._openai.APIConnectionError as e:
                 if deadline.expired:
                     raise LLMError(f"{self.model}: cancelled") from None
-                errors.append(f"connection error ({short(str(e.__cause__ or e))})")
+                raise Transient(f"connection error ({short(str(e.__cause__ or e))})") from None
             except (self._openai.APIError, ValueError, TypeError) as e:  # unparseable body
                 raise LLMError(f"{self.model}: bad response: {short(str(e))}") from None
             finally:
@@ -120,11 +120,8 @@ class OpenAILLM:
                 if http is not None:
                     http.close()
                 self._slots.release()
-            backoff = min(0.25 * 2 ** attempt, 2.0)
-            if deadline.remaining() <= backoff:
-                break
-            time.sleep(backoff)
-        raise LLMError(f"{self.model}: failed after {len(errors)} attempt(s): {'; '.join(errors)}")
+        return retried(attempt, deadline=deadline, retries=self.max_retries,
+                       fail=lambda why: LLMError(f"{self.model}: {why}"))
 
     def _choice(self, resp: Any) -> Any:
         try:

@@ -10,18 +10,28 @@ built-in channels, each in its own module:
 | ``entities`` | ``entities`` | the question's named entities against entity entries |
 | ``hyde``, ``hyde_bm25`` | ``hyde`` | a hypothetical answer written by the model |
 | ``multi_query`` | ``multi_query`` | queries written by the model, fused |
+| ``engine_hybrid`` | ``engine`` | dense and BM25 fused by Milvus itself (``store_fusion = "engine"``) |
 
 A new channel is a module with a ``Channel`` subclass registered by ``@register_channel(name)``.
 """
-from ragsift.retrieve.channels.base import (CHANNELS, Channel, ChannelContext, ChannelRegistry, LLMChannel,
-                                            register_channel)
 # importing a channel module registers its channels; this order is the order they are listed in
-from ragsift.retrieve.channels import dense  # noqa: F401,E402,I001
-from ragsift.retrieve.channels import bm25  # noqa: F401,E402
-from ragsift.retrieve.channels import hyde  # noqa: F401,E402
-from ragsift.retrieve.channels import multi_query  # noqa: F401,E402
-from ragsift.retrieve.channels import keywords  # noqa: F401,E402
-from ragsift.retrieve.channels import entities  # noqa: F401,E402
-from ragsift.retrieve.channels import sparse  # noqa: F401,E402
+from ragsift.retrieve.channels import (
+                                            bm25,  # noqa: F401,E402
+                                            dense,  # noqa: F401,E402,I001
+                                            engine,  # noqa: F401,E402
+                                            entities,  # noqa: F401,E402
+                                            hyde,  # noqa: F401,E402
+                                            keywords,  # noqa: F401,E402
+                                            multi_query,  # noqa: F401,E402
+                                            sparse,  # noqa: F401,E402
+)
+from ragsift.retrieve.channels.base import (
+                                            CHANNELS,
+                                            Channel,
+                                            ChannelContext,
+                                            ChannelRegistry,
+                                            LLMChannel,
+                                            register_channel,
+)
 
 __all__ = ["CHANNELS", "Channel", "ChannelContext", "ChannelRegistry", "LLMChannel", "register_channel"]

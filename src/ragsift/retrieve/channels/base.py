@@ -20,13 +20,15 @@ Adding a channel is one module and one registration::
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragsift.cancel import Deadline
-from ragsift.config import TIMED_STEPS, EntryKind, Settings
+from ragsift.config import TIMED_STEPS, EntryKind, Settings, StoreFusion
 from ragsift.errors import ConfigError
 from ragsift.models.embedders import Embedder
+from ragsift.registry import Registry
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -34,7 +36,7 @@ from ragsift.text.analyzer import Analyzer
 if TYPE_CHECKING:
     from ragsift.retrieve.steps import Steps
 
-LLM_HINT = "set llm to 'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)"
+LLM_HINT = "set llm_model to 'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)"
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ChannelContext:
     store: Store
     analyzer: Analyzer
     embedder: Callable[[], Embedder]  # the knowledge base's embedder (loaded on first use)
-    steps: "Steps"
+    steps: Steps
 
     @property
     def depth(self) -> int:
@@ -107,56 +109,35 @@ class LLMChannel(Channel):
     needs_llm = True
 
 
-@dataclass(frozen=True)
-class _Family:
-    prefix: str
-    factory: Callable[[str], Channel]
-    names: Callable[[Settings], Iterable[str]]  # the names the settings make available
-
-
-class ChannelRegistry:
-    """Channels by name: single names (``bm25``) and families by prefix (``dense:<embedder>``)."""
+class ChannelRegistry(Registry[Channel]):
+    """Channels by name (``ragsift.registry.Registry``): single names (``bm25``) and families by
+    prefix (``dense:<embedder>``, whose members the settings make available), and the checks a
+    query's channels must pass."""
 
     def __init__(self) -> None:
-        self._channels: dict[str, Callable[[str], Channel]] = {}
-        self._families: dict[str, _Family] = {}
+        super().__init__("channel", ConfigError)
 
-    def register(self, name: str, factory: Callable[[str], Channel]) -> None:
-        """Register ``factory(name) -> Channel`` under ``name`` (a later registration replaces it)."""
+    def add(self, name: str, factory: Callable[..., Channel]) -> None:
         if not name or ":" in name:
             raise ConfigError(f"a channel name must be non-empty and without ':' (got {name!r}); "
-                              "families of names use register_family")
-        self._channels[name] = factory
-
-    def register_family(self, prefix: str, factory: Callable[[str], Channel],
-                        names: Callable[[Settings], Iterable[str]]) -> None:
-        """Register channels named ``<prefix><x>``; ``names(settings)`` lists those available."""
-        self._families[prefix] = _Family(prefix, factory, names)
-
-    def unregister(self, name: str) -> None:
-        self._channels.pop(name, None)
-        self._families.pop(name, None)
-
-    def names(self, settings: Settings | None = None) -> list[str]:
-        """The registered channel names; with settings, the family members they make available."""
-        out = list(self._channels)
-        if settings is not None:
-            for fam in self._families.values():
-                out += list(fam.names(settings))
-        return out
-
-    def get(self, name: str) -> Channel:
-        if name in self._channels:
-            return self._channels[name](name)
-        for prefix, fam in self._families.items():
-            if name.startswith(prefix) and len(name) > len(prefix):
-                return fam.factory(name)
-        raise ConfigError(f"unknown channel {name!r}; valid channels: {', '.join(self.names())}")
+                              "families of names use add_family")
+        super().add(name, factory)
 
     def build(self, settings: Settings) -> dict[str, Channel]:
         """The channels a query runs, by name, after ``check``."""
         self.check(settings)
-        return {name: self.get(name) for name in settings.query.channels}
+        return {name: self.make(name) for name in self.running(settings)}
+
+    @staticmethod
+    def running(settings: Settings) -> list[str]:
+        """The channels a query runs: its ``channels``, with ``dense`` and ``bm25`` as one
+        ``engine_hybrid`` where the store fuses them itself (``store_fusion = "engine"``)."""
+        names = list(settings.query.channels)
+        if settings.store.fusion is StoreFusion.ENGINE and {"dense", "bm25"} <= set(names):
+            at = names.index("dense")
+            names = [n for n in names if n not in ("dense", "bm25")]
+            names.insert(min(at, len(names)), "engine_hybrid")
+        return names
 
     def check(self, settings: Settings) -> None:
         """Every named channel exists and can run with these settings; weights and timeouts name
@@ -168,7 +149,7 @@ class ChannelRegistry:
         for name in q.channels:
             if name not in known:
                 raise ConfigError(f"unknown channel {name!r}; valid channels: {', '.join(known)}")
-        chans = [self.get(name) for name in q.channels]
+        chans = [self.make(name) for name in self.running(settings)]
         for ch in chans:
             ch.check(settings)
         needs = [ch.name for ch in chans if ch.needs_llm]
@@ -190,6 +171,6 @@ def register_channel(name: str) -> Callable[[type[Channel]], type[Channel]]:
     """Class decorator: register a Channel subclass under ``name``."""
 
     def wrap(cls: type[Channel]) -> type[Channel]:
-        CHANNELS.register(name, cls)
+        CHANNELS.add(name, lambda: cls(name))
         return cls
     return wrap

@@ -40,5 +40,5 @@ class ExtraDenseChannel(Channel):
         return ctx.store.search_dense(vector, ctx.depth, ctx.where, ctx.kinds, using=self.embedder_name)
 
 
-CHANNELS.register_family(ExtraDenseChannel.PREFIX, ExtraDenseChannel,
-                         lambda s: [ExtraDenseChannel.PREFIX + e for e in s.index.extra_embedders])
+CHANNELS.add_family(ExtraDenseChannel.PREFIX, lambda rest: ExtraDenseChannel(ExtraDenseChannel.PREFIX + rest),
+                    lambda s: [ExtraDenseChannel.PREFIX + e for e in s.index.extra_embedders])

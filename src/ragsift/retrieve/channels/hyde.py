@@ -29,7 +29,8 @@ def _hypotheses(inp: StepInput, deadline: Deadline) -> Hypotheses:
     t = inp.settings.transforms
     n = t.hyde_samples if t.hyde_mode is HydeMode.MEAN else 1
     # in the knowledge base's main language when it differs from the question's (``translate``)
-    return generate_hypotheses(inp.llm(), inp.query, inp.corpus_language or inp.language, n, temperature=t.hyde_temperature,
+    return generate_hypotheses(inp.llm(), inp.query, inp.corpus_language or inp.language, n,
+                               temperature=t.hyde_temperature,
                                max_tokens=t.hyde_max_tokens, prompts=inp.settings.llm.prompts, deadline=deadline)
 
 

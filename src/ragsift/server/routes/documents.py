@@ -12,14 +12,14 @@ from ragsift.errors import NotFound
 from ragsift.kb import KnowledgeBase
 from ragsift.server.deps import kb_name, read_kb, require_write, server
 from ragsift.server.jobs import JobKind
-from ragsift.server.schemas import (DocumentDetail, DocumentList, DocumentsRequest, JobOut, SectionOut,
-                                    section_out)
+from ragsift.server.schemas import DocumentDetail, DocumentList, DocumentsRequest, JobOut, SectionOut
 from ragsift.server.service import Server
 from ragsift.server.uploads import save_uploads
 
 router = APIRouter(tags=["documents"])
 WRITE = [Depends(require_write)]
-ACCEPTED = {202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
+ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
 
 
 @router.get("/documents", summary="List documents", response_model=DocumentList)
@@ -27,9 +27,8 @@ def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1), kb: Kn
               srv: Server = Depends(server)) -> dict[str, Any]:
     if limit > srv.cfg.limits.max_page:
         raise HTTPException(413, f"a page may hold at most {srv.cfg.limits.max_page} documents")
-    docs = sorted(kb.documents().values(), key=lambda d: (d.source, d.doc_id))
-    return {"total": len(docs), "offset": offset, "limit": limit,
-            "documents": [d.__dict__ for d in docs[offset:offset + limit]]}
+    total, page = kb.list_documents(offset, limit)
+    return {"total": total, "offset": offset, "limit": limit, "documents": [d.__dict__ for d in page]}
 
 
 @router.get("/documents/{doc_id:path}", summary="A document and its sections", response_model=DocumentDetail)
@@ -38,7 +37,7 @@ def document(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any
     if found is None:
         raise NotFound(f"no document {doc_id[:200]!r}")
     doc, sections = found
-    return {**doc.__dict__, "sections": [section_out(sp) for sp in sections]}
+    return {**doc.__dict__, "sections": [sp.to_dict() for sp in sections]}
 
 
 @router.delete("/documents/{doc_id:path}", status_code=202, dependencies=WRITE, response_model=JobOut,
@@ -60,12 +59,13 @@ def section(parent_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, A
     sp = kb.sections([parent_id]).get(parent_id)
     if sp is None:
         raise NotFound(f"no section {parent_id[:200]!r}")
-    return section_out(sp)
+    return sp.to_dict()
 
 
 @router.post("/documents", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
              summary="Ingest documents sent as JSON (a job)")
-def add_documents(body: DocumentsRequest, name: str = Depends(kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+def add_documents(body: DocumentsRequest, name: str = Depends(kb_name),
+                  srv: Server = Depends(server)) -> dict[str, Any]:
     limit = srv.cfg.limits.max_documents
     if len(body.documents) > limit:
         raise HTTPException(413, f"at most {limit} documents a request; got {len(body.documents)}")

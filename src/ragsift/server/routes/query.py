@@ -3,7 +3,8 @@
 never which models, endpoints, files or limits the server uses (``check_caller_overrides``)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from starlette.exceptions import HTTPException

@@ -1,0 +1,373 @@
+"""The ingest pipeline: inputs -> documents -> parents and entries -> vectors and terms -> the
+store, in one transaction or in checkpoints.
+
+    files or records      ``documents_of_files`` / ``documents_of_records``: loaded, each id once
+    -> new or changed     ``IngestRun._to_write``: unchanged ones (content hash) skipped
+    -> split              ``splitter.split_document``: parents and chunks
+    -> small index        ``SmallIndex.extra`` (sentences, keys, summaries, keywords, entities),
+                          ``SmallIndex.tree`` (RAPTOR), in batches of whole documents
+    -> represented        ``Representer``: dense vectors (an entry that ``shares`` another's
+                          takes them), extra embedders' vectors, learned sparse vectors, terms
+    -> written            ``txn.put_document``; committed at the end or at each checkpoint
+
+``IngestRun`` holds one ingest's state (the open transaction, the pending batch, the counts);
+the knowledge base gives it a writer store and a report, and gets the report back.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragsift.config import Settings
+from ragsift.ingest.loaders import LoadLimits, as_record, doc_id_for, iter_files, load_file, record_document
+from ragsift.ingest.small_index import SmallIndex, make_summarizer
+from ragsift.ingest.splitter import SplitSettings, index_text, split_document
+from ragsift.models.embedders import Embedder, load_embedder
+from ragsift.models.llm import llm_for
+from ragsift.store.base import IndexedChild, Store
+from ragsift.text.analyzer import Analyzer
+from ragsift.text.lang import detect_language
+from ragsift.types import Child, Document, IngestReport, Parent, Skipped
+
+log = logging.getLogger(__name__)
+EMBED_BATCH = 64  # entries embedded at a time
+INGEST_GROUP = 256  # documents looked up (stored or changed) at a time by a streaming (checkpointed) ingest
+
+# (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
+ProgressFactory = Callable[[int | None, str], Any]
+Input = Skipped | tuple[Path, str]  # a file to load with its source, or what is not loaded and why
+
+
+# ------------------------------------------------------------------ inputs
+def load_limits(settings: Settings) -> LoadLimits:
+    ing = settings.ingest
+    return LoadLimits(int(ing.max_file_mb * 1024 * 1024), ing.max_file_pages, ing.max_file_chars,
+                      ing.max_file_seconds)
+
+
+def input_files(paths: Sequence[str | Path], prefix: str) -> Iterator[Input]:
+    """The files to load with their sources, in order, and (as ``Skipped``) what is not loaded
+    and why; nothing is read yet. A file's source is its path relative to the directory given
+    (or, for a file, its own directory), with ``prefix`` in front."""
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            yield Skipped(str(root), "no such file or directory")
+            continue
+        base = root if root.is_dir() else root.parent
+        for f in iter_files(root):
+            if isinstance(f, tuple):  # not a file to load, and why
+                path, reason = f
+                yield Skipped(prefix + (path.relative_to(base).as_posix() if path != base else path.name), reason)
+                continue
+            yield f, prefix + f.relative_to(base).as_posix()
+
+
+def load_input(item: Input, report: IngestReport, limits: LoadLimits) -> list[Document]:
+    """The documents of one input file (what it skips goes into the report)."""
+    if isinstance(item, Skipped):
+        report.skipped.append(item)
+        return []
+    path, source = item
+    loaded = load_file(path, source, limits)
+    report.skipped.extend(loaded.skipped)
+    return loaded.documents
+
+
+def documents_of_files(items: list[Input], report: IngestReport, limits: LoadLimits,
+                       streaming: bool) -> Iterable[Document]:
+    """The documents of the input files. Not ``streaming``: every file loaded now, in a list.
+    ``streaming``: one file loaded at a time, each document id once (where the same id comes
+    twice, only its last occurrence: what a full load keeps)."""
+    if not streaming:
+        return [d for item in items for d in load_input(item, report, limits)]
+    return _stream(items, report, limits)
+
+
+def _stream(items: list[Input], report: IngestReport, limits: LoadLimits) -> Iterator[Document]:
+    last = last_occurrences(items, limits)
+    for i, item in enumerate(items):
+        for j, d in enumerate(load_input(item, report, limits)):
+            if last is None or last.get(d.doc_id, (i, j)) == (i, j):
+                yield d
+
+
+def last_occurrences(items: list[Input], limits: LoadLimits) -> dict[str, tuple[int, int]] | None:
+    """Where each document id occurs last, as (input file, document in it), or None when no id
+    can occur twice. A file that is not JSONL holds one document, whose id comes from its source;
+    only JSONL files and the files whose id can be taken twice are read for this (their ids are
+    kept, not their texts)."""
+    fixed: dict[int, str] = {}  # input file -> the id of its one document (if it loads)
+    jsonl: list[int] = []
+    for i, item in enumerate(items):
+        if isinstance(item, Skipped):
+            continue
+        if item[0].suffix.lower() == ".jsonl":
+            jsonl.append(i)
+        else:
+            fixed[i] = doc_id_for(item[1])
+    taken = Counter(fixed.values())
+    if (not jsonl or (len(jsonl) == 1 and not fixed)) and all(n == 1 for n in taken.values()):
+        return None
+
+    def ids(i: int) -> list[str]:
+        return [d.doc_id for d in load_input(items[i], IngestReport(), limits)]
+
+    found = {i: ids(i) for i in jsonl}
+    in_jsonl = {d for found_ids in found.values() for d in found_ids}
+    for i, d in fixed.items():
+        found[i] = ids(i) if taken[d] > 1 or d in in_jsonl else [d]
+    last: dict[str, tuple[int, int]] = {}
+    for i in sorted(found):
+        for j, d in enumerate(found[i]):
+            last[d] = (i, j)
+    return last
+
+
+def documents_of_records(records: Iterable[Any], source: str, report: IngestReport) -> Iterator[Document]:
+    """Documents held in code: mappings or document objects (``loaders.as_record``), each id
+    once (a second document with the same id is skipped with its reason)."""
+    seen: set[str] = set()
+    for i, row in enumerate(records):
+        row = as_record(row)
+        src = str(row.get("source") or source) if isinstance(row, Mapping) else source
+        item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen, fmt="text")
+        if isinstance(item, Document):
+            yield item
+        else:
+            report.skipped.append(item)
+
+
+# ------------------------------------------------------------------ representing entries
+class Representer:
+    """Every representation an entry is stored with: the knowledge base's dense vector, the
+    extra embedders' vectors, the learned sparse vector, the analyzer's terms, the language."""
+
+    def __init__(self, settings: Settings, analyzer: Analyzer, embedder: Embedder) -> None:
+        self.settings, self.analyzer, self.embedder = settings, analyzer, embedder
+        self.seconds = 0.0  # spent embedding
+
+    def entries(self, texts: list[str], children: Sequence[Child], vectors: Any | None = None) -> list[IndexedChild]:
+        """``children`` ready to store, represented by ``texts`` (their indexed texts). An entry
+        that ``shares`` another's vectors (found in the same batch) takes them; ``vectors``,
+        given, are the dense vectors of all of them."""
+        at = {c.child_id: i for i, c in enumerate(children)}
+        source = [at[c.shares] if c.shares else i for i, c in enumerate(children)]
+        own = [i for i, j in enumerate(source) if i == j]
+        slot = {i: n for n, i in enumerate(own)}
+        own_texts = [texts[i] for i in own]
+        t = time.perf_counter()
+        if vectors is None:
+            vectors = self.embedder.embed_passages(own_texts) if own_texts else None
+        else:
+            vectors = [vectors[i] for i in own]
+        extra, sparse = self._others(own_texts)
+        self.seconds += time.perf_counter() - t
+        out = []
+        for i, c in enumerate(children):
+            k = slot[source[i]]
+            assert vectors is not None  # k found: there are own texts, so they were embedded
+            out.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[k],
+                                    {n: v[k] for n, v in extra.items()}, sparse[k] if sparse else None,
+                                    detect_language(c.text)))
+        return out
+
+    def _others(self, texts: list[str]) -> tuple[dict[str, Any], list | None]:
+        """Vectors of the extra embedders and learned sparse vectors, for the texts indexed."""
+        if not texts:
+            return {}, None
+        ix = self.settings.index
+        extra = {name: load_embedder(name, self.settings.embedding).embed_passages(texts)
+                 for name in ix.extra_embedders}
+        sparse = None
+        if ix.sparse_encoder:
+            from ragsift.models.sparse import load_sparse_encoder
+            sparse = load_sparse_encoder(ix.sparse_encoder).encode_passages(texts)
+        return extra, sparse
+
+
+# ------------------------------------------------------------------ one ingest
+@dataclass
+class _Batch:
+    """Documents split and waiting to be represented and written."""
+
+    items: list[tuple[Document, list[Parent], list[Child]]]
+    entries: int = 0
+
+
+class IngestRun:
+    """One ingest on a writer store: new and changed documents written whole, in one transaction
+    (or one per checkpoint), with every entry of their small index.
+
+    Not ``streaming``: the documents are held whole (the same id twice: the last one wins), split
+    up front (the progress total is the number of entries) and written in one transaction.
+    ``streaming`` (checkpoints on): they are read as they are written, ``INGEST_GROUP`` looked up
+    at a time; the progress total is None. A transaction begins when the first document needs
+    writing and is committed at the end; with ``checkpoint_documents`` / ``checkpoint_seconds``
+    also after a batch of whole documents once the count or the time says so. An error rolls back
+    the open transaction only: earlier checkpoints stay."""
+
+    def __init__(self, settings: Settings, analyzer: Analyzer, embedder: Callable[[], Embedder], writer: Store,
+                 report: IngestReport, progress: ProgressFactory | None = None) -> None:
+        self.settings, self.analyzer, self.load_embedder = settings, analyzer, embedder
+        self.writer, self.report, self.progress = writer, report, progress
+        ix = settings.index
+        self.split = SplitSettings(ix.parent_max_tokens, ix.child_tokens, ix.child_overlap_tokens)
+        self.txn: Any = None
+        self.streaming = False
+        self.batch = _Batch([])
+        self.written = 0  # documents written since the last commit
+        self.last_commit = time.monotonic()
+        self.parents = self.children = 0
+        self.bar: Any = None
+        self.rep: Representer | None = None
+        self.small: SmallIndex | None = None
+
+    def run(self, docs: Iterable[Document], streaming: bool, t0: float) -> IngestReport:
+        self.streaming = streaming
+        total: int | None = None
+        if streaming:
+            todo: Iterable[tuple[Document, list, list]] = (
+                item for group in _groups(docs, INGEST_GROUP) for item in self._to_write(group))
+        else:
+            todo = list(self._to_write(list({d.doc_id: d for d in docs}.values())))
+            total = sum(len(children) for _, _, children in todo)
+        try:
+            for d, parents, children in todo:
+                self._add(d, parents, children, total)
+            self._write()
+            if self.txn is not None:
+                self._commit()
+        except BaseException:
+            if self.txn is not None:  # roll back the open transaction; committed checkpoints stay
+                try:
+                    self.txn.abort()
+                except Exception as e:  # the next writer rolls back; the error to see is the first
+                    log.warning("could not roll back at once (%s); the next writer will", e)
+            raise
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+        return self._finish(t0)
+
+    def _to_write(self, docs: list[Document]) -> Iterator[tuple[Document, list[Parent], list[Child]]]:
+        """The documents among ``docs`` to write (new or changed), split into parents and
+        chunks; unchanged ones and ones over ``max_document_chunks`` go into the report."""
+        report = self.report
+        stored = self.writer.get_documents([d.doc_id for d in docs]) if docs else {}
+        todo = []
+        for d in docs:
+            old = stored.get(d.doc_id)
+            if old is not None and old.content_hash == d.content_hash:
+                report.unchanged.append(d.doc_id)
+            else:
+                todo.append(d)
+                (report.updated if old is not None else report.added).append(d.doc_id)
+        limit = self.settings.ingest.max_document_chunks
+        for d in todo:
+            parents, children = split_document(d, self.split)
+            if len(children) > limit:  # skipped, its stored version (if any) kept
+                report.skipped.append(Skipped(d.source if d.format != "jsonl" else f"{d.source}:{d.doc_id}",
+                                              f"{len(children)} chunks; the limit is {limit} (setting "
+                                              "max_document_chunks)"))
+                (report.added if d.doc_id in report.added else report.updated).remove(d.doc_id)
+                continue
+            yield d, parents, children
+
+    def _add(self, d: Document, parents: list[Parent], chunks: list[Child], total: int | None) -> None:
+        """One split document into the batch (with its small-index entries); the batch written
+        when it is full or a checkpoint is due."""
+        if self.small is None:  # the models load when the first document needs them
+            self.bar = self.progress(total, "embedding") if self.progress else None
+            self.rep = Representer(self.settings, self.analyzer, self.load_embedder())
+            self.small = SmallIndex(self.settings, make_summarizer(self.settings, lambda: llm_for(self.settings.llm),
+                                                                   self.report))
+        self.parents += len(parents)
+        self.children += len(chunks)
+        entries = chunks + self.small.extra(parents, chunks)
+        self.batch.items.append((d, parents, entries))
+        self.batch.entries += len(entries)
+        every = self.settings.ingest.checkpoint_documents
+        if self.batch.entries >= EMBED_BATCH or (every and self.written + len(self.batch.items) >= every):
+            self._write()
+
+    def _write(self) -> None:
+        """Represent and store the batch; commit when a checkpoint is due."""
+        if not self.batch.items:
+            return
+        if self.txn is None:
+            self.txn = self.writer.begin()
+        self._put(self.batch.items)
+        self.written += len(self.batch.items)
+        self.batch = _Batch([])
+        ing = self.settings.ingest
+        if ((ing.checkpoint_documents and self.written >= ing.checkpoint_documents)
+                or (ing.checkpoint_seconds and time.monotonic() - self.last_commit >= ing.checkpoint_seconds)):
+            self._commit()
+
+    def _put(self, items: list[tuple[Document, list[Parent], list[Child]]]) -> None:
+        """Embed a batch of documents (every entry at once) and put each into the transaction, with
+        its RAPTOR tree when the small index has one."""
+        assert self.rep is not None and self.small is not None
+        before = self.rep.seconds
+        headings = self.settings.index.index_headings
+        texts, children = [], []
+        for d, parents, entries in items:
+            pmap = {p.parent_id: p for p in parents}
+            for c in entries:
+                texts.append(index_text(d, pmap[c.parent_id], c, headings))
+                children.append(c)
+        indexed = iter(self.rep.entries(texts, children))
+        for d, parents, entries in items:
+            mine = [next(indexed) for _ in entries]
+            if self.small.raptor:
+                t = time.perf_counter()
+                more_parents, more = self.small.tree(d, parents, mine, self.rep.embedder)
+                self.rep.seconds += time.perf_counter() - t
+                more_texts = [index_text(d, p, ic.child, headings) for p, ic in zip(more_parents, more)]
+                parents = parents + more_parents
+                mine += self.rep.entries(more_texts, [ic.child for ic in more], [ic.vector for ic in more])
+            self.txn.put_document(d, parents, mine)
+        self.report.embed_seconds += self.rep.seconds - before
+        if self.bar is not None:
+            self.bar.update(len(texts))
+
+    def _commit(self) -> None:
+        self.report.generation = self.txn.commit()
+        self.report.checkpoints += 1
+        self.txn, self.written, self.last_commit = None, 0, time.monotonic()
+        if self.streaming:
+            log.info("ingest: checkpoint, generation %d (%d documents written so far)", self.report.generation,
+                     len(self.report.added) + len(self.report.updated))
+
+    def _finish(self, t0: float) -> IngestReport:
+        report = self.report
+        if not report.checkpoints:  # nothing to write
+            report.generation = self.writer.generation
+        if self.small is not None:
+            report.parents = self.small.parents + self.parents
+            report.children = self.small.entries + self.children
+        report.seconds = time.perf_counter() - t0
+        if report.checkpoints:
+            log.info("ingest: generation %d (%d commits), %d added, %d updated, %d unchanged, %d skipped, "
+                     "%d children in %.1fs", report.generation, report.checkpoints, len(report.added),
+                     len(report.updated), len(report.unchanged), len(report.skipped), report.children,
+                     report.seconds)
+        return report
+
+
+def _groups(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``n`` (the last may be shorter), read as they are needed."""
+    group: list[Any] = []
+    for item in items:
+        group.append(item)
+        if len(group) >= n:
+            yield group
+            group = []
+    if group:
+        yield group

@@ -1,0 +1,426 @@
+"""KnowledgeBase: the Python API. Open a directory, ingest files, ask questions.
+
+The knowledge base is a facade: ingest runs in ``ingest.pipeline``, queries in
+``retrieve.pipeline.Retriever`` (its one door to the engine), files and identity in
+``kb.files``, a write's failures in ``kb.writer``."""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ragsift.cancel import Deadline, RWLock
+from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind, current_name
+from ragsift.errors import ConfigError, RagsiftError, StoreError
+from ragsift.ingest.pipeline import (
+    IngestRun,
+    ProgressFactory,
+    documents_of_files,
+    documents_of_records,
+    input_files,
+    load_limits,
+)
+from ragsift.kb.files import (
+    SETTINGS_FILE,
+    check_identity,
+    check_knowledge_base,
+    missing_settings,
+    restore_knowledge_base,
+    rewrite_settings,
+    shown,
+)
+from ragsift.kb.writer import explained_failures
+from ragsift.models.embedders import Embedder, load_embedder
+from ragsift.retrieve.pipeline import Retriever
+from ragsift.retrieve.search import SearchRound
+from ragsift.store import check_store, default_store_name, open_store
+from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
+from ragsift.store.filters import parse_filter
+from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
+from ragsift.types import Document, IngestReport, Result
+
+log = logging.getLogger(__name__)
+OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
+
+
+class KnowledgeBase:
+    """A knowledge base in one directory: its settings (``ragsift.toml``), and the embedded
+    LanceDB store or the name of its collections on a Milvus server (``store_kind="milvus",
+    store_uri=...``).
+
+    ``KnowledgeBase.open(path, **settings)`` creates it on first use with the given settings;
+    later opens read the settings saved with it. Index settings (``[index]``: embedder, chunk
+    sizes, the small index; and the store kind) cannot change on an existing knowledge base;
+    every other setting is a default that a single query may override.
+
+    - ``ingest(paths)``: load, split, embed and store files or directories in one commit (or, with
+      ``checkpoint_documents`` / ``checkpoint_seconds``, in checkpoints that a re-run resumes from);
+    - ``query(question, filter=..., **overrides)``: passages and a trace (``Result``);
+    - ``rank_documents(question, k)``: document ids in final order (evaluation);
+    - ``delete``, ``documents``, ``stats``, ``copy_to`` (another store), ``close``.
+
+    Settings are named by their flat names (``ragsift.config``): ``unit="window"``,
+    ``fusion="weighted"``, ``llm_model="openai:qwen2.5-7b"``.
+
+    Threads: any number of queries may run at once, beside one write (an ingest, a delete). A
+    write goes through a store object of its own; queries read a committed generation and move
+    to a newer one between queries, never during one.
+    """
+
+    def __init__(self, path: Path, settings: Settings, store: Store) -> None:
+        self.path = path
+        self.settings = settings
+        self.store = store
+        self.analyzer = analyzer_for(settings.index.analyzer)
+        self._embedder: Embedder | None = None
+        self.retriever = Retriever(store, self.embedder, self.analyzer)
+        self._override_cache: dict[str, tuple[Settings, Settings]] = {}
+        self._override_lock = threading.Lock()
+        self._rw = RWLock()  # queries read self.store; a refresh of it is the only writer
+        self._write_lock = threading.Lock()  # one write at a time from this object
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = True, **overrides: Any) -> KnowledgeBase:
+        """Open the knowledge base at ``path``, creating it (with ``overrides`` as its settings)
+        when ``create`` and there is none. On an existing one, ``overrides`` change the saved
+        query defaults for this session; an index setting that differs raises ConfigError."""
+        path = Path(path)
+        sfile = path / SETTINGS_FILE
+        overrides = {current_name(k): v for k, v in overrides.items()}
+        if sfile.exists():
+            settings = Settings.load(sfile)
+            for k, v in overrides.items():
+                asked = tuple(v) if isinstance(v, list) else v
+                if k in INDEX_KEYS and v is not None and asked != settings.get(k):
+                    raise ConfigError(f"this knowledge base was built with {k}={shown(settings.get(k))}; "
+                                      f"it cannot change to {shown(asked)} (create a new knowledge base)")
+            settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
+            Retriever.check(settings)
+            store = open_store(path, settings)
+            try:
+                check_identity(settings, store.manifest.get("identity"), sfile)
+            except ConfigError:
+                store.close()
+                raise
+        else:
+            if not create:
+                raise StoreError(f"no knowledge base at {path}")
+            if path.exists() and path.is_file():
+                raise StoreError(f"{path} is a file, not a knowledge-base directory")
+            missing = missing_settings(path)
+            if missing is not None:
+                raise missing
+            settings = Settings().replace(**overrides)
+            Retriever.check(settings)
+            if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
+                settings = settings.replace(store_name=default_store_name(path))
+            dim = load_embedder(settings.index.embedder, settings.embedding).dim
+            vectors = {name: load_embedder(name, settings.embedding).dim for name in settings.index.extra_embedders}
+            path.mkdir(parents=True, exist_ok=True)
+            store = open_store(path, settings, dim=dim, vectors=vectors)
+            settings.save(sfile)
+        kb = cls(path, settings, store)
+        return kb
+
+    def embedder(self) -> Embedder:
+        """The knowledge base's embedding model (loaded on first use)."""
+        if self._embedder is None:
+            ix = self.settings.index
+            self._embedder = load_embedder(ix.embedder, self.settings.embedding, ix.embed_prefixes)
+            if self._embedder.dim != self.store.dim:
+                raise ConfigError(f"embedder {self._embedder.name} gives {self._embedder.dim}-d "
+                                  f"vectors; this knowledge base holds {self.store.dim}-d")
+        return self._embedder
+
+    # ------------------------------------------------------------------ ingest
+    def ingest(self, paths: str | Path | Sequence[str | Path], *, prefix: str = "",
+               progress: ProgressFactory | None = None) -> IngestReport:
+        """Ingest files or directories: by default in one transaction (one new generation).
+
+        A document's id comes from its path relative to the directory given (or, for a file,
+        its own directory), with ``prefix`` in front: ingesting ``docs/`` and then
+        ``docs/a.md`` names the same document. JSONL rows keep their own ``_id``.
+        Unchanged documents are skipped; changed ones replace their old parents and children.
+
+        With ``checkpoint_documents`` or ``checkpoint_seconds`` set (settings of the ``ingest``
+        group), the ingest commits a generation of whole documents every N documents written or
+        M seconds (a checkpoint), so a kill or an error loses only what was written since the
+        last one, and running the same ingest again skips what the checkpoints hold (unchanged
+        by content hash) and goes on from there. Files are then loaded, split and written as
+        they come: what is held at once is one file's documents (at most ``max_file_mb``), one
+        batch of documents and the ids of the documents seen (see ``_ingest_with``).
+        """
+        t0 = time.perf_counter()
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        report = IngestReport()
+        streaming = self._checkpointing()
+        docs = documents_of_files(list(input_files(paths, prefix)), report, load_limits(self.settings), streaming)
+        return self._ingest(docs, report, t0, progress, streaming)
+
+    def add_documents(self, documents: Iterable[Any], *, source: str = "api",
+                      progress: ProgressFactory | None = None) -> IngestReport:
+        """Ingest documents held in code or a database, by default in one transaction. Each is a
+        mapping with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
+        mapping of filterable values) and ``source`` (default ``source``), or an object with
+        those attributes: a ragsift ``Document``, a LangChain ``Document`` (``page_content``,
+        ``metadata``, ``id``), a LlamaIndex node (``text``, ``metadata``, ``id_``) or a Haystack
+        ``Document`` (``content``, ``meta``, ``id``). A document whose id is stored already
+        replaces it (unless unchanged); a bad one is skipped with its reason. With a checkpoint
+        setting (see ``ingest``), ``documents`` is consumed as it is written (an iterator is
+        never held whole) and committed in checkpoints."""
+        t0 = time.perf_counter()
+        report = IngestReport()
+        docs = documents_of_records(documents, source, report)
+        streaming = self._checkpointing()
+        return self._ingest(docs if streaming else list(docs), report, t0, progress, streaming)
+
+    def _checkpointing(self) -> bool:
+        ing = self.settings.ingest
+        return bool(ing.checkpoint_documents or ing.checkpoint_seconds)
+
+    def _ingest(self, docs: Iterable[Document], report: IngestReport, t0: float,
+                progress: ProgressFactory | None, streaming: bool = False) -> IngestReport:
+        """Split, embed and store documents on a store object of its own (``ingest.pipeline``)."""
+        with self._writer("ingest", report) as writer:
+            run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
+            report = run.run(docs, streaming, t0)
+            if report.checkpoints and writer.save_search_indexes():  # a large store: readers map, not build
+                report.seconds = time.perf_counter() - t0
+            return report
+
+    @contextmanager
+    def _writer(self, what: str, report: IngestReport | None = None) -> Iterator[Store]:
+        """A store object of its own for one write, one write at a time from this object; its
+        failure explained (``writer.explained_failures``); readers move to what it committed."""
+        with self._write_lock:
+            writer = open_store(self.path, self.settings)
+            try:
+                with explained_failures(writer, what, report):
+                    yield writer
+            finally:
+                try:
+                    writer.close()
+                finally:
+                    self._refresh()
+
+    # ------------------------------------------------------------------ query
+    def query(self, question: str, *, filter: dict[str, Any] | None = None, deadline: Deadline | None = None,
+              **overrides: Any) -> Result:
+        """Answer a question with ranked passages (parent sections by default) and a trace.
+
+        ``filter`` is a metadata filter (``ragsift.store.filters``). ``overrides`` are settings
+        by flat name (``ragsift.config``), for this query only: channels, fusion, rrf_k,
+        weights, normalization, unit, index_kinds, max_passages, token_budget, channel_depth,
+        channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
+        the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
+        ``deadline``: cancelling it (a client that went away) stops the query's channels.
+        """
+        settings = self._query_settings(overrides)
+        with self.reading():
+            where = parse_filter(filter, self.store.fields(), settings.query.max_filter_nodes)
+            result = self.retriever.answer(question, settings, where, filter, deadline=deadline)
+        log.info("query %s %r: %d passages in %.1f ms", result.trace.trace_id[:8], question[:80],
+                 len(result.passages), result.trace.timings_ms["total"])
+        return result
+
+    def rank_documents(self, question: str, k: int = 100, *, details: dict[str, Any] | None = None,
+                       **overrides: Any) -> list[tuple[str, float]]:
+        """The ids of the best ``k`` documents with their scores, best first (a document ranks
+        as its best unit): what evaluation scores. ``details`` receives the multi-hop trace."""
+        settings = self._query_settings(overrides)
+        with self.reading():
+            return self.retriever.rank_documents(question, settings, k, details=details)
+
+    def search(self, question: str, **overrides: Any) -> SearchRound:
+        """The ranked units before expansion, by the query's strategy: each channel's ranking with
+        raw scores, the fused order and what was found (for tuning and evaluation)."""
+        settings = self._query_settings(overrides)
+        with self.reading():
+            return self.retriever.search(question, settings, None)
+
+    def set_defaults(self, **changes: Any) -> Settings:
+        """Change the query defaults saved with the knowledge base (``ragsift.toml``), e.g. what
+        ``ragsift tune`` learned. Index and store settings cannot change."""
+        new = self.settings.replace(**changes)
+        if new.index != self.settings.index or new.store != self.settings.store:
+            raise ConfigError("index and store settings are fixed when a knowledge base is created")
+        with self._write_lock, self._override_lock:
+            new.save(self.path / SETTINGS_FILE)
+            self.settings = new
+            self._override_cache.clear()
+        return new
+
+    @contextmanager
+    def reading(self) -> Iterator[Store]:
+        """The store at its newest committed generation, held there while the block runs (other
+        queries may read beside it; a newer generation is picked up after)."""
+        if self.store.stale():
+            self._refresh()
+        with self._rw.read():
+            yield self.store
+
+    def _refresh(self) -> None:
+        with self._rw.write():
+            self.store.refresh()
+
+    def query_settings(self, **overrides: Any) -> Settings:
+        """The settings a query with these overrides would run with, checked (ConfigError when
+        a value or a channel is wrong)."""
+        return self._query_settings(overrides)
+
+    def _query_settings(self, overrides: dict[str, Any]) -> Settings:
+        """The settings of one query: the knowledge base's with ``overrides``, checked. The same
+        overrides again (an evaluation run, a server's clients) reuse the checked settings."""
+        if not overrides:
+            return self.settings
+        overrides = {current_name(k): v for k, v in overrides.items()}
+        try:
+            key = json.dumps(overrides, sort_keys=True, allow_nan=True)
+        except (TypeError, ValueError):
+            key = None
+        with self._override_lock:
+            cached = self._override_cache.get(key) if key is not None else None
+        if cached is not None and cached[0] is self.settings:
+            return cached[1]
+        bad = sorted(k for k, v in overrides.items() if k in NOT_PER_QUERY and v is not None)
+        if bad:
+            raise ConfigError(f"index settings cannot change per query: {', '.join(bad)}")
+        settings = self.settings.replace(**overrides)
+        Retriever.check(settings)
+        if key is not None:
+            with self._override_lock:
+                if len(self._override_cache) >= OVERRIDE_CACHE:
+                    self._override_cache.pop(next(iter(self._override_cache)))
+                self._override_cache[key] = (self.settings, settings)
+        return settings
+
+    # ------------------------------------------------------------------ manage
+    def delete(self, ids: Iterable[str] = (), *, source: str | None = None) -> list[str]:
+        """Delete documents (by id, or all with a source path) with all their parents and
+        children, in one commit. Returns the ids deleted; unknown ids raise."""
+        ids = list(ids)
+        with self._writer("delete") as writer:
+            if source is not None:
+                found = [d.doc_id for d in writer.find_documents(source)]
+                if not found:
+                    raise RagsiftError(f"no document with source {source!r}")
+                ids.extend(found)
+            if not ids:
+                raise RagsiftError("nothing to delete: give document ids or a source")
+            known = writer.get_documents(ids)
+            missing = [i for i in ids if i not in known]
+            if missing:
+                raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
+            with writer.begin() as txn:
+                for i in dict.fromkeys(ids):
+                    txn.delete_document(i)
+        return list(dict.fromkeys(ids))
+
+    def copy_to(self, path: str | Path, *, progress: ProgressFactory | None = None,
+                **store: Any) -> KnowledgeBase:
+        """Copy this knowledge base to a new one at ``path`` on another store (``store_kind="milvus",
+        store_uri=...`` or ``store_kind="lancedb"``) without re-embedding: documents, parents,
+        children, their terms and vectors go over as stored, in one commit. The copy keeps every
+        other setting. Returns the new knowledge base."""
+        store = {current_name(k): v for k, v in store.items()}
+        bad = set(store) - {"store_kind", "store_uri", "store_name", "store_index"}
+        if bad:
+            raise ConfigError(f"only store settings can change in a copy, not {', '.join(sorted(bad))}")
+        path = Path(path)
+        if (path / SETTINGS_FILE).exists():
+            raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
+        settings = self.settings.replace(store_name="", **store)
+        if settings.store.kind is StoreKind.LANCEDB:
+            settings = settings.replace(store_uri="", store_name="")
+        elif not settings.store.name:
+            settings = settings.replace(store_name=default_store_name(path))
+        path.mkdir(parents=True, exist_ok=True)
+        with self.reading() as src:
+            vectors = {name: int(v["dim"]) for name, v in src.manifest.get("vectors", {}).items()}
+            dest = open_store(path, settings, dim=src.dim, vectors=vectors)
+            if dest.generation != 0:
+                raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
+            total = src.stats()["documents"]
+            bar = progress(total, "copying") if progress else None
+            try:
+                with dest.begin() as txn:
+                    for doc, parents, children in src.export():
+                        txn.put_document(doc, parents, children)
+                        if bar is not None:
+                            bar.update(1)
+            finally:
+                if bar is not None:
+                    bar.close()
+        settings.save(path / SETTINGS_FILE)
+        kb = KnowledgeBase(path, settings, dest)
+        kb._embedder = self._embedder
+        return kb
+
+    def document(self, doc_id: str) -> tuple[StoredDocument, list[StoredParent]] | None:
+        """A stored document and its sections in order (summary parents left out), or None."""
+        with self.reading() as store:
+            doc = store.get_documents([doc_id]).get(doc_id)
+            if doc is None:
+                return None
+            parents = store.get_document_parents([doc_id]).get(doc_id, [])
+        return doc, [sp for sp in parents if not sp.parent.synthetic]
+
+    def sections(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+        """Whole sections (parents) by id: what a passage was cut from."""
+        with self.reading() as store:
+            return store.get_parents(list(parent_ids))
+
+    def documents(self) -> dict[str, StoredDocument]:
+        """The stored documents by id (``StoredDocument``: source, title, counts, metadata)."""
+        with self.reading() as store:
+            return store.get_documents()
+
+    def list_documents(self, offset: int = 0, limit: int = 50) -> tuple[int, list[StoredDocument]]:
+        """A page of the stored documents in (source, id) order, and how many there are in all:
+        what every face lists."""
+        docs = sorted(self.documents().values(), key=lambda d: (d.source, d.doc_id))
+        return len(docs), docs[offset:offset + limit]
+
+    # ------------------------------------------------------------------ upkeep
+    def optimize(self) -> dict[str, Any]:
+        """Compact the store and remove the table versions of generations no longer kept
+        (``keep_generations``); LanceDB commits this as a generation of the same documents."""
+        with self._writer("optimize") as writer:
+            done = writer.optimize()
+            writer.save_search_indexes()
+            return done
+
+    def check(self) -> CheckReport:
+        """Read the committed generation whole and check it, and which kept generations a
+        restore can go back to (``check_knowledge_base`` works on one that cannot open)."""
+        return check_store(self.path, self.settings)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, generation, store details and the settings in force (by group)."""
+        with self.reading() as store:
+            st = store.stats()
+        st["settings"] = self.settings.to_dict()
+        st["analyzer"] = {"name": self.analyzer.name, "current": self.analyzer.name == DEFAULT_ANALYZER}
+        if self.analyzer.name != DEFAULT_ANALYZER:
+            st["analyzer"]["note"] = (f"made with the BM25 analyzer {self.analyzer.name}, which it keeps; "
+                                      f"re-ingest into a new knowledge base for {DEFAULT_ANALYZER}")
+        return st
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["KnowledgeBase", "SETTINGS_FILE", "check_knowledge_base", "restore_knowledge_base", "rewrite_settings"]

@@ -1,0 +1,118 @@
+"""A knowledge base's files: its settings file (``ragsift.toml``) checked against what its store
+recorded at creation, written back from it, and the checks and restores that work on a
+knowledge base that cannot open."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragsift.config import INDEX_KEYS, Settings, current_name
+from ragsift.errors import ConfigError, StoreError
+from ragsift.store import check_store, embedded_identity, restore_store
+from ragsift.store.base import CheckReport
+
+SETTINGS_FILE = "ragsift.toml"
+
+
+#: the identity settings named when a settings file is missing (the rest are in the store's manifest)
+IDENTITY_SHOWN = ("embedder", "analyzer", "child_tokens", "small_index")
+
+
+def check_identity(settings: Settings, recorded: dict[str, Any] | None, sfile: Path) -> None:
+    """A settings file that disagrees with what the store recorded at creation (edited, emptied)
+    is an error naming each setting; a store made before identities were recorded takes the
+    file's (it records them at its next commit)."""
+    if not recorded:
+        return
+    recorded = recorded_identity(recorded)
+    mine = settings.identity()
+    wrong = [k for k in INDEX_KEYS if k in recorded and k in mine and _same(recorded[k]) != _same(mine[k])]
+    if wrong:
+        raise ConfigError(f"{sfile} does not match the knowledge base it belongs to: "
+                          + "; ".join(f"{k} is {shown(mine[k])} there, but the knowledge base was built with "
+                                      f"{shown(recorded[k])}" for k in wrong)
+                          + ". Index settings cannot change after creation: restore them in the file (`ragsift "
+                            "check --rewrite-settings` writes back what the store recorded), or create a new "
+                            "knowledge base")
+
+
+def recorded_identity(recorded: dict[str, Any]) -> dict[str, Any]:
+    """What a store recorded, in the current names and spellings (read through the settings, so
+    ``small_index = ["chunks"]`` and ``["chunk"]`` are the same); as recorded when it does not read."""
+    named = {current_name(k, warn=False): v for k, v in recorded.items()}
+    try:
+        return Settings().replace(**{k: v for k, v in named.items() if k in INDEX_KEYS}).identity()
+    except ConfigError:
+        return named
+
+
+def _same(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def rewrite_settings(path: str | Path) -> Settings:
+    """Write ``ragsift.toml`` of an embedded knowledge base from the index settings its store
+    recorded at creation (query defaults go back to the package's); for a settings file that
+    was lost, emptied or edited. Returns the settings written."""
+    path = Path(path)
+    recorded = embedded_identity(path)
+    if recorded is None:
+        raise StoreError(f"no embedded knowledge base at {path} (manifest.json missing)")
+    if not recorded:
+        raise StoreError(f"the store at {path} was made before ragsift recorded its settings; its settings file "
+                         "cannot be rebuilt from it")
+    settings = Settings().replace(**recorded_identity(recorded))
+    settings.save(path / SETTINGS_FILE)
+    return settings
+
+
+def missing_settings(path: Path) -> ConfigError | None:
+    """The error for a directory that holds an embedded store but no settings file (None when it
+    holds no store): never made again with defaults over the old store."""
+    recorded = embedded_identity(path)
+    if recorded is None:
+        return None
+    named = ", ".join(f"{k}={shown(v)}" for k, v in recorded.items() if k in IDENTITY_SHOWN)
+    return ConfigError(f"{path / SETTINGS_FILE} is missing, but {path} holds a knowledge base"
+                       + (f" (made with {named})" if named else "")
+                       + f"; put its settings file back, or run `ragsift --kb {path} check --rewrite-settings` to "
+                       "write the settings its store recorded")
+
+
+def shown(v: Any) -> str:
+    return repr(list(v) if isinstance(v, tuple) else str(v) if isinstance(v, str) else v)
+
+
+def check_knowledge_base(path: str | Path) -> CheckReport:
+    """Check the knowledge base at ``path`` without opening it: a damaged settings file,
+    manifest or data file is a problem in the report, naming the file."""
+    path = _existing(path)
+    settings, trouble = _settings_of(path)
+    report = check_store(path, settings)
+    if trouble:
+        report.problems.insert(0, trouble)
+    return report
+
+
+def restore_knowledge_base(path: str | Path, generation: int | None = None) -> int:
+    """Commit a kept generation (default: the newest that checks out) as the newest one;
+    returns its new number. For a knowledge base that a damaged manifest or data file keeps
+    from opening, or to undo a commit."""
+    settings, _ = _settings_of(_existing(path))
+    return restore_store(path, settings, generation)
+
+
+def _existing(path: str | Path) -> Path:
+    path = Path(path)
+    if not (path / SETTINGS_FILE).exists() and not (path / "manifest.json").exists():
+        raise StoreError(f"no knowledge base at {path}")
+    return path
+
+
+def _settings_of(path: Path) -> tuple[Settings, str | None]:
+    """The settings of a knowledge base, or (when its file is damaged) the defaults (an
+    embedded store) and what is wrong."""
+    try:
+        return Settings.load(path / SETTINGS_FILE), None
+    except ConfigError as e:
+        return Settings(), str(e)

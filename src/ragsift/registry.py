@@ -1,0 +1,116 @@
+"""One registry type for every extension point: parts of one kind found by name.
+
+A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of names by prefix
+(``dense:<embedder>``, ``st:<hub model>``). ``make(name, *args)`` builds a new part;
+``load(name)`` builds it once per process and keeps it (models). Every extension point of
+ragsift is one of these:
+
+| registry | where | parts |
+|---|---|---|
+| ``CHANNELS`` | ``retrieve/channels`` | retrieval channels (``@register_channel``) |
+| ``STEPS`` | ``retrieve/steps`` | shared LLM steps of a query (``@register_step``) |
+| ``UNITS`` | ``retrieve/units`` | what a query returns (parent, child, document, window, auto) |
+| ``FUSIONS`` | ``retrieve/fusion`` | how channel rankings are fused (rrf, weighted) |
+| ``EMBEDDERS``, ``SPARSE_ENCODERS``, ``CROSS_ENCODERS`` | ``models/`` | models by name |
+| ``LOADERS`` | ``ingest/loaders`` | file readers by suffix |
+| ``STORES`` | ``store/`` | where an index lives (lancedb, milvus) |
+| ``ANALYZERS`` | ``text/analyzer`` | BM25 analyzers |
+
+A new part is one module and one registration.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Generic, TypeVar
+
+from ragsift.errors import ConfigError, RagsiftError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Parts of one kind by name. An exact name's factory is called as ``factory(*args)``; a
+    family's as ``factory(rest, *args)`` with ``rest`` the name after the prefix. ``members``
+    of a family, given a context (the settings, say), lists the names it makes available."""
+
+    def __init__(self, what: str, error: type[RagsiftError] = ConfigError, also: tuple[str, ...] = ()) -> None:
+        self.what, self.error, self.also = what, error, also  # also: name forms handled elsewhere
+        self._exact: dict[str, Callable[..., T]] = {}
+        self._families: dict[str, tuple[Callable[..., T], Callable[[Any], Iterable[str]] | None]] = {}
+        self._loaded: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ registering
+    def add(self, name: str, factory: Callable[..., T]) -> None:
+        """Register ``factory`` under ``name`` (a later registration replaces it)."""
+        self._exact[name] = factory
+
+    def add_family(self, prefix: str, factory: Callable[..., T],
+                   members: Callable[[Any], Iterable[str]] | None = None) -> None:
+        """Register the names ``<prefix><rest>``; ``members(context)`` lists those available."""
+        self._families[prefix] = (factory, members)
+
+    def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+        """Decorator: register a class or function under ``name``."""
+
+        def wrap(factory: Callable[..., T]) -> Callable[..., T]:
+            self.add(name, factory)
+            return factory
+        return wrap
+
+    def remove(self, name: str) -> None:
+        """Forget an exact name or a family prefix (and what was loaded under it)."""
+        self._exact.pop(name, None)
+        self._families.pop(name, None)
+        with self._lock:
+            for key in [k for k in self._loaded if k == name or k.startswith(name)]:
+                del self._loaded[key]
+
+    # ------------------------------------------------------------------ finding
+    def names(self, context: Any = None) -> list[str]:
+        """The exact names, and with a context the family members it makes available."""
+        out = list(self._exact)
+        if context is not None:
+            for _, members in self._families.values():
+                if members is not None:
+                    out += list(members(context))
+        return out
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._exact or self._family(name) is not None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._exact)
+
+    def valid(self) -> str:
+        """The valid names, for an error message."""
+        return ", ".join([repr(n) for n in self._exact] + [repr(f"{p}<name>") for p in self._families]
+                         + [repr(a) for a in self.also])
+
+    def factory(self, name: str) -> Callable[..., T]:
+        """What makes the part of that name (its class, for an exact name registered as one)."""
+        if name in self._exact:
+            return self._exact[name]
+        fam = self._family(name)
+        if fam is None:
+            raise self.error(f"unknown {self.what} {name!r}; valid: {self.valid()}")
+        prefix, (factory, _) = fam
+        return lambda *args, **kw: factory(name[len(prefix):], *args, **kw)
+
+    def make(self, name: str, *args: Any, **kw: Any) -> T:
+        """A new part of that name."""
+        return self.factory(name)(*args, **kw)
+
+    def load(self, name: str) -> T:
+        """The part of that name, made on first use and kept (concurrent first uses make it once)."""
+        with self._lock:
+            if name not in self._loaded:
+                self._loaded[name] = self.make(name)
+            return self._loaded[name]
+
+    def _family(self, name: str) -> tuple[str, tuple[Callable[..., T], Any]] | None:
+        for prefix, fam in self._families.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return prefix, fam
+        return None
