@@ -19,7 +19,7 @@ from typing import Any, get_args, get_origin
 from ragsift import __version__
 from ragsift.config import Settings
 from ragsift.console import format_result, print_json, progress_factory, report_lines
-from ragsift.errors import RagsiftError
+from ragsift.errors import InputError, RagsiftError
 
 DEFAULT_KB = "ragsift-kb"
 
@@ -52,7 +52,7 @@ def _weights(text: str) -> dict[str, float]:
                 raise ValueError
             out[name.strip()] = float(value)
         except ValueError:
-            raise RagsiftError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
+            raise InputError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
     return out
 
 
@@ -134,7 +134,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         report = kb.add_documents(loaded.documents, progress=_progress(args))
         report.skipped[:0] = loaded.skipped
     elif "-" in args.paths:
-        raise RagsiftError("'-' (JSONL on standard input) cannot be mixed with paths")
+        raise InputError("'-' (JSONL on standard input) cannot be mixed with paths")
     else:
         report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
     if args.json:
@@ -161,9 +161,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         try:
             flt = json.loads(args.filter)
         except json.JSONDecodeError as e:
-            raise RagsiftError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
+            raise InputError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
         except RecursionError:
-            raise RagsiftError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
+            raise InputError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
     result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
     fmt = "json" if args.json else args.format
     if fmt == "json":
@@ -249,7 +249,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _generation(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
-        raise RagsiftError(f"--restore takes a generation number (or nothing for the newest good one), not {text!r}")
+        raise InputError(f"--restore takes a generation number (or nothing for the newest good one), not {text!r}")
     return int(text)
 
 

@@ -30,6 +30,10 @@ class RetrievalError(RagsiftError):
     passed): nothing was searched, which is not the same as nothing found."""
 
 
+class InputError(RagsiftError):
+    """An argument or input is missing or malformed (a flag, a file of settings, a dataset folder)."""
+
+
 class NotFound(RagsiftError):
     """What was asked for does not exist (a document id, a section, a job)."""
 

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragsift.errors import RagsiftError
+from ragsift.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ def load_beir(path: str | Path, split: str = "test") -> Dataset:
     path = Path(path)
     for need in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (path / need).exists():
-            raise RagsiftError(f"{path} is not a BEIR-format folder: {need} is missing")
+            raise InputError(f"{path} is not a BEIR-format folder: {need} is missing")
     queries: dict[str, str] = {}
     with open(path / "queries.jsonl", encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -38,7 +38,7 @@ def load_beir(path: str | Path, split: str = "test") -> Dataset:
                 row = json.loads(line)
                 queries[str(row["_id"])] = row["text"]
             except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise RagsiftError(f"{path / 'queries.jsonl'}:{n}: bad query row ({e})") from None
+                raise InputError(f"{path / 'queries.jsonl'}:{n}: bad query row ({e})") from None
     qrels: dict[str, dict[str, int]] = {}
     with open(path / "qrels" / f"{split}.tsv", encoding="utf-8", newline="") as f:
         reader = csv.reader(f, delimiter="\t")
@@ -48,6 +48,6 @@ def load_beir(path: str | Path, split: str = "test") -> Dataset:
             try:
                 qid, did, score = row[0], row[1], int(float(row[2]))
             except (IndexError, ValueError):
-                raise RagsiftError(f"{path}/qrels/{split}.tsv:{n}: expected query-id, corpus-id, score") from None
+                raise InputError(f"{path}/qrels/{split}.tsv:{n}: expected query-id, corpus-id, score") from None
             qrels.setdefault(qid, {})[did] = score
     return Dataset(path.name, path, queries, qrels)

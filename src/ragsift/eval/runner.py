@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.console import progress_factory
-from ragsift.errors import RagsiftError
+from ragsift.errors import InputError
 from ragsift.eval.datasets import Dataset, load_beir
 from ragsift.eval.metrics import evaluate, per_query
 from ragsift.eval.stats import compare
@@ -73,13 +73,13 @@ def load_configs(names: Sequence[str], config_file: str | None) -> dict[str, dic
         try:
             extra = json.loads(Path(config_file).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:
-            raise RagsiftError(f"cannot read config file {config_file}: {e}") from None
+            raise InputError(f"cannot read config file {config_file}: {e}") from None
         if not isinstance(extra, dict) or not all(isinstance(v, dict) for v in extra.values()):
-            raise RagsiftError("a config file maps names to objects of query settings")
+            raise InputError("a config file maps names to objects of query settings")
         available.update(extra)
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise RagsiftError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(available)}")
+        raise InputError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(available)}")
     return {n: available[n] for n in names}
 
 
@@ -204,7 +204,7 @@ def run_eval(dataset: str | Path, configs: dict[str, dict[str, Any]], *, baselin
     names = list(configs)
     baseline = baseline or names[0]
     if baseline not in configs:
-        raise RagsiftError(f"baseline {baseline!r} is not among the configs run")
+        raise InputError(f"baseline {baseline!r} is not among the configs run")
     kb, report = build_kb(ds, Path(work_dir), embedder, progress)
     qids = judged_queries(ds, max_queries, skip_queries)
     summary = (f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
@@ -241,10 +241,10 @@ def compare_configs(results_file: Path, a: str, b: str, metrics: Sequence[str] |
         data = json.loads(Path(results_file).read_text(encoding="utf-8"))
         res = data["results"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
-        raise RagsiftError(f"cannot read evaluation results {results_file}: {e}") from None
+        raise InputError(f"cannot read evaluation results {results_file}: {e}") from None
     for name in (a, b):
         if name not in res:
-            raise RagsiftError(f"no config {name!r} in {results_file}; it has: {', '.join(res)}")
+            raise InputError(f"no config {name!r} in {results_file}; it has: {', '.join(res)}")
     lines = [f"| metric | {a} | {b} | Δ | p (paired randomization) | wins/losses/ties |", "|---|---|---|---|---|---|"]
     for m in metrics or list(res[a]["metrics"]):
         c = compare(res[a]["per_query"], res[b]["per_query"], m)

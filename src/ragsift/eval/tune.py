@@ -27,7 +27,7 @@ import numpy as np
 
 from ragsift.cancel import Deadline
 from ragsift.config import UNLISTED_WEIGHT
-from ragsift.errors import RagsiftError
+from ragsift.errors import InputError, RagsiftError
 from ragsift.eval.metrics import ndcg_at_k
 from ragsift.eval.stats import paired_randomization_test
 from ragsift.models.llm import llm_for
@@ -136,7 +136,7 @@ def tune(kb, questions: Sequence[Question], *, source: str, apply: bool = True,
          progress: Callable[[str], None] | None = None) -> TuneReport:
     """Choose on the even-positioned questions, validate on the odd ones, save when not worse."""
     if len(questions) < 10:
-        raise RagsiftError("tuning needs at least 10 questions with answers in the knowledge base; "
+        raise InputError("tuning needs at least 10 questions with answers in the knowledge base; "
                            f"got {len(questions)}")
     t0 = time.perf_counter()
     current = current_setting(kb)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind, current_name
-from ragsift.errors import ConfigError, RagsiftError, StoreError
+from ragsift.errors import ConfigError, InputError, NotFound, StoreError
 from ragsift.ingest.pipeline import (
     IngestRun,
     ProgressFactory,
@@ -310,14 +310,14 @@ class KnowledgeBase:
             if source is not None:
                 found = [d.doc_id for d in writer.find_documents(source)]
                 if not found:
-                    raise RagsiftError(f"no document with source {source!r}")
+                    raise NotFound(f"no document with source {source!r}")
                 ids.extend(found)
             if not ids:
-                raise RagsiftError("nothing to delete: give document ids or a source")
+                raise InputError("nothing to delete: give document ids or a source")
             known = writer.get_documents(ids)
             missing = [i for i in ids if i not in known]
             if missing:
-                raise RagsiftError(f"unknown document id(s): {', '.join(missing[:10])}")
+                raise NotFound(f"unknown document id(s): {', '.join(missing[:10])}")
             with writer.begin() as txn:
                 for i in dict.fromkeys(ids):
                     txn.delete_document(i)

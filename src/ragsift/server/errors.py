@@ -18,6 +18,7 @@ from ragsift.errors import (
     Cancelled,
     ConfigError,
     FilterError,
+    InputError,
     LimitError,
     LLMError,
     ModelError,
@@ -49,6 +50,7 @@ def problem(status: int, title: str = "", detail: str = "", headers: dict[str, s
 ERROR_STATUS: list[tuple[type[Exception], int, str]] = [
     (UnknownKB, 404, "Unknown knowledge base"),
     (NotFound, 404, "Not found"),
+    (InputError, 400, "Bad request"),
     (FilterError, 400, "Bad filter"),
     (QueryError, 400, "Bad query"),
     (ConfigError, 400, "Bad settings"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ragsift.errors import RagsiftError, UnknownKB
+from ragsift.errors import InputError, UnknownKB
 from ragsift.kb import SETTINGS_FILE, KnowledgeBase
 from ragsift.server.config import NAME_RE, ServerConfig
 
@@ -17,7 +17,7 @@ __all__ = ["KBPool", "NAME_RE", "UnknownKB"]
 class KBPool:
     def __init__(self, cfg: ServerConfig) -> None:
         if (cfg.kb is None) == (cfg.kb_root is None):
-            raise RagsiftError("serve one knowledge base (--kb) or a directory of them (--kb-root)")
+            raise InputError("serve one knowledge base (--kb) or a directory of them (--kb-root)")
         self.cfg = cfg
         self._open: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
