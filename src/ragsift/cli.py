@@ -18,8 +18,8 @@ from typing import Any, get_args, get_origin
 
 from ragsift import __version__
 from ragsift.config import Settings
-from ragsift.console import format_result, print_json, progress_factory, report_lines
-from ragsift.errors import InputError, RagsiftError
+from ragsift.console import format_result, print_json, progress_factory, report_lines, view_lines
+from ragsift.errors import InputError, NotFound, RagsiftError
 
 DEFAULT_KB = "ragsift-kb"
 
@@ -135,6 +135,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         report.skipped[:0] = loaded.skipped
     elif "-" in args.paths:
         raise InputError("'-' (JSONL on standard input) cannot be mixed with paths")
+    elif args.sync:
+        if len(args.paths) != 1:
+            raise InputError("--sync mirrors one folder: give exactly one path")
+        report = kb.sync(args.paths[0], prefix=args.prefix, dry_run=args.dry_run, progress=_progress(args))
+    elif args.dry_run:
+        raise InputError("--dry-run goes with --sync (what mirroring a folder would change)")
     else:
         report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
     if args.json:
@@ -205,6 +211,22 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     deleted = _open(args).delete(args.doc_ids, source=args.source)
     print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    kb = _open(args)
+    doc_id = args.doc
+    if kb.view(doc_id) is None:  # a source named instead of an id
+        found = [d.doc_id for d in kb.documents().values() if d.source == args.doc]
+        if not found:
+            raise NotFound(f"no document {args.doc!r} (give a document id or a source; `ragsift list` lists them)")
+        doc_id = found[0]
+    view = kb.view(doc_id)
+    if args.json:
+        print_json(view)
+    else:
+        print("\n".join(view_lines(view, show_text=args.text)))
     return 0
 
 
@@ -378,11 +400,16 @@ def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def _ingest_command(sub: Any) -> None:
-    s = sub.add_parser("ingest", help="ingest files or directories (md, txt, html, pdf, jsonl), or '-' for "
-                                      "JSONL documents on standard input")
+    s = sub.add_parser("ingest", help="ingest files or directories (Markdown, text, HTML, PDF, Word, PowerPoint, "
+                                      "Excel, CSV, EPUB, ODT, mail, images, ZIP, JSONL), or '-' for JSONL "
+                                      "documents on standard input")
     s.add_argument("paths", nargs="+", help="files or directories; '-': JSONL on standard input "
                                             '({"id": ..., "text": ..., "title"?, "metadata"?} a line)')
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
+    s.add_argument("--sync", action="store_true",
+                   help="mirror the one folder given in one commit: new and changed files written, files gone "
+                        "deleted, renamed files moved without re-embedding")
+    s.add_argument("--dry-run", action="store_true", help="with --sync: list what would change, write nothing")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     g = s.add_argument_group("checkpoints (this ingest)")
     for flat in INGEST_FLAGS:
@@ -436,6 +463,14 @@ def _delete_command(sub: Any) -> None:
     s.add_argument("doc_ids", nargs="*")
     s.add_argument("--source", help="delete the document(s) ingested from this source path")
     s.set_defaults(func=cmd_delete)
+
+
+def _show_command(sub: Any) -> None:
+    s = sub.add_parser("show", help="how a document was read: its heading tree, sections (pages, tables), chunks")
+    s.add_argument("doc", help="a document id or source (`ragsift list` lists them)")
+    s.add_argument("--text", action="store_true", help="print each section's text too")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_show)
 
 
 def _optimize_command(sub: Any) -> None:
@@ -554,7 +589,8 @@ def _compare_command(sub: Any) -> None:
 
 
 #: each command's parser, in the order `ragsift --help` lists them
-COMMANDS = (_ingest_command, _query_command, _stats_command, _list_command, _delete_command, _optimize_command,
+COMMANDS = (_ingest_command, _query_command, _stats_command, _list_command, _show_command, _delete_command,
+            _optimize_command,
             _tune_command, _check_command, _migrate_command, _serve_command, _mcp_command, _demo_command,
             _eval_command, _compare_command)
 

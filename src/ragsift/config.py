@@ -328,6 +328,9 @@ class IngestSettings(Group):
     to far more text (a bomb) is skipped, not read whole."""
     max_file_seconds: Seconds = 60.0
     """Longest time reading one file may take; past it the file is skipped with its reason."""
+    ocr: Bool = True
+    """Read scanned PDF pages and images by OCR (with ``pip install 'ragsift[ocr]'``); off: they
+    are skipped (and named in the document's ``ocr_missing``)."""
     max_document_chunks: Int = Field(2000, gt=0, le=1_000_000)
     """Most chunks one document may have: 2,000 embed in about 7 minutes with e5-small on two cores
     (about one with minilm)."""

@@ -33,8 +33,51 @@ def report_lines(report: IngestReport) -> list[str]:
              f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
              f"(embedding {report.embed_seconds:.1f}s)"
              + (f"; {report.checkpoints} generations committed (checkpoints)" if report.checkpoints > 1 else "")]
+    if report.dry_run:
+        lines[0] = (f"dry run (nothing written): {len(report.added)} to add, {len(report.updated)} to update, "
+                    f"{len(report.unchanged)} unchanged, {len(report.renamed)} renamed, "
+                    f"{len(report.deleted)} to delete, {len(report.skipped)} skipped")
+    elif report.deleted or report.renamed:
+        lines[0] += f"; {len(report.renamed)} renamed (not re-embedded), {len(report.deleted)} deleted"
+    if report.ocr_pages:
+        lines[0] += f"; {report.ocr_pages} pages read by OCR"
+    for r in report.renamed:
+        lines.append(f"  renamed {r['from']} -> {r['source']}")
+    for d in report.deleted:
+        lines.append(f"  deleted {d}")
     for s in report.skipped:
         lines.append(f"  skipped {s.path}: {s.reason}")
+    return lines
+
+
+def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
+    """How a document was read (``KnowledgeBase.view``), for a terminal."""
+    d = view["document"]
+    pages = f", {view['pages']} pages" if view["pages"] else ""
+    lines = [f"{d['doc_id']}  {d['source']}  ({d['format']})", f"title: {d['title']}",
+             f"{d['parents']} sections, {d['children']} entries{pages}"]
+    if view["ocr_pages"]:
+        lines.append(f"read by OCR: pages {', '.join(map(str, view['ocr_pages']))}")
+    if view["ocr_missing"]:
+        lines.append(f"not read (no OCR installed): pages {', '.join(map(str, view['ocr_missing']))}")
+    if view["outline"]:
+        lines.append("headings:")
+        lines += ["  " * h["level"] + h["heading"] for h in view["outline"]]
+    lines.append("sections:")
+    for p in view["parents"]:
+        where = ""
+        if p["location"]:
+            (k, v), = p["location"].items()
+            where = f" [{k} {v if not isinstance(v, list) else f'{v[0]}-{v[1]}'}]"
+        kinds: dict[str, int] = {}
+        for e in p["entries"]:
+            kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+        heading = " > ".join(p["heading_path"]) or "(no heading)"
+        lines.append(f"  {p['parent_id']}{where} {heading}: {p['tokens']} tokens"
+                     + (f", {p['tables']} table(s)" if p["tables"] else "")
+                     + ", " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+        if show_text:
+            lines += ["    " + ln for ln in p["text"].split("\n")]
     return lines
 
 

@@ -26,6 +26,21 @@ class Document:
 SYNTHETIC_POSITION = 1_000_000
 
 
+def located(location: tuple[str, int, int] | None) -> dict[str, Any] | None:
+    """A location as JSON: {"page": 3} or {"pages": [3, 5]}, {"slide": 2}, ... (None when unknown)."""
+    if not location:
+        return None
+    kind, first, last = location
+    return {kind: first} if first == last else {f"{kind}s": [first, last]}
+
+
+def cite_location(location: tuple[str, int, int]) -> str:
+    """A location as a citation says it: "p. 37", "pp. 3-5", "slide 2", "slides 2-4"."""
+    kind, first, last = location
+    short = {"page": ("p.", "pp.")}.get(kind, (kind, f"{kind}s"))
+    return f"{short[0]} {first}" if first == last else f"{short[1]} {first}-{last}"
+
+
 @dataclass(frozen=True)
 class Parent:
     """A big chunk: a heading section (or paragraph group) that is returned to the user, or a
@@ -37,6 +52,8 @@ class Parent:
     heading_path: tuple[str, ...]
     text: str
     tokens: int
+    #: where it is in the source: ("page", first, last) in a PDF, ("slide", first, last) in a deck
+    location: tuple[str, int, int] | None = None
 
     @property
     def synthetic(self) -> bool:
@@ -63,6 +80,9 @@ class Child:
     #: the entry whose vectors this one takes instead of its own ("" for its own): keyword and
     #: entity entries are found by their words and share their chunk's vectors (not stored)
     shares: str = ""
+    #: text indexed with the entry but not part of it: the header rows of the table a chunk cut
+    #: from a larger table lies in (not stored)
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,6 +162,7 @@ class Passage:
     truncated: bool = False
     provenance: tuple[dict[str, Any], ...] = ()  # multi-hop: {hop, query, rank} for each hop that found it
     unit: str = "parent"  # what this passage is: parent, child, window, document (auto: the level merged to)
+    location: tuple[str, int, int] | None = None  # ("page" | "slide", first, last) where the source has them
 
     @property
     def heading(self) -> str:
@@ -162,6 +183,7 @@ class Passage:
             "matched": [s.to_dict() for s in self.matched],
             "metadata": self.metadata,
             "provenance": list(self.provenance),
+            "location": located(self.location),
             "text": self.text,
         }
 
@@ -242,6 +264,8 @@ class Result:
         used = 0
         for p in self.passages:
             head = f"[{p.rank}] {p.source}" + (f" › {' > '.join(p.heading_path)}" if p.heading_path else "")
+            if p.location:
+                head += f" ({cite_location(p.location)})"
             block = f"{head}\n{p.text}" if citations else p.text
             n = count_tokens(block)
             if token_budget is not None and used + n > token_budget:
@@ -279,6 +303,10 @@ class IngestReport:
     embed_seconds: float = 0.0
     summaries: int = 0  # summaries written (small_index summaries / raptor)
     summary_fallbacks: int = 0  # of them, extractive because the language model failed
+    renamed: list[dict[str, str]] = field(default_factory=list)  # {from, to, source}: moved, not re-embedded
+    relabeled: list[str] = field(default_factory=list)  # unchanged documents whose path or source was recorded
+    ocr_pages: int = 0  # pages (and images) read by OCR
+    dry_run: bool = False  # nothing was written: what would change
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

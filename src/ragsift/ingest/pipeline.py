@@ -19,7 +19,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from ragsift.ingest.small_index import SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
-from ragsift.store.base import IndexedChild, Store
+from ragsift.store.base import IndexedChild, Store, StoredDocument, relabeled
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
 from ragsift.types import Child, Document, IngestReport, Parent, Skipped
@@ -47,13 +47,34 @@ Input = Skipped | tuple[Path, str]  # a file to load with its source, or what is
 def load_limits(settings: Settings) -> LoadLimits:
     ing = settings.ingest
     return LoadLimits(int(ing.max_file_mb * 1024 * 1024), ing.max_file_pages, ing.max_file_chars,
-                      ing.max_file_seconds)
+                      ing.max_file_seconds, ocr=ing.ocr)
 
 
-def input_files(paths: Sequence[str | Path], prefix: str) -> Iterator[Input]:
+PATH_KEY = "path"  # a file's document records the file's absolute path here: its identity
+
+
+def file_path(p: Path) -> str:
+    """A file's identity: its absolute path, links resolved, in POSIX form."""
+    return p.resolve().as_posix()
+
+
+def known_sources(store: Store) -> dict[str, str]:
+    """Each file the knowledge base holds a document of (by its absolute path) -> the source it
+    was first named by: a file ingested again through its folder, alone, relatively or absolutely,
+    keeps its name, so it stays one document."""
+    out: dict[str, str] = {}
+    for d in store.get_documents().values():
+        p = d.metadata.get(PATH_KEY)
+        if isinstance(p, str) and d.format != "jsonl":
+            out.setdefault(p, d.source)
+    return out
+
+
+def input_files(paths: Sequence[str | Path], prefix: str, known: Mapping[str, str] | None = None) -> Iterator[Input]:
     """The files to load with their sources, in order, and (as ``Skipped``) what is not loaded
-    and why; nothing is read yet. A file's source is its path relative to the directory given
-    (or, for a file, its own directory), with ``prefix`` in front."""
+    and why; nothing is read yet. A file the knowledge base knows (``known``: absolute path ->
+    source) keeps its source; another's source is its path relative to the directory given (or,
+    for a file, its own directory), with ``prefix`` in front."""
     for raw in paths:
         root = Path(raw)
         if not root.exists():
@@ -65,34 +86,40 @@ def input_files(paths: Sequence[str | Path], prefix: str) -> Iterator[Input]:
                 path, reason = f
                 yield Skipped(prefix + (path.relative_to(base).as_posix() if path != base else path.name), reason)
                 continue
-            yield f, prefix + f.relative_to(base).as_posix()
+            yield f, (known or {}).get(file_path(f)) or prefix + f.relative_to(base).as_posix()
 
 
-def load_input(item: Input, report: IngestReport, limits: LoadLimits) -> list[Document]:
-    """The documents of one input file (what it skips goes into the report)."""
+def load_input(item: Input, report: IngestReport, limits: LoadLimits, record_paths: bool = True) -> list[Document]:
+    """The documents of one input file (what it skips goes into the report); each records the
+    file's absolute path (``PATH_KEY``) unless ``record_paths`` is off (uploads, whose folder is
+    temporary). The path is not part of a document's content hash."""
     if isinstance(item, Skipped):
         report.skipped.append(item)
         return []
     path, source = item
     loaded = load_file(path, source, limits)
     report.skipped.extend(loaded.skipped)
-    return loaded.documents
+    report.ocr_pages += sum(len(d.metadata.get("ocr_pages") or ()) for d in loaded.documents)
+    if not record_paths:
+        return loaded.documents
+    where = file_path(path)
+    return [replace(d, metadata={**d.metadata, PATH_KEY: where}) for d in loaded.documents]
 
 
 def documents_of_files(items: list[Input], report: IngestReport, limits: LoadLimits,
-                       streaming: bool) -> Iterable[Document]:
+                       streaming: bool, record_paths: bool = True) -> Iterable[Document]:
     """The documents of the input files. Not ``streaming``: every file loaded now, in a list.
     ``streaming``: one file loaded at a time, each document id once (where the same id comes
     twice, only its last occurrence: what a full load keeps)."""
     if not streaming:
-        return [d for item in items for d in load_input(item, report, limits)]
-    return _stream(items, report, limits)
+        return [d for item in items for d in load_input(item, report, limits, record_paths)]
+    return _stream(items, report, limits, record_paths)
 
 
-def _stream(items: list[Input], report: IngestReport, limits: LoadLimits) -> Iterator[Document]:
+def _stream(items: list[Input], report: IngestReport, limits: LoadLimits, record_paths: bool) -> Iterator[Document]:
     last = last_occurrences(items, limits)
     for i, item in enumerate(items):
-        for j, d in enumerate(load_input(item, report, limits)):
+        for j, d in enumerate(load_input(item, report, limits, record_paths)):
             if last is None or last.get(d.doc_id, (i, j)) == (i, j):
                 yield d
 
@@ -227,6 +254,8 @@ class IngestRun:
         self.bar: Any = None
         self.rep: Representer | None = None
         self.small: SmallIndex | None = None
+        self.deletes: list[str] = []  # documents to delete in the last transaction (sync: files gone)
+        self.moves: list[tuple[str, Document]] = []  # (stored id, its new document): written without re-embedding
 
     def run(self, docs: Iterable[Document], streaming: bool, t0: float) -> IngestReport:
         self.streaming = streaming
@@ -241,6 +270,7 @@ class IngestRun:
             for d, parents, children in todo:
                 self._add(d, parents, children, total)
             self._write()
+            self._move_and_delete()
             if self.txn is not None:
                 self._commit()
         except BaseException:
@@ -265,6 +295,9 @@ class IngestRun:
             old = stored.get(d.doc_id)
             if old is not None and old.content_hash == d.content_hash:
                 report.unchanged.append(d.doc_id)
+                if _relabel(old, d):  # a file's path or name to record; its vectors as stored
+                    self.moves.append((old.doc_id, d))
+                    report.relabeled.append(d.doc_id)
             else:
                 todo.append(d)
                 (report.updated if old is not None else report.added).append(d.doc_id)
@@ -337,6 +370,22 @@ class IngestRun:
         if self.bar is not None:
             self.bar.update(len(texts))
 
+    def _move_and_delete(self) -> None:
+        """Renamed and relabeled documents written under their new names from what is stored (no
+        re-embedding), then the documents to delete, in the open (or a new) transaction."""
+        if not (self.moves or self.deletes):
+            return
+        if self.txn is None:
+            self.txn = self.writer.begin()
+        exported = {d.doc_id: (d, ps, cs) for d, ps, cs in self.writer.export(doc_ids=[o for o, _ in self.moves])}
+        for old_id, new in self.moves:
+            if old_id in exported:
+                self.txn.put_document(*relabeled(exported[old_id], new))
+                if new.doc_id != old_id:
+                    self.txn.delete_document(old_id)
+        for doc_id in self.deletes:
+            self.txn.delete_document(doc_id)
+
     def _commit(self) -> None:
         self.report.generation = self.txn.commit()
         self.report.checkpoints += 1
@@ -359,6 +408,14 @@ class IngestRun:
                      len(report.updated), len(report.unchanged), len(report.skipped), report.children,
                      report.seconds)
         return report
+
+
+def _relabel(old: StoredDocument, new: Document) -> bool:
+    """Whether an unchanged file's document must be written again for its name: the file's path
+    is not recorded yet (a knowledge base made before paths were), or the source differs."""
+    path = new.metadata.get(PATH_KEY)
+    return new.format != "jsonl" and isinstance(path, str) and (old.metadata.get(PATH_KEY) != path
+                                                                or old.source != new.source)
 
 
 def _groups(items: Iterable[Any], n: int) -> Iterator[list[Any]]:

@@ -23,12 +23,17 @@ from ragsift.ingest.pipeline import (
     documents_of_files,
     documents_of_records,
     input_files,
+    known_sources,
     load_limits,
 )
+from ragsift.ingest.sync import dry_run_report, plan_sync
 from ragsift.kb.files import (
     SETTINGS_FILE,
     check_identity,
     check_knowledge_base,
+    copy_settings,
+    copy_store,
+    document_view,
     missing_settings,
     restore_knowledge_base,
     rewrite_settings,
@@ -140,13 +145,16 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, paths: str | Path | Sequence[str | Path], *, prefix: str = "",
-               progress: ProgressFactory | None = None) -> IngestReport:
+               progress: ProgressFactory | None = None, record_paths: bool = True) -> IngestReport:
         """Ingest files or directories: by default in one transaction (one new generation).
 
-        A document's id comes from its path relative to the directory given (or, for a file,
-        its own directory), with ``prefix`` in front: ingesting ``docs/`` and then
-        ``docs/a.md`` names the same document. JSONL rows keep their own ``_id``.
-        Unchanged documents are skipped; changed ones replace their old parents and children.
+        A file is one document however it is named: its identity is its absolute path (recorded
+        in its metadata as ``path``), and a file the knowledge base holds keeps the source it was
+        first ingested under; a new file's source is its path relative to the directory given
+        (or, for a file, its own directory), with ``prefix`` in front. JSONL rows keep their own
+        ``_id``. Unchanged documents are skipped; changed ones replace their old parents and
+        children. ``record_paths`` off: files named by their sources only (uploads, whose folder
+        is temporary).
 
         With ``checkpoint_documents`` or ``checkpoint_seconds`` set (settings of the ``ingest``
         group), the ingest commits a generation of whole documents every N documents written or
@@ -154,15 +162,39 @@ class KnowledgeBase:
         last one, and running the same ingest again skips what the checkpoints hold (unchanged
         by content hash) and goes on from there. Files are then loaded, split and written as
         they come: what is held at once is one file's documents (at most ``max_file_mb``), one
-        batch of documents and the ids of the documents seen (see ``_ingest_with``).
+        batch of documents and the ids of the documents seen.
         """
         t0 = time.perf_counter()
         if isinstance(paths, (str, Path)):
             paths = [paths]
         report = IngestReport()
         streaming = self._checkpointing()
-        docs = documents_of_files(list(input_files(paths, prefix)), report, load_limits(self.settings), streaming)
+        with self.reading() as store:
+            known = known_sources(store) if record_paths else {}
+        items = list(input_files(paths, prefix, known))
+        docs = documents_of_files(items, report, load_limits(self.settings), streaming, record_paths)
         return self._ingest(docs, report, t0, progress, streaming)
+
+    def sync(self, folder: str | Path, *, prefix: str = "", dry_run: bool = False,
+             progress: ProgressFactory | None = None) -> IngestReport:
+        """Make the knowledge base mirror ``folder`` in one commit (``ingest.sync``): new and
+        changed files written, files gone deleted, renamed files recognised by their content and
+        moved without re-embedding. ``dry_run``: what would change, nothing written. The report
+        lists added, updated, unchanged, renamed and deleted documents."""
+        t0 = time.perf_counter()
+        report = IngestReport()
+        limits = load_limits(self.settings)
+        if dry_run:
+            with self.reading() as store:
+                return dry_run_report(plan_sync(folder, prefix, store, limits, report), store, report)
+        with self._writer("sync", report) as writer:
+            plan = plan_sync(folder, prefix, writer, limits, report)
+            run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
+            run.deletes, run.moves = list(plan.deletes), run.moves + list(plan.moves)
+            report = run.run(plan.docs, False, t0)
+            report.deleted = list(plan.deletes)
+            report.renamed = [{"from": old, "to": new.doc_id, "source": new.source} for old, new in plan.moves]
+            return report
 
     def add_documents(self, documents: Iterable[Any], *, source: str = "api",
                       progress: ProgressFactory | None = None) -> IngestReport:
@@ -329,37 +361,10 @@ class KnowledgeBase:
         store_uri=...`` or ``store_kind="lancedb"``) without re-embedding: documents, parents,
         children, their terms and vectors go over as stored, in one commit. The copy keeps every
         other setting. Returns the new knowledge base."""
-        store = {current_name(k): v for k, v in store.items()}
-        bad = set(store) - {"store_kind", "store_uri", "store_name", "store_index"}
-        if bad:
-            raise ConfigError(f"only store settings can change in a copy, not {', '.join(sorted(bad))}")
-        path = Path(path)
-        if (path / SETTINGS_FILE).exists():
-            raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
-        settings = self.settings.replace(store_name="", **store)
-        if settings.store.kind is StoreKind.LANCEDB:
-            settings = settings.replace(store_uri="", store_name="")
-        elif not settings.store.name:
-            settings = settings.replace(store_name=default_store_name(path))
-        path.mkdir(parents=True, exist_ok=True)
+        settings = copy_settings(self.settings, Path(path), store)
         with self.reading() as src:
-            vectors = {name: int(v["dim"]) for name, v in src.manifest.get("vectors", {}).items()}
-            dest = open_store(path, settings, dim=src.dim, vectors=vectors)
-            if dest.generation != 0:
-                raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
-            total = src.stats()["documents"]
-            bar = progress(total, "copying") if progress else None
-            try:
-                with dest.begin() as txn:
-                    for doc, parents, children in src.export():
-                        txn.put_document(doc, parents, children)
-                        if bar is not None:
-                            bar.update(1)
-            finally:
-                if bar is not None:
-                    bar.close()
-        settings.save(path / SETTINGS_FILE)
-        kb = KnowledgeBase(path, settings, dest)
+            dest = copy_store(src, Path(path), settings, progress)
+        kb = KnowledgeBase(Path(path), settings, dest)
         kb._embedder = self._embedder
         return kb
 
@@ -371,6 +376,18 @@ class KnowledgeBase:
                 return None
             parents = store.get_document_parents([doc_id]).get(doc_id, [])
         return doc, [sp for sp in parents if not sp.parent.synthetic]
+
+    def view(self, doc_id: str) -> dict[str, Any] | None:
+        """How a document was read (``kb.files.document_view``): its heading tree, its parents
+        (sections) with their pages or slides and tables, every entry of its small index, the pages
+        read by OCR; None for an unknown id. What ``ragsift show`` prints and the web page shows."""
+        with self.reading() as store:
+            doc = store.get_documents([doc_id]).get(doc_id)
+            if doc is None:
+                return None
+            parents = store.get_document_parents([doc_id]).get(doc_id, [])
+            entries = store.get_entries([doc_id]).get(doc_id, [])
+        return document_view(doc, parents, entries)
 
     def sections(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
         """Whole sections (parents) by id: what a passage was cut from."""

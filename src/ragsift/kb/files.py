@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsift.config import INDEX_KEYS, Settings, current_name
+from ragsift.config import INDEX_KEYS, Settings, StoreKind, current_name
 from ragsift.errors import ConfigError, StoreError
-from ragsift.store import check_store, embedded_identity, restore_store
-from ragsift.store.base import CheckReport
+from ragsift.store import check_store, default_store_name, embedded_identity, open_store, restore_store
+from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
+from ragsift.types import Child
 
 SETTINGS_FILE = "ragsift.toml"
 
@@ -116,3 +117,73 @@ def _settings_of(path: Path) -> tuple[Settings, str | None]:
         return Settings.load(path / SETTINGS_FILE), None
     except ConfigError as e:
         return Settings(), str(e)
+
+
+def copy_settings(settings: Settings, path: Path, store: dict[str, Any]) -> Settings:
+    """The settings of a copy at ``path`` on another store: only store settings may change."""
+    store = {current_name(k): v for k, v in store.items()}
+    bad = set(store) - {"store_kind", "store_uri", "store_name", "store_index"}
+    if bad:
+        raise ConfigError(f"only store settings can change in a copy, not {', '.join(sorted(bad))}")
+    if (path / SETTINGS_FILE).exists():
+        raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
+    settings = settings.replace(store_name="", **store)
+    if settings.store.kind is StoreKind.LANCEDB:
+        return settings.replace(store_uri="", store_name="")
+    return settings if settings.store.name else settings.replace(store_name=default_store_name(path))
+
+
+def copy_store(src: Store, path: Path, settings: Settings, progress: Any = None) -> Store:
+    """Every document of ``src`` copied as stored (no re-embedding) into a new store at ``path``
+    in one commit; the settings file written after it."""
+    path.mkdir(parents=True, exist_ok=True)
+    vectors = {name: int(v["dim"]) for name, v in src.manifest.get("vectors", {}).items()}
+    dest = open_store(path, settings, dim=src.dim, vectors=vectors)
+    if dest.generation != 0:
+        raise StoreError(f"the destination store already holds a knowledge base (generation {dest.generation})")
+    bar = progress(src.stats()["documents"], "copying") if progress else None
+    try:
+        with dest.begin() as txn:
+            for doc, parents, children in src.export():
+                txn.put_document(doc, parents, children)
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    settings.save(path / SETTINGS_FILE)
+    return dest
+
+
+def document_view(doc: StoredDocument, parents: list[StoredParent], entries: list[Child]) -> dict[str, Any]:
+    """A stored document as it was read: the heading tree (each heading once, in order, with its
+    depth), each parent with its location, size, tables and entries (chunks and the rest of its
+    small index), and the pages read by OCR (or left for want of it)."""
+    from ragsift.ingest.splitter import table_blocks
+    from ragsift.types import located
+
+    by_parent: dict[str, list[Child]] = {}
+    for e in entries:
+        by_parent.setdefault(e.parent_id, []).append(e)
+    outline: list[dict[str, Any]] = []
+    seen: set[tuple[str, ...]] = set()
+    out_parents = []
+    for sp in parents:
+        p = sp.parent
+        for depth in range(1, len(p.heading_path) + 1):
+            path = p.heading_path[:depth]
+            if path not in seen:
+                seen.add(path)
+                outline.append({"level": depth, "heading": path[-1], "parent_id": p.parent_id})
+        mine = by_parent.get(p.parent_id, [])
+        out_parents.append({
+            "parent_id": p.parent_id, "heading_path": list(p.heading_path), "location": located(p.location),
+            "synthetic": p.synthetic, "tokens": p.tokens, "tables": len(table_blocks(p.text)), "text": p.text,
+            "entries": [{"child_id": e.child_id, "kind": e.kind, "start": e.start, "end": e.end, "tokens": e.tokens}
+                        for e in mine]})
+    meta = doc.metadata
+    return {"document": {k: getattr(doc, k) for k in ("doc_id", "source", "title", "format", "content_hash",
+                                                       "generation", "parents", "children", "metadata")},
+            "outline": outline, "parents": out_parents,
+            "pages": meta.get("page_count") or meta.get("slide_count"),
+            "ocr_pages": list(meta.get("ocr_pages") or []), "ocr_missing": list(meta.get("ocr_missing") or [])}

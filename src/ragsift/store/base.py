@@ -19,13 +19,13 @@ import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date
-from ragsift.types import Child, Document, Parent
+from ragsift.types import Child, Document, Parent, located
 
 # Filter fields every knowledge base has; document metadata adds more.
 BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string"}
@@ -63,6 +63,24 @@ class StoredHit:
     lang: str = ""  # the entry's language (zh, en, other) detected at ingest; "" when stored before
 
 
+def heading_json(p: Parent) -> str:
+    """What a store keeps in a parent's ``heading`` column: its heading path as a JSON list, or
+    with a location an object ``{"path": [...], "location": [kind, first, last]}``."""
+    path = list(p.heading_path)
+    if p.location is None:
+        return json.dumps(path, ensure_ascii=False)
+    return json.dumps({"path": path, "location": list(p.location)}, ensure_ascii=False)
+
+
+def read_heading(raw: str) -> tuple[tuple[str, ...], tuple[str, int, int] | None]:
+    """A parent's heading path and location from its ``heading`` column (``heading_json``)."""
+    v = json.loads(raw or "[]")
+    if isinstance(v, dict):
+        loc = v.get("location")
+        return tuple(v.get("path") or ()), (str(loc[0]), int(loc[1]), int(loc[2])) if loc else None
+    return tuple(v), None
+
+
 @dataclass(frozen=True)
 class StoredParent:
     parent: Parent
@@ -74,7 +92,8 @@ class StoredParent:
         """The section as every face shows it (HTTP, MCP)."""
         p = self.parent
         return {"parent_id": p.parent_id, "doc_id": p.doc_id, "source": self.source, "title": self.title,
-                "heading_path": list(p.heading_path), "text": p.text, "tokens": p.tokens}
+                "heading_path": list(p.heading_path), "location": located(p.location), "text": p.text,
+                "tokens": p.tokens}
 
 
 @dataclass(frozen=True)
@@ -284,12 +303,47 @@ class Store(Protocol):
     def check_integrity(self) -> list[str]:
         """Problems found (children without parents, counts that disagree); empty when sound."""
 
-    def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
-        """Every committed document with its parents and indexed children (terms and vectors
-        as stored), for copying a knowledge base to another store without re-embedding.
-        ``Document.text`` is empty: the parents hold the text."""
+    def export(self, batch: int = 100, doc_ids: Sequence[str] | None = None
+               ) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+        """Every committed document (or those of ``doc_ids``) with its parents and indexed
+        children (terms and vectors as stored), for copying a knowledge base to another store, or
+        a document under another name, without re-embedding. ``Document.text`` is empty: the
+        parents hold the text."""
+
+    def get_entries(self, doc_ids: Sequence[str]) -> dict[str, list[Child]]:
+        """The small-index entries of documents, in order, without their vectors (a document's
+        chunks and the rest, as ``ragsift show`` lists them); an entry's text is its parent's
+        span (entries with text of their own keep an empty text)."""
 
     def close(self) -> None: ...
+
+
+def entry_of(r: dict[str, Any]) -> Child:
+    """A stored child row as an entry without its text."""
+    return Child(r["child_id"], r["parent_id"], r["doc_id"], int(r["position"]), int(r["start"]), int(r["end"]), "",
+                 int(r["tokens"]), kind=r.get("kind") or "chunk")
+
+
+def entry_order(c: Child) -> tuple[int, str, int, int]:
+    """Entries in document order: by parent (its number in the id), then position in it."""
+    m = re.search(r"#[pr](\d+)", c.parent_id)
+    return (int(m.group(1)) if m else 0, c.parent_id, c.start, c.position)
+
+
+def relabeled(exported: tuple[Document, list[Parent], list[IndexedChild]], new: Document
+              ) -> tuple[Document, list[Parent], list[IndexedChild]]:
+    """A stored document under another id, source or metadata (a renamed file), its parents'
+    and entries' ids renamed with it, its vectors and terms as stored: written without
+    re-embedding. The text stays the parents' (``new.text`` is not used)."""
+    old, parents, children = exported
+    a, b = old.doc_id, new.doc_id
+
+    def moved(x: str) -> str:
+        return b + x[len(a):] if x.startswith(a) else x
+    ps = [replace(p, parent_id=moved(p.parent_id), doc_id=b) for p in parents]
+    cs = [replace(ic, child=replace(ic.child, child_id=moved(ic.child.child_id), parent_id=moved(ic.child.parent_id),
+                                    doc_id=b)) for ic in children]
+    return new, ps, cs
 
 
 def exported_document(d: StoredDocument) -> Document:
@@ -316,11 +370,12 @@ LANGUAGES = ("zh", "en", "other")  # what ragsift.text.lang.detect_language says
 
 
 def export_documents(store: Store, batch: int, child_rows: Callable[[list[str]], Iterable[dict[str, Any]]],
-                     vectors: dict[str, str]) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
-    """``Store.export`` for any store: documents in batches, with their parents and the child
-    rows ``child_rows(doc_ids)`` reads (``sparse`` already a dict; ``vectors`` maps extra
-    embedder names to row keys)."""
-    docs = list(store.get_documents().values())
+                     vectors: dict[str, str], doc_ids: Sequence[str] | None = None
+                     ) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+    """``Store.export`` for any store: documents (those of ``doc_ids``, or all) in batches, with
+    their parents and the child rows ``child_rows(doc_ids)`` reads (``sparse`` already a dict;
+    ``vectors`` maps extra embedder names to row keys)."""
+    docs = list(store.get_documents(doc_ids).values()) if doc_ids is not None else list(store.get_documents().values())
     for i in range(0, len(docs), batch):
         part = docs[i:i + batch]
         ids = [d.doc_id for d in part]

@@ -49,10 +49,14 @@ from ragsift.store.base import (
     StoredHit,
     StoredParent,
     TransactionBase,
+    entry_of,
+    entry_order,
     export_documents,
     filterable_values,
+    heading_json,
     integrity_problems,
     metadata_json,
+    read_heading,
 )
 from ragsift.store.filters import Node, render_sql, sql_literal
 from ragsift.store.lance_files import (
@@ -66,7 +70,7 @@ from ragsift.store.lance_files import (
     saved_generations,
 )
 from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, IdIndex, ParentTable, Rows, SparseIndex
-from ragsift.types import Document, Parent
+from ragsift.types import Child, Document, Parent
 
 log = logging.getLogger(__name__)
 
@@ -381,8 +385,8 @@ class LanceStore(ManifestStore):
 
     @staticmethod
     def _stored_parent(r: dict[str, Any]) -> StoredParent:
-        p = Parent(r["parent_id"], r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
-                   r["text"], r["tokens"])
+        path, location = read_heading(r["heading"])
+        p = Parent(r["parent_id"], r["doc_id"], r["position"], path, r["text"], r["tokens"], location)
         return StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
@@ -451,7 +455,7 @@ class LanceStore(ManifestStore):
         children = self._scan(["child_id", "parent_id", "doc_id", "gen"]).to_pylist()
         return integrity_problems(parents, children, self.get_documents())
 
-    def export(self, batch: int = 100):
+    def export(self, batch: int = 100, doc_ids: Sequence[str] | None = None):
         vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
         cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
                 *vectors.values()]
@@ -463,7 +467,14 @@ class LanceStore(ManifestStore):
                 if "sparse_idx" in r:
                     r["sparse"] = dict(zip(r.pop("sparse_idx") or [], r.pop("sparse_val") or []))
                 yield r
-        return export_documents(self, batch, child_rows, vectors)
+        return export_documents(self, batch, child_rows, vectors, doc_ids)
+
+    def get_entries(self, doc_ids: Sequence[str]) -> dict[str, list[Child]]:
+        cols = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "kind"]
+        out: dict[str, list[Child]] = {}
+        for r in self._rows("children", "doc_id", doc_ids, cols, per_key=None).to_pylist():
+            out.setdefault(r["doc_id"], []).append(entry_of(r))
+        return {d: sorted(v, key=entry_order) for d, v in out.items()}
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> LanceTransaction:
@@ -542,7 +553,7 @@ class LanceTransaction(TransactionBase):
         for p in parents:
             self._pending["parents"].append({
                 "parent_id": p.parent_id, "doc_id": p.doc_id, "position": p.position,
-                "heading": json.dumps(list(p.heading_path), ensure_ascii=False), "text": p.text,
+                "heading": heading_json(p), "text": p.text,
                 "tokens": p.tokens, "gen": gen, "source": doc.source, "title": doc.title,
                 "metadata": meta_json})
         for ic in children:

@@ -49,13 +49,17 @@ from ragsift.store.base import (
     StoredHit,
     StoredParent,
     TransactionBase,
+    entry_of,
+    entry_order,
     export_documents,
     filterable_values,
+    heading_json,
     integrity_problems,
     metadata_json,
+    read_heading,
 )
 from ragsift.store.filters import Node, milvus_literal, render_milvus
-from ragsift.types import Document, Parent
+from ragsift.types import Child, Document, Parent
 
 log = logging.getLogger(__name__)
 
@@ -385,8 +389,9 @@ class MilvusStore(ManifestStore):
             d = docs.get(r["doc_id"])
             if d is None:
                 raise StoreError(f"parent {pid} has no document {r['doc_id']}")
-            p = Parent(pid, r["doc_id"], r["position"], tuple(json.loads(r["heading"])),
-                       "".join(x["text"] for x in parts), r["tokens"])
+            path, location = read_heading(r["heading"])
+            p = Parent(pid, r["doc_id"], r["position"], path, "".join(x["text"] for x in parts), r["tokens"],
+                       location)
             out.append(StoredParent(p, d.source, d.title, d.metadata))
         return out
 
@@ -474,7 +479,8 @@ class MilvusStore(ManifestStore):
                 log.info("compaction of %s not run: %s", self.coll[kind], e)
         return {"generation": self.generation, "compacted": compacted}
 
-    def export(self, batch: int = 100) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
+    def export(self, batch: int = 100, doc_ids: Sequence[str] | None = None
+               ) -> Iterator[tuple[Document, list[Parent], list[IndexedChild]]]:
         vectors = {name: v["column"] for name, v in self.manifest.get("vectors", {}).items()}
         fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "terms", "vector",
                   "kind", *vectors.values()] + (["learned"] if self.manifest.get("sparse") else []) \
@@ -485,7 +491,14 @@ class MilvusStore(ManifestStore):
                 if "learned" in r:
                     r["sparse"] = {int(i): float(w) for i, w in (r.pop("learned") or {}).items()}
                 yield r
-        return export_documents(self, batch, child_rows, vectors)
+        return export_documents(self, batch, child_rows, vectors, doc_ids)
+
+    def get_entries(self, doc_ids: Sequence[str]) -> dict[str, list[Child]]:
+        fields = ["child_id", "parent_id", "doc_id", "position", "start", "end", "tokens", "kind"]
+        out: dict[str, list[Child]] = {}
+        for r in self._by_ids("children", "doc_id", doc_ids, fields):
+            out.setdefault(r["doc_id"], []).append(entry_of(r))
+        return {d: sorted(v, key=entry_order) for d, v in out.items()}
 
     # ------------------------------------------------------------------ writes
     def begin(self) -> MilvusTransaction:
@@ -626,7 +639,7 @@ class MilvusTransaction(TransactionBase):
                 self._rows["parents"].append({
                     "pk": f"{p.parent_id}#{i}@{gen}", "parent_id": p.parent_id, "doc_id": p.doc_id,
                     "position": p.position, "piece": i, "pieces": len(pieces), "tokens": p.tokens, "gen": gen,
-                    "heading": json.dumps(list(p.heading_path), ensure_ascii=False), "text": piece, "dummy": dummy})
+                    "heading": heading_json(p), "text": piece, "dummy": dummy})
         for ic in children:
             c = ic.child
             self._rows["children"].append({

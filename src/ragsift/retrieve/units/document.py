@@ -43,6 +43,8 @@ def document_candidates(fused: Sequence[tuple[str, float]], doc_parents: dict[st
                 off = offsets[sp.parent.parent_id]
                 mapped.append(Span(s.child_id, s.start + off, s.end + off, s.channels))
         mapped.sort(key=lambda s: order.get(s.child_id, len(order)))
+        located = [sp.parent.location for sp in parts if sp.parent.location]
+        span = (located[0][0], located[0][1], located[-1][2]) if located else None
         out.append(candidate(did, score, parts[0], text, sum(sp.parent.tokens for sp in parts), tuple(mapped),
-                              "document", heading_path=()))
+                             "document", heading_path=(), location=span))
     return out

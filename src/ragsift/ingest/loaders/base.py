@@ -1,0 +1,276 @@
+"""What every loader shares: the limits of reading one file, what a load gives (documents and
+files skipped with their reason), the normal form of text, and ``Markdown``, the one way a
+loader writes a structured document.
+
+The normal form: paragraphs separated by blank lines; ``#`` heading lines carry the structure;
+lists as ``- item`` lines (nested by two spaces); tables as Markdown pipe tables with a header
+row and a rule (``| --- |``); code in fences; page and slide marks (``splitter.page_mark``) on
+lines of their own where a page or slide starts. A line of text that starts with ``#`` is
+written with a leading space, so it stays text.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragsift.errors import ConfigError
+from ragsift.ingest.splitter import page_mark
+from ragsift.registry import Registry
+from ragsift.text.clean import clean_str
+from ragsift.types import Document, Skipped
+
+MAX_FILE_BYTES = 50 * 1024 * 1024  # the default of the setting max_file_mb
+MAX_METADATA_DEPTH = 16  # nesting of a metadata value (a deeper one cannot be stored)
+
+#: a packed file (PDF, Office, EPUB, archive) may make at most this many characters of text per
+#: byte read, beyond a first ``TEXT_FLOOR``: plain text packs about 4:1 and a real document holds
+#: fonts and images besides, so more than 20 characters a byte is a file built to unpack (a bomb)
+TEXT_PER_BYTE = 20
+TEXT_FLOOR = 1_000_000
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """What reading one file may cost (the ``ingest`` settings): bytes read, and for formats
+    that unpack (PDF and other compressed files) the pages and text they make and the time."""
+
+    max_bytes: int = MAX_FILE_BYTES
+    max_pages: int = 5000
+    max_chars: int = 20_000_000
+    max_seconds: float = 60.0
+    ocr: bool = True  # read scanned pages and images by OCR (when the ocr extra is installed)
+    depth: int = 0  # archives and mail in archives or mail: how deep (at most MAX_DEPTH)
+
+
+MAX_DEPTH = 2  # an archive in a mail in an archive is read; deeper is skipped
+
+
+class OverLimit(Exception):
+    """Reading a file passed one of its limits; the message says which (the file is skipped)."""
+
+
+class Budget:
+    """What one file has made so far against its limits; each check raises OverLimit. A packed
+    file of ``packed_bytes`` may also make at most ``TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes``
+    characters (within ``max_chars``)."""
+
+    def __init__(self, limits: LoadLimits, packed_bytes: int | None = None) -> None:
+        self.limits = limits
+        self.packed_bytes = packed_bytes
+        self.t0 = time.monotonic()
+        self.chars = 0
+        self.pages = 0
+        self.max_chars = limits.max_chars
+        self.ratio_bound = packed_bytes is not None and TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes < limits.max_chars
+        if self.ratio_bound:
+            self.max_chars = TEXT_FLOOR + TEXT_PER_BYTE * int(packed_bytes or 0)
+
+    def page(self) -> None:
+        self.pages += 1
+        if self.pages > self.limits.max_pages:
+            raise OverLimit(f"more than {self.limits.max_pages} pages (setting max_file_pages)")
+        self.tick()
+
+    def text(self, n: int) -> None:
+        self.chars += n
+        if self.chars > self.max_chars:
+            if self.ratio_bound:
+                raise OverLimit(f"unpacks to more than {self.max_chars} characters of text, over {TEXT_PER_BYTE} "
+                                "a byte of the file (a decompression bomb?)")
+            raise OverLimit(f"makes more than {self.limits.max_chars} characters of text (setting max_file_chars)")
+        self.tick()
+
+    def tick(self) -> None:
+        if time.monotonic() - self.t0 > self.limits.max_seconds:
+            raise OverLimit(f"reading took longer than {self.limits.max_seconds:g} s (setting max_file_seconds)")
+
+
+@dataclass
+class LoadResult:
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def add(self, item: Document | Skipped) -> None:
+        if isinstance(item, Skipped):
+            self.skipped.append(item)
+        else:
+            self.documents.append(item)
+
+    def extend(self, other: LoadResult) -> None:
+        self.documents += other.documents
+        self.skipped += other.skipped
+
+
+#: a loader: ``loader(data, source, limits) -> LoadResult``
+Loader = Callable[[bytes, str, LoadLimits], LoadResult]
+
+#: loaders by suffix (``.md``, ``.pdf``, ...); a format's module registers its suffixes
+LOADERS: Registry[LoadResult] = Registry("file type", ConfigError)
+
+
+def register(*suffixes: str) -> Callable[[Loader], Loader]:
+    """Decorator: register a loader for file suffixes (lower case, with the dot)."""
+
+    def wrap(fn: Loader) -> Loader:
+        for s in suffixes:
+            LOADERS.add(s, fn)
+        return fn
+    return wrap
+
+
+def skipped(source: str, reason: str) -> LoadResult:
+    return LoadResult(skipped=[Skipped(source, reason)])
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def doc_id_for(source: str) -> str:
+    """Stable document id for a file: derived from its source (its path relative to the folder
+    it was ingested from, or its path in an archive)."""
+    return "d-" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as e:
+            return None, f"invalid UTF-16 at byte {e.start}"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, (f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                      "convert the file to UTF-8 and ingest again")
+
+
+def clean_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """Metadata a store can hold: keys as text, strings without lone surrogates, values nested
+    at most ``MAX_METADATA_DEPTH`` levels (ValueError naming the key when deeper)."""
+
+    def clean(v: Any, depth: int, key: str) -> Any:
+        if depth > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata {key!r} is nested deeper than {MAX_METADATA_DEPTH} levels")
+        if isinstance(v, str):
+            return clean_str(v)
+        if isinstance(v, dict):
+            return {clean_str(str(k)): clean(x, depth + 1, key) for k, x in v.items() if x is not None}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, depth + 1, key) for x in v]
+        return v
+
+    return {clean_str(str(k)): clean(v, 1, str(k)) for k, v in meta.items() if v is not None}
+
+
+def normalize_text(text: str) -> str:
+    text = clean_str(text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u3000", " ").replace("\xa0", " ")
+    text = re.sub(r"[ \t\f\v]+\n", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+
+
+def first_heading(text: str) -> str:
+    for line in text.splitlines():
+        m = _HEADING_RE.match(line)
+        if m:
+            return m.group(2).strip()
+    return ""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cell(text: str) -> str:
+    return _one_line(text).replace("|", "\\|")
+
+
+class Markdown:
+    """A structured document being written in the normal form (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def heading(self, level: int, text: str) -> None:
+        text = _one_line(text)
+        if text:
+            self.parts.append("#" * max(1, min(level, 6)) + " " + text)
+
+    def para(self, text: str) -> None:
+        text = text.strip("\n")
+        if text.strip():
+            self.parts.append("\n".join(" " + ln if ln.lstrip().startswith("#") else ln for ln in text.split("\n")))
+
+    def markdown(self, text: str) -> None:
+        """Text already in the normal form (its ``#`` lines are headings): HTML read by the HTML
+        loader, a member of an archive."""
+        if text.strip():
+            self.parts.append(text.strip("\n"))
+
+    def item(self, text: str, level: int = 0, ordered: int | None = None) -> None:
+        text = _one_line(text)
+        if text:
+            marker = f"{ordered}." if ordered is not None else "-"
+            self._list_line("  " * max(0, level) + f"{marker} {text}")
+
+    def _list_line(self, line: str) -> None:
+        if self.parts and self.parts[-1].startswith("\x00list\n"):
+            self.parts[-1] += "\n" + line
+        else:
+            self.parts.append("\x00list\n" + line)
+
+    def table(self, rows: list[list[str]]) -> None:
+        """A table (its first row the header); empty rows and columns left out."""
+        rows = [[_cell(c) for c in r] for r in rows if any(str(c).strip() for c in r)]
+        if not rows:
+            return
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        keep = [j for j in range(width) if any(r[j] for r in rows)]
+        rows = [[r[j] for j in keep] for r in rows]
+        if not keep:
+            return
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(keep)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        self.parts.append("\n".join(lines))
+
+    def code(self, text: str) -> None:
+        if text.strip():
+            self.parts.append("```\n" + text.strip("\n") + "\n```")
+
+    def mark(self, kind: str, number: int) -> None:
+        """Where page (or slide) ``number`` starts."""
+        self.parts.append(page_mark(kind, number).rstrip("\n"))
+
+    def text(self) -> str:
+        return "\n\n".join(p.removeprefix("\x00list\n") for p in self.parts)
+
+    def has_text(self) -> bool:
+        return any(p.strip() and not p.startswith("\ue000") for p in self.parts)
+
+
+def structured(source: str, title: str, md: Markdown, data: bytes, fmt: str,
+               metadata: dict[str, Any] | None = None) -> LoadResult:
+    """The one document a file of a structured format makes (or why it is skipped)."""
+    from ragsift.ingest.loaders.files import source_title
+
+    if not md.has_text():
+        return skipped(source, "no text content")
+    try:
+        meta = clean_metadata(metadata or {})
+    except ValueError as e:
+        return skipped(source, str(e))
+    text = normalize_text(md.text())
+    return LoadResult(documents=[Document(doc_id_for(source), source, clean_str(title) or source_title(source), text,
+                                          sha256(data), fmt, meta)])

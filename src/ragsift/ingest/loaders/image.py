@@ -1,0 +1,53 @@
+"""Images (PNG, JPEG, TIFF; every frame of a multi-page TIFF), read by OCR (``ocr``: RapidOCR,
+Chinese and English; ``pip install 'ragsift[ocr]'``). Pillow opens them with a pixel limit
+(``MAX_PIXELS``: a decompression bomb is skipped, not decoded); each frame is a page."""
+from __future__ import annotations
+
+import io
+
+from ragsift.ingest.loaders import layout, ocr
+from ragsift.ingest.loaders.base import (
+    Budget,
+    LoadLimits,
+    LoadResult,
+    Markdown,
+    OverLimit,
+    register,
+    skipped,
+    structured,
+)
+from ragsift.ingest.loaders.files import source_title
+from ragsift.ingest.loaders.layout import Word
+
+MAX_PIXELS = 60_000_000  # about 7,700 x 7,700: a page scanned at 600 dpi is 35 million
+
+
+@register(".png", ".jpg", ".jpeg", ".tif", ".tiff")
+def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    from PIL import Image, ImageSequence
+
+    if not limits.ocr or not ocr.available():
+        return skipped(source, "an image: reading its text needs OCR: pip install 'ragsift[ocr]'")
+    budget = Budget(limits, packed_bytes=len(data))
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    try:
+        img = Image.open(io.BytesIO(data))
+        img.size  # noqa: B018 - the header is read (and checked) here
+    except Image.DecompressionBombError as e:
+        raise OverLimit(f"an image of too many pixels (a decompression bomb?): {e}") from None
+    md = Markdown()
+    pages = 0
+    for n, frame in enumerate(ImageSequence.Iterator(img), 1):
+        budget.page()
+        if frame.size[0] * frame.size[1] > MAX_PIXELS:
+            raise OverLimit(f"frame {n} has {frame.size[0] * frame.size[1]} pixels; at most {MAX_PIXELS}")
+        words = []
+        for ln in ocr.read_image(frame.convert("RGB")):
+            budget.text(len(ln.text) + 1)
+            words.append(Word(ln.text, ln.x0, ln.top, ln.x1, ln.bottom, ln.bottom - ln.top))
+        lines = layout.lines_of(words, float(frame.size[0]), n)
+        md.mark("page", n)
+        for text, _ in layout.paragraphs(lines):
+            md.para(text)
+        pages = n
+    return structured(source, source_title(source), md, data, "image", {"ocr_pages": list(range(1, pages + 1))})

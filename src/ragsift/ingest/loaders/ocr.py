@@ -1,0 +1,64 @@
+"""Optical character recognition for scanned pages and images: RapidOCR (PP-OCRv4 detection and
+recognition, Chinese and English, ONNX models that ship inside the ``rapidocr-onnxruntime``
+wheel and load from disk; ``pip install 'ragsift[ocr]'``). The engine loads once per process.
+
+What it gives is text lines with their boxes, which ``layout`` puts in reading order and
+paragraphs like the lines of a born-digital page.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ragsift.errors import ModelError
+
+_engine: Any = None
+_lock = threading.Lock()
+MIN_SCORE = 0.5  # recognitions below this confidence are dropped
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    score: float
+
+
+def available() -> bool:
+    try:
+        import rapidocr_onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def read_image(image: Any) -> list[OcrLine]:
+    """The text lines of an image (a NumPy array or a PIL image), in no particular order."""
+    import numpy as np
+
+    arr = np.asarray(image.convert("RGB")) if hasattr(image, "convert") else np.asarray(image)
+    with _lock:  # one recognition at a time: the engine is not safe across threads
+        result, _ = _engine_loaded()(arr)
+    out = []
+    for box, text, score in result or []:
+        if float(score) < MIN_SCORE or not str(text).strip():
+            continue
+        xs = [float(p[0]) for p in box]
+        ys = [float(p[1]) for p in box]
+        out.append(OcrLine(str(text).strip(), min(xs), min(ys), max(xs), max(ys), float(score)))
+    return out
+
+
+def _engine_loaded() -> Any:
+    global _engine
+    if _engine is None:
+        try:
+            from rapidocr_onnxruntime import RapidOCR
+        except ImportError:
+            raise ModelError("reading scanned pages and images needs OCR: pip install 'ragsift[ocr]'") from None
+        _engine = RapidOCR()
+    return _engine

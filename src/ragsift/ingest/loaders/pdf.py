@@ -1,0 +1,240 @@
+"""PDF, read for structure: pdfplumber (on pdfminer.six, MIT) gives every word with its font,
+size and box, and the tables ruled on a page; pypdf gives the outline (bookmarks).
+
+- Headings from the outline where the file has one, else from font size and weight
+  (``layout.mark_headings_by_font``); two-column pages read column by column; running heads,
+  feet and page numbers dropped; hyphenation and Chinese line breaks joined (``layout``).
+- Tables ruled with lines become Markdown tables, in their place; their words are not read
+  twice.
+- Every page starts with a page mark: each parent keeps its page range.
+- A page without a text layer (a scan) is read by OCR when ``ragsift[ocr]`` is installed (the
+  document's ``ocr_pages`` metadata lists them); without it, the page is left out and named in
+  ``ocr_missing``.
+- The title: the document's own (its metadata) when it is a real one, else its largest line on
+  the first page, else its first heading, else the file name.
+- Limits: the content streams are measured before any is interpreted (a small file whose pages
+  all draw one huge stream is skipped in seconds), then pages, characters and time as read.
+- An encrypted PDF that needs a password is skipped, saying so.
+"""
+from __future__ import annotations
+
+import io
+import logging
+import re
+from typing import Any
+
+from ragsift.ingest.loaders import layout, ocr
+from ragsift.ingest.loaders.base import (
+    Budget,
+    LoadLimits,
+    LoadResult,
+    Markdown,
+    OverLimit,
+    register,
+    skipped,
+    structured,
+)
+from ragsift.ingest.loaders.layout import Line, Word
+
+log = logging.getLogger(__name__)
+OCR_DPI = 150
+STREAM_FACTOR = 4  # content streams may hold this many bytes per character the file may make
+JUNK_TITLES = re.compile(r"^(untitled|microsoft word|document\d*|slide \d+|\s*)$|\.(docx?|pdf|odt|pptx?|tex)$",
+                         re.IGNORECASE)
+
+
+@register(".pdf")
+def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    budget = Budget(limits, packed_bytes=len(data))
+    outline, meta_title, why = _outline(data, budget)
+    if why:
+        return skipped(source, why)
+    import pdfplumber
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    try:
+        pdf = pdfplumber.open(io.BytesIO(data))
+    except (PDFPasswordIncorrect, PDFEncryptionError) as e:
+        return skipped(source, f"encrypted PDF (it needs a password): {type(e).__name__}")
+    with pdf:
+        n = len(pdf.pages)
+        if n > limits.max_pages:
+            raise OverLimit(f"has {n} pages; the limit is {limits.max_pages} (setting max_file_pages)")
+        pages: list[tuple[float, list[Line], list[tuple[float, list[list[str]]]]]] = []
+        ocr_pages: list[int] = []
+        ocr_missing: list[int] = []
+        for i, page in enumerate(pdf.pages, 1):
+            budget.page()
+            lines, tables = _read_page(page, i, budget)
+            if not lines and not tables and page.images:
+                if limits.ocr and ocr.available():
+                    lines = _ocr_page(page, i, budget)
+                    ocr_pages.append(i)
+                else:
+                    ocr_missing.append(i)
+            pages.append((float(page.height), lines, tables))
+    layout.mark_margins([(h, lines) for h, lines, _ in pages])
+    every = [ln for _, lines, _ in pages for ln in lines]
+    missing = layout.match_outline(every, outline) if outline else []
+    if not outline:
+        layout.mark_headings_by_font(every)
+    layout.mark_text_tables(every)
+    title = _title(meta_title, pages, every)
+    md = Markdown()
+    for i, (_, lines, tables) in enumerate(pages, 1):
+        md.mark("page", i)
+        for t, level, _ in (m for m in missing if m[2] == i):
+            md.heading(level, t)
+        _write_page(md, lines, tables)
+    metadata: dict[str, Any] = {"page_count": len(pages)}
+    if ocr_pages:
+        metadata["ocr_pages"] = ocr_pages
+    if ocr_missing:
+        metadata["ocr_missing"] = ocr_missing
+    if not md.has_text():
+        if ocr_missing:
+            return skipped(source, f"scanned PDF ({len(ocr_missing)} page(s) without a text layer): reading "
+                                   "them needs OCR: pip install 'ragsift[ocr]'")
+        return skipped(source, "PDF has no text")
+    return structured(source, title, md, data, "pdf", metadata)
+
+
+def _outline(data: bytes, budget: Budget) -> tuple[list[tuple[str, int, int]], str, str | None]:
+    """The outline as (title, level, page), the document's own title, and why the file cannot be
+    read (encrypted, or content streams that would unpack past the limits), or None."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            return [], "", "encrypted PDF (it needs a password)"
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
+        return [], "", f"unreadable PDF: {e}"
+    if len(reader.pages) > budget.limits.max_pages:
+        raise OverLimit(f"has {len(reader.pages)} pages; the limit is {budget.limits.max_pages} "
+                        "(setting max_file_pages)")
+    _measure_streams(reader, budget)
+    entries: list[tuple[str, int, int]] = []
+
+    def walk(items: Any, level: int) -> None:
+        for it in items:
+            if isinstance(it, list):
+                walk(it, level + 1)
+                continue
+            try:
+                number = reader.get_destination_page_number(it)
+                title = str(it.title or "").strip()
+                if number is None:
+                    continue
+                page = number + 1
+            except Exception:  # a broken destination: that entry is left out
+                continue
+            if title:
+                entries.append((" ".join(title.split()), level, page))
+    try:
+        walk(reader.outline, 1)
+    except Exception as e:  # a broken outline: read as one without
+        log.info("PDF outline not read: %s", e)
+        entries = []
+    try:
+        meta = reader.metadata
+        meta_title = str(meta.get("/Title") or "").strip() if meta is not None else ""
+    except Exception:
+        meta_title = ""
+    return entries, meta_title, None
+
+
+def _measure_streams(reader: Any, budget: Budget) -> None:
+    """The content streams every page draws, unpacked once each and counted per page, against
+    what the file may make: a bomb is stopped before a single page is interpreted."""
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    allowed = STREAM_FACTOR * budget.max_chars
+    sizes: dict[int, int] = {}
+    total = 0
+    for page in reader.pages:
+        contents = page.get("/Contents")
+        refs = contents if isinstance(contents, ArrayObject) else [contents] if contents is not None else []
+        for ref in refs:
+            key = ref.idnum if isinstance(ref, IndirectObject) else id(ref)
+            if key not in sizes:
+                try:
+                    sizes[key] = len(ref.get_object().get_data())
+                except Exception:  # unreadable stream: pdfminer will say more
+                    sizes[key] = 0
+            total += sizes[key]
+            if total > allowed:
+                raise OverLimit(f"its pages draw {total} bytes of content streams (unpacked from {budget.packed_bytes} "
+                                "bytes), more than the text it may make allows (a decompression bomb?)")
+        budget.tick()
+
+
+def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list[tuple[float, list[list[str]]]]]:
+    """The page's lines in reading order, and its ruled tables (top, rows)."""
+    tables: list[tuple[float, list[list[str]]]] = []
+    boxes = []
+    try:
+        for t in page.find_tables():
+            rows = [[(c or "").replace("\n", " ").strip() for c in row] for row in t.extract()]
+            if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
+                tables.append((float(t.bbox[1]), rows))
+                boxes.append(t.bbox)
+    except Exception as e:  # table finding is best effort
+        log.info("page %d: tables not read (%s)", number, e)
+    words = []
+    for w in page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False):
+        cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
+        if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes):
+            continue
+        budget.text(len(w["text"]) + 1)
+        words.append(Word(w["text"], w["x0"], w["top"], w["x1"], w["bottom"], float(w.get("size") or 0),
+                          layout.is_bold(str(w.get("fontname") or ""))))
+    budget.tick()
+    return layout.lines_of(words, float(page.width), number), tables
+
+
+def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
+    """A scanned page's lines by OCR (rendered at ``OCR_DPI``; positions in PDF points)."""
+    image = page.to_image(resolution=OCR_DPI).original
+    scale = 72.0 / OCR_DPI
+    words = []
+    for ln in ocr.read_image(image):
+        budget.text(len(ln.text) + 1)
+        words.append(Word(ln.text, ln.x0 * scale, ln.top * scale, ln.x1 * scale, ln.bottom * scale,
+                          (ln.bottom - ln.top) * scale * 0.8))
+    budget.tick()
+    return layout.lines_of(words, float(page.width), number)
+
+
+def _title(meta_title: str, pages: list[Any], lines: list[Line]) -> str:
+    if meta_title and not JUNK_TITLES.search(meta_title):
+        return meta_title
+    first = [ln for ln in lines if ln.page == 1 and not ln.drop and ln.text.strip()]
+    body = layout.body_size(lines)
+    if first and body:
+        big = max(first, key=lambda ln: ln.size)
+        if big.size >= body * 1.3 and len(big.text) <= 200:
+            return big.text.strip()
+    heading = next((ln for ln in lines if ln.heading), None)
+    return heading.text.strip() if heading else ""
+
+
+def _write_page(md: Markdown, lines: list[Line], tables: list[tuple[float, list[list[str]]]]) -> None:
+    """A page's paragraphs, headings, list items and tables, tables placed by their top."""
+    pending = sorted(tables, key=lambda t: t[0])
+    for text, first in layout.paragraphs(lines):
+        while pending and pending[0][0] < first.top and first.column != 2:
+            md.table(pending.pop(0)[1])
+        if first.table is not None:
+            md.table(first.table)
+        elif first.heading:
+            md.heading(first.heading, text)
+        elif layout.BULLET.match(text):
+            md.item(layout.bullet_text(text))
+        else:
+            md.para(text)
+    for _, rows in pending:
+        md.table(rows)

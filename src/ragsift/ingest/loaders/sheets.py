@@ -1,0 +1,81 @@
+"""Spreadsheets: XLSX and XLSM with openpyxl (MIT; read only, cached values, macros never run)
+and CSV / TSV with the standard library. A sheet (or the file) is a section headed by its name;
+its rows are a Markdown table whose first row with text is the header, so the splitter keeps
+rows whole and indexes every chunk of the table with its header. Empty rows and columns are
+left out; at most ``MAX_CELLS`` cells are read from one file."""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
+from ragsift.ingest.loaders.files import source_title
+from ragsift.ingest.loaders.text import text_of
+
+MAX_CELLS = 2_000_000
+
+
+@register(".xlsx", ".xlsm")
+def load_xlsx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    import openpyxl
+
+    budget = Budget(limits, packed_bytes=len(data))
+    wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    md = Markdown()
+    cells = 0
+    try:
+        for ws in wb.worksheets:
+            budget.page()
+            rows = []
+            for row in ws.iter_rows(values_only=True):
+                cells += len(row)
+                if cells > MAX_CELLS:
+                    raise OverLimit(f"more than {MAX_CELLS} cells")
+                values = [_shown(v) for v in row]
+                budget.text(sum(len(v) for v in values))
+                rows.append(values)
+            if any(any(v for v in r) for r in rows):
+                md.heading(1, ws.title)
+                md.table(rows)
+        title = (wb.properties.title or "").strip() if wb.properties else ""
+    finally:
+        wb.close()
+    return structured(source, title or source_title(source), md, data, "xlsx",
+                      {"sheets": [ws.title for ws in wb.worksheets]})
+
+
+def _shown(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+@register(".csv", ".tsv")
+def load_csv(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    text, res = text_of(data, source)
+    if text is None:
+        return res
+    budget = Budget(limits)
+    delimiter = "\t" if source.lower().endswith(".tsv") else _delimiter(text)
+    rows = []
+    cells = 0
+    for row in csv.reader(io.StringIO(text), delimiter=delimiter):
+        cells += len(row)
+        if cells > MAX_CELLS:
+            raise OverLimit(f"more than {MAX_CELLS} cells")
+        budget.text(sum(len(c) for c in row))
+        rows.append(row)
+    md = Markdown()
+    md.heading(1, source_title(source))
+    md.table(rows)
+    return structured(source, source_title(source), md, data, "csv")
+
+
+def _delimiter(text: str) -> str:
+    try:
+        return csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","

@@ -1,0 +1,82 @@
+"""Mirroring a folder: what the knowledge base must write, move and delete so that it holds the
+folder's files as they are now, in one commit.
+
+- **New and changed** files are loaded, split and embedded (``IngestRun``).
+- **Renamed (or moved) files** are recognised by their content: a new file whose content hash,
+  format and title are those of a document whose file is gone takes that document's parents,
+  entries and vectors under its new name; nothing is embedded again.
+- **Files gone** from the folder have their documents deleted; so do the documents a file no
+  longer makes (rows gone from a JSONL file, members gone from an archive). A file that is still
+  there but could not be read this time keeps its documents (the report says why it was skipped).
+- Documents the knowledge base holds from elsewhere (other folders, uploads, records added from
+  code) are left alone: a document belongs to the folder by the path it records (``PATH_KEY``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragsift.errors import InputError
+from ragsift.ingest.loaders import LoadLimits
+from ragsift.ingest.pipeline import PATH_KEY, file_path, input_files, known_sources, load_input
+from ragsift.store.base import Store, StoredDocument
+from ragsift.types import Document, IngestReport
+
+
+@dataclass
+class SyncPlan:
+    docs: list[Document] = field(default_factory=list)  # the folder's documents now (renamed ones left out)
+    deletes: list[str] = field(default_factory=list)  # stored documents whose file is gone
+    moves: list[tuple[str, Document]] = field(default_factory=list)  # stored id -> the same content renamed
+
+
+def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits, report: IngestReport) -> SyncPlan:
+    """What mirroring ``folder`` takes (files are loaded, nothing is written)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"sync needs a folder: {folder} is {'a file' if root.exists() else 'not there'}")
+    top = file_path(root)
+    items = list(input_files([root], prefix, known_sources(store)))
+    docs = [d for item in items for d in load_input(item, report, limits)]
+    present = {d.doc_id for d in docs}
+    existing = {file_path(item[0]) for item in items if isinstance(item, tuple)}
+    loaded = {d.metadata.get(PATH_KEY) for d in docs}
+    stored = store.get_documents()
+    gone: list[StoredDocument] = []
+    for s in stored.values():
+        path = s.metadata.get(PATH_KEY)
+        if not isinstance(path, str) or not (path == top or path.startswith(top.rstrip("/") + "/")):
+            continue  # not of this folder
+        if path not in existing or (path in loaded and s.doc_id not in present):
+            gone.append(s)
+    by_content: dict[tuple[str, str, str], list[StoredDocument]] = {}
+    for g in gone:
+        by_content.setdefault((g.content_hash, g.format, g.title), []).append(g)
+    moves = []
+    for d in docs:
+        if d.doc_id in stored:
+            continue
+        same = by_content.get((d.content_hash, d.format, d.title))
+        if same:
+            moves.append((same.pop(0).doc_id, d))
+    moved_to = {d.doc_id for _, d in moves}
+    moved_from = {old for old, _ in moves}
+    return SyncPlan([d for d in docs if d.doc_id not in moved_to],
+                    [g.doc_id for g in gone if g.doc_id not in moved_from], moves)
+
+
+def dry_run_report(plan: SyncPlan, store: Store, report: IngestReport) -> IngestReport:
+    """What a sync would do, written nowhere: added, updated, unchanged, renamed, deleted."""
+    stored = store.get_documents([d.doc_id for d in plan.docs])
+    for d in plan.docs:
+        old = stored.get(d.doc_id)
+        if old is None:
+            report.added.append(d.doc_id)
+        elif old.content_hash != d.content_hash:
+            report.updated.append(d.doc_id)
+        else:
+            report.unchanged.append(d.doc_id)
+    report.deleted = list(plan.deletes)
+    report.renamed = [{"from": old, "to": new.doc_id, "source": new.source} for old, new in plan.moves]
+    report.dry_run = True
+    return report
