@@ -58,6 +58,7 @@ def compare(args: argparse.Namespace) -> None:
     a, b = (json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.a, args.b))
     qrels = load_beir(Path(args.dataset)).qrels if args.dataset else None
     print(f"{a['code']} vs {b['code']}: {a['dataset']}, {a['queries']} queries, embedder {a['embedder']}")
+    rows = []
     for name in a["runs"]:
         ra, rb = a["runs"][name], b["runs"].get(name, {})
         same = sum(1 for q in ra if [d for d, _ in ra[q]] == [d for d, _ in rb.get(q, [])])
@@ -68,6 +69,15 @@ def compare(args: argparse.Namespace) -> None:
             nb = sum(ndcg_at_k([d for d, _ in rb.get(q, [])], qrels[q], 10) for q in ra) / len(ra)
             line += f"; nDCG@10 {na:.4f} vs {nb:.4f}"
         print(line)
+        rows.append({"config": name, "queries": len(ra), "identical": same, "max_score_difference": diff,
+                     **({"ndcg@10": [round(na, 4), round(nb, 4)]} if qrels is not None else {})})
+    if args.out:  # results/same_rankings.json holds one entry per dataset (and label)
+        out = Path(args.out)
+        data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+        data[args.label or a["dataset"]] = {"before": args.before_label or a["code"], "after": args.after_label or b["code"],
+                                            "dataset": a["dataset"], "embedder": a["embedder"],
+                                            "date": time.strftime("%Y-%m-%d"), "configs": rows}
+        out.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def main() -> None:
@@ -83,7 +93,11 @@ def main() -> None:
     c = sub.add_parser("compare")
     c.add_argument("a")
     c.add_argument("b")
-    c.add_argument("--dataset")
+    c.add_argument("--dataset", help="the BEIR folder, for nDCG@10 of each side")
+    c.add_argument("--out", help="add the comparison to this JSON file (benchmarks/results/same_rankings.json)")
+    c.add_argument("--label", help="its key there (default: the dataset's name)")
+    c.add_argument("--before-label")
+    c.add_argument("--after-label")
     args = ap.parse_args()
     run(args) if args.cmd == "run" else compare(args)
 

@@ -70,3 +70,25 @@ class ServerProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+PROBLEM = "application/problem+json"
+
+
+def problem(resp: httpx.Response, status: int, text: str) -> dict:
+    """The response is an RFC 9457 problem of ``status`` whose detail says ``text``."""
+    assert resp.status_code == status, resp.text
+    assert resp.headers["content-type"].startswith(PROBLEM), resp.headers
+    body = resp.json()
+    assert body["status"] == status and text in body["detail"], body
+    return body
+
+
+def wait_job(client: httpx.Client, job: dict, timeout: float = 300) -> dict:
+    """Poll a job (through its own knowledge base) until it has ended."""
+    t = time.monotonic()
+    while job["state"] in ("queued", "running"):
+        assert time.monotonic() - t < timeout, job
+        time.sleep(0.2)
+        job = client.get(f"/v1/kbs/{job['kb']}/jobs/{job['id']}").json()
+    return job

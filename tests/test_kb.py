@@ -223,6 +223,7 @@ def test_delete_removes_parents_and_children(small_kb):
     assert kb.delete(source="manual.md") and kb.stats()["documents"] == 0
 
 
+@pytest.mark.slow
 def test_knowledge_base_persists_across_processes(small_kb):
     kb, _ = small_kb
     code = ("import json,sys; from ragsift import KnowledgeBase;"
@@ -346,11 +347,11 @@ def test_large_stores_switch_to_an_hnsw_index_with_the_same_answers(tmp_path, mo
     flat.ingest(docs)
     from ragsift.store.memindex import AnnIndex, FlatIndex
 
-    assert isinstance(flat.store._dense_index(), FlatIndex)  # the index is built on first use
+    assert isinstance(flat.store.dense_index(), FlatIndex)  # the index is built on first use
     monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
     ann = KnowledgeBase.open(tmp_path / "ann")
     ann.ingest(docs)
-    assert isinstance(ann.store._dense_index(), AnnIndex)
+    assert isinstance(ann.store.dense_index(), AnnIndex)
     for q in ("How long does a full charge take?", "绿茶应该怎样保存？"):
         a = ann.query(q, channels=["dense"])
         f = flat.query(q, channels=["dense"])

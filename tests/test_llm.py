@@ -244,15 +244,18 @@ def test_rewriting_replaces_the_plain_query_and_both_are_traced(sample_kb):
 
 
 def test_multi_query_fuses_several_rewrites_in_one_channel(sample_kb):
-    with FaultInjectingLLMServer("ok", answer="1. hub factory reset\n2. reset button paper clip\n- 绿茶 保存") as srv:
-        res = _query(sample_kb, srv, "how do I wipe the hub", channels=["multi_query"])
+    with FaultInjectingLLMServer("ok", answer="1. hub factory reset\n- 线性回归 学习率") as srv:
+        res = _query(sample_kb, srv, "how do I wipe the hub", channels=["multi_query"], max_passages=4,
+                     token_budget=20_000)
         assert res.trace.transforms["multi_query"] == {
-            "queries": ["hub factory reset", "reset button paper clip", "绿茶 保存"], "error": None}
+            "queries": ["hub factory reset", "线性回归 学习率"], "error": None}
         mq = res.trace.channels[0]
         assert mq.error is None and mq.hits
-        heads = {" > ".join(p.heading_path) for p in res.passages}
-        assert any("Factory reset" in h for h in heads)
-        assert any(p.source == "ml_textbook_zh.md" or "茶" in p.text for p in res.passages) or len(mq.hits) > 3
+        # each written query finds its own, fused into one channel: the hub's manual for the first,
+        # and for the second (Chinese, about machine learning) a section the question never would
+        heads = [(p.source, p.heading_path) for p in res.passages]
+        assert any(p.source == "smarthub_manual_en.md" for p in res.passages), heads
+        assert any(p.source == "ml_textbook_zh.md" and "学习率" in p.text for p in res.passages), heads
 
 
 def test_llm_judge_reranks_the_top_n_and_leaves_the_rest(sample_kb):
@@ -275,6 +278,7 @@ def test_llm_judge_reranks_the_top_n_and_leaves_the_rest(sample_kb):
 
 
 # ------------------------------------------------------------------ faults never fail a query
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "500", "garbage", "empty", "close"])
 @pytest.mark.parametrize("question", ["How many seconds do I hold the reset button?", "基尼指数是怎么计算的？"])
 def test_a_broken_llm_leaves_errors_in_the_trace_and_results_from_the_other_channels(sample_kb, mode, question):
@@ -336,6 +340,7 @@ def test_a_channel_that_honours_its_deadline_ends_when_cancelled():
     assert ended and ended[0] - t < 1.0 and runner.active_channels() == 0  # 0.3 s, plus scheduling on a busy machine
 
 
+@pytest.mark.slow
 def test_a_cross_encoder_that_cannot_load_leaves_the_fused_order_and_says_why(sample_kb):
     # no sentence-transformers here, or no hub to fetch the model from: a clear error, no failure
     plain = sample_kb.query("How do I start over with the hub?")

@@ -15,6 +15,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from server_process import READ_KEY, WRITE_KEY, ServerProcess
 
+pytestmark = pytest.mark.slow  # real MCP server processes
+
 
 @pytest.fixture(scope="module")
 def kb_copy(sample_kb, tmp_path_factory):

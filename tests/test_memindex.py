@@ -84,6 +84,7 @@ def _exact(rows: list[dict], vector: np.ndarray, k: int, allowed=None) -> list[t
     return sorted(out, key=lambda x: -x[1])[:k]
 
 
+@pytest.mark.slow
 def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monkeypatch, sample_dir_files):
     import ragsift.store.lance as lance
 
@@ -91,7 +92,7 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     kb = KnowledgeBase.open(tmp_path / "kb")
     kb.ingest(sample_dir_files)
     rows = _children(kb.store)
-    assert isinstance(kb.store._dense_index(), AnnIndex)
+    assert isinstance(kb.store.dense_index(), AnnIndex)
     # the ingest saved the generation's indexes for its readers
     saved = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
     gen = f"{kb.store.generation:010d}"
@@ -133,7 +134,7 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
 
 
 def test_small_stores_search_exactly_in_memory(sample_kb):
-    assert isinstance(sample_kb.store._dense_index(), FlatIndex)
+    assert isinstance(sample_kb.store.dense_index(), FlatIndex)
     rows = _children(sample_kb.store)
     for q in QUESTIONS[:3]:
         v = sample_kb.embedder().embed_queries([q])[0]
@@ -141,6 +142,7 @@ def test_small_stores_search_exactly_in_memory(sample_kb):
         assert [h.child_id for h in got] == [c for c, _ in _exact(rows, v, 10)]
 
 
+@pytest.mark.slow
 def test_old_generation_caches_are_removed(tmp_path, monkeypatch, sample_dir_files):
     import ragsift.store.lance as lance
 
@@ -167,7 +169,7 @@ def sample_dir_files(tmp_path):
 
 def test_rows_hold_no_python_object_per_row(sample_kb):
     sample_kb.query("battery", channels=["dense", "bm25"])
-    rows = sample_kb.store._dense_index().rows
+    rows = sample_kb.store.dense_index().rows
     assert rows is sample_kb.store._memory_index("bm25", lambda: None).rows  # one copy, shared
     for col in (rows.child_ids, rows.parent_ids, rows.doc_ids):
         assert not isinstance(col, list)

@@ -200,6 +200,7 @@ def test_a_weak_query_by_words_does_not_take_the_hops_link_down(mh_kb):
     assert res.trace.multihop["stop"] == "depth"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["500", "hang", "garbage"])
 def test_an_llm_failure_ends_the_loop_with_what_was_found(mh_kb, mode):
     single = mh_kb.query(QUESTION)

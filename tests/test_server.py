@@ -15,14 +15,15 @@ import httpx
 import pytest
 from conftest import write_files
 from fault_llm_server import FaultInjectingLLMServer
-from server_process import READ_KEY, WRITE_KEY, ServerProcess
+from server_process import PROBLEM, READ_KEY, WRITE_KEY, ServerProcess, problem, wait_job
 
 from ragsift.config import Settings
 from ragsift.demo import expected_rank
 from ragsift.kb import KnowledgeBase
 from ragsift.server.config import ServerConfig
 
-PROBLEM = "application/problem+json"
+pytestmark = pytest.mark.slow  # real server processes
+
 
 
 @pytest.fixture(scope="module")
@@ -34,21 +35,8 @@ def server(sample_kb, tmp_path_factory):
         yield srv
 
 
-def _problem(resp: httpx.Response, status: int, text: str) -> dict:
-    assert resp.status_code == status, resp.text
-    assert resp.headers["content-type"].startswith(PROBLEM)
-    body = resp.json()
-    assert body["status"] == status and text in body["detail"], body
-    return body
 
 
-def _wait(client: httpx.Client, job: dict, timeout: float = 300) -> dict:
-    t = time.monotonic()
-    while job["state"] in ("queued", "running"):
-        assert time.monotonic() - t < timeout, job
-        time.sleep(0.3)
-        job = client.get(f"/v1/kbs/{job['kb']}/jobs/{job['id']}").json()  # a job is read through its own kb
-    return job
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -87,8 +75,8 @@ def test_batches(server):
         assert r.status_code == 200, r.text
         a, b = r.json()["results"]
         assert a["query"] == "How do I reset the hub?" and len(b["passages"]) == 1
-        _problem(c.post("/v1/query/batch", json={"queries": [{"question": "x"}] * 5}), 413, "at most 4 queries")
-        _problem(c.post("/v1/query/batch", json={"queries": [{"question": "x"}, {"question": "y", "channels": ["bm52"]}]}),
+        problem(c.post("/v1/query/batch", json={"queries": [{"question": "x"}] * 5}), 413, "at most 4 queries")
+        problem(c.post("/v1/query/batch", json={"queries": [{"question": "x"}, {"question": "y", "channels": ["bm52"]}]}),
                  400, "unknown channel 'bm52'")
 
 
@@ -109,7 +97,7 @@ def test_upload_job_progress_then_searchable_then_deleted(server, tmp_path):
                 if line.startswith("data: "):
                     states.append(json.loads(line[6:]))
         assert states[-1]["state"] == "done" and states[-1]["progress"]["done"] == states[-1]["progress"]["total"] > 0
-        done = _wait(c, job)
+        done = wait_job(c, job)
         assert sorted(done["report"]["added"]) and done["report"]["skipped"] == []
         zh = c.post("/v1/query", json={"question": "手冲咖啡水温多少度？", "max_passages": 1}).json()["passages"][0]
         assert zh["source"] == "咖啡手册.md" and "九十六" in zh["text"]
@@ -124,7 +112,7 @@ def test_upload_job_progress_then_searchable_then_deleted(server, tmp_path):
         assert any(d["source"] == "bikes.md" for d in listing["documents"]) and listing["total"] >= 8
         r = c.delete(f"/v1/documents/{doc_id}")  # a delete is a job on the writer, like an ingest
         assert r.status_code == 202 and r.json()["kind"] == "delete"
-        deleted = _wait(c, r.json())
+        deleted = wait_job(c, r.json())
         assert deleted["state"] == "done" and deleted["report"]["deleted"] == [doc_id]
         assert c.get(f"/v1/documents/{doc_id}").status_code == 404
         after = c.post("/v1/query", json={"question": "What pressure for road bike tyres?"}).json()["passages"]
@@ -144,11 +132,11 @@ def test_documents_sent_as_json(server):
             {"id": "policy-zh", "text": "员工每年有十五天带薪年假，需提前两周申请。", "title": "年假制度",
              "metadata": {"team": "hr", "year": 2025}},
             {"id": "policy-en", "text": "Employees get fifteen days of paid leave a year.", "metadata": {"team": "hr"}}]})
-        job = _wait(c, r.json())
+        job = wait_job(c, r.json())
         assert job["state"] == "done" and sorted(job["report"]["added"]) == ["policy-en", "policy-zh"]
         res = c.post("/v1/query", json={"question": "年假有几天？", "filter": {"team": "hr"}, "max_passages": 1}).json()
         assert res["passages"][0]["doc_id"] == "policy-zh" and res["passages"][0]["metadata"]["year"] == 2025
-        _problem(c.post("/v1/query", json={"question": "x", "filter": {"colour": "red"}}), 400, "unknown filter field")
+        problem(c.post("/v1/query", json={"question": "x", "filter": {"colour": "red"}}), 400, "unknown filter field")
 
 
 def test_keys(server):
@@ -156,17 +144,17 @@ def test_keys(server):
         for method, path in (("POST", "/v1/query"), ("GET", "/v1/documents"), ("GET", "/v1/stats"),
                              ("GET", "/metrics"), ("POST", "/mcp/")):
             r = c.request(method, path, json={"question": "x"})
-            _problem(r, 401, "API key")
+            problem(r, 401, "API key")
             assert r.headers["www-authenticate"] == "Bearer"
         assert c.get("/healthz").status_code == 200 and c.get("/").status_code == 200
     with server.client("wrong-key-0123456789abcdef") as c:
-        _problem(c.post("/v1/query", json={"question": "x"}), 401, "API key")
+        problem(c.post("/v1/query", json={"question": "x"}), 401, "API key")
     with server.client(READ_KEY) as c:
         assert c.post("/v1/query", json={"question": "绿茶"}).status_code == 200
-        _problem(c.post("/v1/documents", json={"documents": [{"id": "x", "text": "y"}]}), 403, "read only")
-        _problem(c.post("/v1/files", files=[("files", ("a.md", b"# A\n\ntext\n", "text/markdown"))]), 403, "read only")
+        problem(c.post("/v1/documents", json={"documents": [{"id": "x", "text": "y"}]}), 403, "read only")
+        problem(c.post("/v1/files", files=[("files", ("a.md", b"# A\n\ntext\n", "text/markdown"))]), 403, "read only")
         doc_id = c.get("/v1/documents").json()["documents"][0]["doc_id"]
-        _problem(c.delete(f"/v1/documents/{doc_id}"), 403, "read only")
+        problem(c.delete(f"/v1/documents/{doc_id}"), 403, "read only")
         assert c.get(f"/v1/documents/{doc_id}").status_code == 200  # nothing was deleted
 
 
@@ -207,31 +195,31 @@ def test_a_windows_path_keeps_only_its_file_name(server):
     """The multipart parser keeps the last part of a Windows path (as browsers once sent it)."""
     with server.client(WRITE_KEY) as c:
         r = c.post("/v1/files", files=[("files", ("C:\\Users\\x\\notes.md", b"# Notes\n\nwindows path\n", "text/markdown"))])
-        job = _wait(c, r.json())
+        job = wait_job(c, r.json())
         assert job["state"] == "done"
         doc = c.get(f"/v1/documents/{job['report']['added'][0]}").json()
         assert doc["source"] == "notes.md"
-        assert _wait(c, c.delete(f"/v1/documents/{doc['doc_id']}").json())["state"] == "done"
+        assert wait_job(c, c.delete(f"/v1/documents/{doc['doc_id']}").json())["state"] == "done"
 
 
 def test_every_limit_is_a_clear_4xx(server):
     with server.client(WRITE_KEY) as c:
-        _problem(c.post("/v1/query", json={"question": "x" * 5000}), 400, "limit is 4000")
-        _problem(c.post("/v1/query", json={"question": "   "}), 400, "the query is empty")
-        _problem(c.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}), 422, "")
-        _problem(c.post("/v1/query", json={"question": "x", "unit": "page"}), 422, "unit")
-        _problem(c.post("/v1/query", json={"question": "x", "colour": "red"}), 422, "colour")
-        _problem(c.post("/v1/query", json={"question": "x", "channel_depth": 10**9}), 422, "channel_depth")
-        _problem(c.post("/v1/query", json={"question": "x", "embedder": "minilm"}), 400, "embedder")
-        _problem(c.post("/v1/query", json={"question": "x", "filter": {"a": {"b": {"c": {"d": {"e": {}}}}}}}), 400, "")
+        problem(c.post("/v1/query", json={"question": "x" * 5000}), 400, "limit is 4000")
+        problem(c.post("/v1/query", json={"question": "   "}), 400, "the query is empty")
+        problem(c.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}), 422, "")
+        problem(c.post("/v1/query", json={"question": "x", "unit": "page"}), 422, "unit")
+        problem(c.post("/v1/query", json={"question": "x", "colour": "red"}), 422, "colour")
+        problem(c.post("/v1/query", json={"question": "x", "channel_depth": 10**9}), 422, "channel_depth")
+        problem(c.post("/v1/query", json={"question": "x", "embedder": "minilm"}), 400, "embedder")
+        problem(c.post("/v1/query", json={"question": "x", "filter": {"a": {"b": {"c": {"d": {"e": {}}}}}}}), 400, "")
         big = {"documents": [{"id": "big", "text": "字" * 60_000}]}
-        _problem(c.post("/v1/documents", json=big), 413, "at most 52428 bytes")
-        _problem(c.post("/v1/files", files=[("files", ("big.md", b"x" * 300_000, "text/markdown"))]), 413,
+        problem(c.post("/v1/documents", json=big), 413, "at most 52428 bytes")
+        problem(c.post("/v1/files", files=[("files", ("big.md", b"x" * 300_000, "text/markdown"))]), 413,
                  "an upload may be at most")
-        _problem(c.get("/v1/documents", params={"limit": 10_000}), 413, "a page may hold at most")
-        _problem(c.get("/v1/jobs/nope"), 404, "no job")
-        _problem(c.get("/v1/documents/nope"), 404, "no document")
-        _problem(c.get("/v1/kbs/other/stats"), 404, "no knowledge base 'other'")
+        problem(c.get("/v1/documents", params={"limit": 10_000}), 413, "a page may hold at most")
+        problem(c.get("/v1/jobs/nope"), 404, "no job")
+        problem(c.get("/v1/documents/nope"), 404, "no document")
+        problem(c.get("/v1/kbs/other/stats"), 404, "no knowledge base 'other'")
 
 
 def test_metrics_and_the_openapi_schema(server):
@@ -279,10 +267,10 @@ def test_several_knowledge_bases_by_name(tmp_path):
         assert c.get("/v1/kbs").json() == {"default": "alpha", "kbs": ["alpha"]}
         job = c.post("/v1/kbs/beta/documents", json={"documents": [
             {"id": "b1", "text": "Beta knowledge base: the launch code is blue."}]}).json()
-        assert _wait(c, job)["state"] == "done"
+        assert wait_job(c, job)["state"] == "done"
         assert c.get("/v1/kbs").json()["kbs"] == ["alpha", "beta"]
         r = c.post("/v1/kbs/beta/query", json={"question": "launch code"}).json()
         assert r["passages"][0]["doc_id"] == "b1"
         assert c.post("/v1/query", json={"question": "launch code"}).json()["passages"] == []  # alpha is empty
-        _problem(c.get("/v1/kbs/%2E%2E/stats"), 404, "bad knowledge-base name")
-        _problem(c.post("/v1/kbs/bad name/query", json={"question": "x"}), 404, "bad knowledge-base name")
+        problem(c.get("/v1/kbs/%2E%2E/stats"), 404, "bad knowledge-base name")
+        problem(c.post("/v1/kbs/bad name/query", json={"question": "x"}), 404, "bad knowledge-base name")

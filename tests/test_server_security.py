@@ -9,35 +9,22 @@ import concurrent.futures as cf
 import os
 import shutil
 import subprocess
-import time
 
 import httpx
 import pytest
 from fault_llm_server import FaultInjectingLLMServer
 from model_servers import RerankServer
-from server_process import READ_KEY, WRITE_KEY, ServerProcess
+from server_process import READ_KEY, WRITE_KEY, ServerProcess, problem, wait_job
 
 from ragsift.config import CALLER_KEYS, OPERATOR_KEYS
 from ragsift.kb import KnowledgeBase
 
-PROBLEM = "application/problem+json"
+pytestmark = pytest.mark.slow  # real server processes
 
 
-def _problem(resp: httpx.Response, status: int, text: str) -> dict:
-    assert resp.status_code == status, resp.text
-    assert resp.headers["content-type"].startswith(PROBLEM), resp.headers
-    body = resp.json()
-    assert body["status"] == status and text in body["detail"], body
-    return body
 
 
-def _wait(client: httpx.Client, job: dict, timeout: float = 300) -> dict:
-    t = time.monotonic()
-    while job["state"] in ("queued", "running"):
-        assert time.monotonic() - t < timeout, job
-        time.sleep(0.2)
-        job = client.get(f"/v1/kbs/{job['kb']}/jobs/{job['id']}").json()  # a job is read through its own kb
-    return job
+
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +54,16 @@ def test_a_read_key_cannot_name_what_the_server_calls(served, question, tmp_path
         assert set(values) == set(OPERATOR_KEYS)  # the table above names every operator setting
         for name, value in values.items():
             body = {"question": question, name: value, "channels": ["dense", "hyde"]}
-            _problem(c.post("/v1/query", json=body), 400, "set by the server's operator")
-            _problem(c.post("/v1/query/batch", json={"queries": [{"question": question}, body]}), 400,
+            problem(c.post("/v1/query", json=body), 400, "set by the server's operator")
+            problem(c.post("/v1/query/batch", json={"queries": [{"question": question}, body]}), 400,
                      "set by the server's operator")
-        _problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge", "rerank_base_url": rerank.url}),
+        problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge", "rerank_base_url": rerank.url}),
                  400, "rerank_base_url")
-        _problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge"}), 400,
+        problem(c.post("/v1/query", json={"question": question, "reranker": "api:bge"}), 400,
                  "other rerankers are set by the server's operator")
-        _problem(c.post("/v1/query", json={"question": question, "rerank": "cross-encoder:BAAI/bge-reranker-v2-m3"}),
+        problem(c.post("/v1/query", json={"question": question, "rerank": "cross-encoder:BAAI/bge-reranker-v2-m3"}),
                  400, "other rerankers")
-        _problem(c.post("/v1/query", json={"question": question, "embedder": "minilm"}), 400,
+        problem(c.post("/v1/query", json={"question": question, "embedder": "minilm"}), 400,
                  "index settings cannot change per query")
         assert c.post("/v1/query", json={"question": question, "reranker": ""}).status_code == 200
         assert outside.requests == 0 and rerank.requests == []
@@ -133,7 +120,7 @@ def test_deletes_queue_as_jobs_and_queries_answer_while_an_ingest_runs(tmp_path)
                         "--no-mcp", "--max-queued-jobs", "80", "--rate-limit", "1000", "--rate-burst", "1000",
                         "--max-inflight", "100"]) as srv, srv.client(WRITE_KEY) as c:
         first = c.post("/v1/documents", json={"documents": _docs(50, "old-")}).json()
-        assert _wait(c, first)["state"] == "done"
+        assert wait_job(c, first)["state"] == "done"
         big = c.post("/v1/documents", json={"documents": _docs(250, "new-", words=240)}).json()
         assert big["state"] in ("queued", "running")
 
@@ -150,13 +137,13 @@ def test_deletes_queue_as_jobs_and_queries_answer_while_an_ingest_runs(tmp_path)
             q = r.post("/v1/query", json={"question": "怎么重启设备？"})
             assert q.status_code == 200 and q.json()["passages"]
             assert c.get(f"/v1/jobs/{big['id']}").json()["state"] in ("queued", "running")  # still writing
-        assert _wait(c, big, timeout=900)["state"] == "done"
-        done = [_wait(c, d.json()) for d in deletes]
+        assert wait_job(c, big, timeout=900)["state"] == "done"
+        done = [wait_job(c, d.json()) for d in deletes]
         assert {d["state"] for d in done} == {"done"}
         assert sorted(x for d in done for x in d["report"]["deleted"]) == sorted(f"old-{i}" for i in range(50))
         listing = c.get("/v1/documents", params={"limit": 500}).json()
         assert listing["total"] == 250 and not any(d["doc_id"].startswith("old-") for d in listing["documents"])
-        _problem(c.delete("/v1/documents/old-1"), 404, "no document")
+        problem(c.delete("/v1/documents/old-1"), 404, "no document")
 
 
 def test_a_full_write_queue_is_a_503_with_retry_after(tmp_path):
@@ -167,7 +154,7 @@ def test_a_full_write_queue_is_a_503_with_retry_after(tmp_path):
             r = c.post("/v1/documents", json={"documents": _docs(40, f"b{i}-", words=240)})
             statuses.append(r.status_code)
             if r.status_code == 503:
-                body = _problem(r, 503, "writes already wait")
+                body = problem(r, 503, "writes already wait")
                 assert int(r.headers["Retry-After"]) >= 1 and body["title"] == "Busy"
         assert statuses[:2] == [202, 202] and 503 in statuses
 
@@ -182,7 +169,7 @@ def test_a_callers_rate_and_concurrency_are_bounded(tmp_path):
             codes = [c.get("/v1/stats").status_code for _ in range(5)]
             assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
             r = c.get("/v1/stats")
-            _problem(r, 429, "requests a second")
+            problem(r, 429, "requests a second")
             assert int(r.headers["Retry-After"]) >= 1
             assert c.get("/healthz").status_code == 200  # liveness is never limited
         with srv.client("second-reader-0123456789") as other:  # another key has its own budget
@@ -205,20 +192,20 @@ def test_routes_and_jobs_answer_only_for_their_knowledge_base(tmp_path):
     with ServerProcess(["serve", "--kb-root", str(tmp_path / "kbs"), "--default-kb", "alpha", "--embedder", "minilm",
                         "--no-mcp", "--max-upload-mb", "0.1"]) as srv, srv.client(WRITE_KEY) as c:
         job = c.post("/v1/documents", json={"documents": [{"id": "a1", "text": "Alpha holds the red key. 红色钥匙。"}]})
-        job = _wait(c, job.json())
+        job = wait_job(c, job.json())
         assert job["state"] == "done"
         for path in ("jobs", "stats", "settings", "documents", f"jobs/{job['id']}", "documents/a1"):
-            _problem(c.get(f"/v1/kbs/nothing/{path}"), 404, "no knowledge base 'nothing'")
-        _problem(c.post("/v1/kbs/nothing/query", json={"question": "red key"}), 404, "no knowledge base")
+            problem(c.get(f"/v1/kbs/nothing/{path}"), 404, "no knowledge base 'nothing'")
+        problem(c.post("/v1/kbs/nothing/query", json={"question": "red key"}), 404, "no knowledge base")
         assert c.get(f"/v1/kbs/alpha/jobs/{job['id']}").status_code == 200
         # another knowledge base's jobs are not visible through this one
-        beta = _wait(c, c.post("/v1/kbs/beta/documents", json={"documents": [{"id": "b1", "text": "Beta. 乙。"}]}).json())
-        _problem(c.get(f"/v1/kbs/alpha/jobs/{beta['id']}"), 404, "no job")
+        beta = wait_job(c, c.post("/v1/kbs/beta/documents", json={"documents": [{"id": "b1", "text": "Beta. 乙。"}]}).json())
+        problem(c.get(f"/v1/kbs/alpha/jobs/{beta['id']}"), 404, "no job")
         assert [j["id"] for j in c.get("/v1/kbs/beta/jobs").json()["jobs"]] == [beta["id"]]
         # a refused upload to a new name creates nothing
         files = [("files", ("big.md", b"x" * 200_000, "text/markdown"))]
-        _problem(c.post("/v1/kbs/gamma/files", files=files), 413, "an upload may be at most")
-        _problem(c.post("/v1/kbs/gamma/files", files=[("files", ("../evil.md", b"# x\n", "text/markdown"))]), 400,
+        problem(c.post("/v1/kbs/gamma/files", files=files), 413, "an upload may be at most")
+        problem(c.post("/v1/kbs/gamma/files", files=[("files", ("../evil.md", b"# x\n", "text/markdown"))]), 400,
                  "refused file name")
         assert not (tmp_path / "kbs" / "gamma").exists() and c.get("/v1/kbs").json()["kbs"] == ["alpha", "beta"]
 
@@ -226,12 +213,12 @@ def test_routes_and_jobs_answer_only_for_their_knowledge_base(tmp_path):
 def test_bodies_ids_and_keys_checked_in_the_right_order(served):
     with served.client(READ_KEY) as r:
         # a read key is refused before its body is read: 403, not 422
-        _problem(r.post("/v1/documents", content=b"{not json", headers={"content-type": "application/json"}), 403,
+        problem(r.post("/v1/documents", content=b"{not json", headers={"content-type": "application/json"}), 403,
                  "read only")
-        _problem(r.delete("/v1/documents/anything"), 403, "read only")
+        problem(r.delete("/v1/documents/anything"), 403, "read only")
     with served.client(WRITE_KEY) as w:
         for bad in ("a\x00b", "line\nbreak", "tab\there"):
-            _problem(w.post("/v1/documents", json={"documents": [{"id": bad, "text": "x"}]}), 422, "control characters")
+            problem(w.post("/v1/documents", json={"documents": [{"id": bad, "text": "x"}]}), 422, "control characters")
         # a chunked upload past the limit is 413, like one that declares its length
         def chunks():  # a well-formed multipart body, sent chunked (no Content-Length)
             yield (b'--zz\r\nContent-Disposition: form-data; name="files"; filename="big.md"\r\n'
@@ -240,9 +227,9 @@ def test_bodies_ids_and_keys_checked_in_the_right_order(served):
                 yield b"y" * 10_000
             yield b"\r\n--zz--\r\n"
         r = w.post("/v1/files", content=chunks(), headers={"content-type": "multipart/form-data; boundary=zz"})
-        _problem(r, 413, "an upload may be at most")
+        problem(r, 413, "an upload may be at most")
         r = w.post("/v1/query", content=b"{\"question\": ", headers={"content-type": "application/json"})
-        body = _problem(r, 422, "not valid JSON")
+        body = problem(r, 422, "not valid JSON")
         assert "send a JSON object" in body["detail"]
 
 
@@ -264,7 +251,7 @@ def test_a_full_disk_is_a_507(tmp_path):
                             "--no-mcp", "--max-upload-mb", "20"]) as srv, srv.client(WRITE_KEY) as c:
             free = shutil.disk_usage(root).free
             r = c.post("/v1/files", files=[("files", ("big.txt", b"z" * (free + 1_000_000), "text/plain"))])
-            _problem(r, 507, "disk is full")
+            problem(r, 507, "disk is full")
             assert not any((root / ".uploads").rglob("*.txt"))  # nothing half-written is left
             assert c.get("/healthz").status_code == 200 and c.get("/v1/stats").status_code == 200
     finally:

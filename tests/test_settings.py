@@ -209,11 +209,11 @@ def test_cli_choices_and_help_come_from_the_settings():
 
 def test_repeated_query_overrides_reuse_the_checked_settings(tmp_path):
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
-    a = kb._query_settings({"unit": "child", "weights": {"dense": 1.0, "bm25": 0.0}})
-    b = kb._query_settings({"weights": {"bm25": 0.0, "dense": 1.0}, "unit": "child"})
+    a = kb.query_settings(**{"unit": "child", "weights": {"dense": 1.0, "bm25": 0.0}})
+    b = kb.query_settings(**{"weights": {"bm25": 0.0, "dense": 1.0}, "unit": "child"})
     assert a is b and a.query.unit is Unit.CHILD and a.query.weights == {"dense": 1.0, "bm25": 0.0}
-    assert kb._query_settings({"unit": "document"}).query.unit is Unit.DOCUMENT
+    assert kb.query_settings(**{"unit": "document"}).query.unit is Unit.DOCUMENT
     with pytest.raises(ConfigError, match="index settings cannot change per query: embedder"):
-        kb._query_settings({"embedder": "e5-small"})
+        kb.query_settings(**{"embedder": "e5-small"})
     with pytest.raises(ConfigError, match="unknown channel 'bm52'"):
-        kb._query_settings({"channels": ["bm52"]})
+        kb.query_settings(**{"channels": ["bm52"]})

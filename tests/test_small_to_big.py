@@ -186,7 +186,7 @@ def test_summaries_stay_with_their_document(s2b_kb, tmp_path):
 def test_strategy_settings_are_checked():
     with pytest.raises(ConfigError, match="needs a language model"):
         Settings(small_index=("chunks", "summaries"))
-    with pytest.raises(ConfigError, match="small_index must include 'chunks'"):
+    with pytest.raises(ConfigError, match="small_index must include 'chunk'"):
         Settings(small_index=("sentences",))
     with pytest.raises(ConfigError, match="index_kinds"):
         Settings(index_kinds=("paragraph",))

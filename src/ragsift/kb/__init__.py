@@ -101,10 +101,11 @@ class KnowledgeBase:
         if sfile.exists():
             settings = Settings.load(sfile)
             for k, v in overrides.items():
-                asked = tuple(v) if isinstance(v, list) else v
-                if k in INDEX_KEYS and v is not None and asked != settings.get(k):
-                    raise ConfigError(f"this knowledge base was built with {k}={shown(settings.get(k))}; "
-                                      f"it cannot change to {shown(asked)} (create a new knowledge base)")
+                if k in INDEX_KEYS and v is not None:
+                    asked = settings.replace(**{k: v}).get(k)  # parsed: "chunks" is the chunk entry kind
+                    if asked != settings.get(k):
+                        raise ConfigError(f"this knowledge base was built with {k}={shown(settings.get(k))}; "
+                                          f"it cannot change to {shown(asked)} (create a new knowledge base)")
             settings = settings.replace(**{k: v for k, v in overrides.items() if k not in INDEX_KEYS})
             Retriever.check(settings)
             store = open_store(path, settings)

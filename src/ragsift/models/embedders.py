@@ -335,7 +335,7 @@ EMBEDDERS: Registry[Embedder] = Registry("embedder", ModelError, also=("openai:<
 EMBEDDERS.add("e5-small", E5Small)
 EMBEDDERS.add("minilm", MiniLMOnnx)
 EMBEDDERS.add("use-multilingual", UniversalSentenceEncoder)
-EMBEDDERS.add_family("st:", SentenceTransformerEmbedder)
+EMBEDDERS.add_family("st:", SentenceTransformerEmbedder, rest="model")
 
 _endpoints: dict[tuple, Embedder] = {}
 _endpoints_lock = threading.Lock()

@@ -134,7 +134,7 @@ class EndpointReranker:
 
 
 CROSS_ENCODERS: Registry[Reranker] = Registry("reranker", ConfigError)
-CROSS_ENCODERS.add_family("cross-encoder:", CrossEncoderReranker)
+CROSS_ENCODERS.add_family("cross-encoder:", CrossEncoderReranker, rest="model")
 
 
 def load_reranker(spec: str, llm: Callable[[], LLM], prompts: Mapping[str, Any] | None = None,

@@ -430,7 +430,7 @@ class HFSplade(_Base):
 SPARSE_ENCODERS: Registry[SparseEncoder] = Registry("sparse encoder", ConfigError)
 SPARSE_ENCODERS.add("e5-sparse", E5Sparse)
 SPARSE_ENCODERS.add("splade-tiny", Splade)
-SPARSE_ENCODERS.add_family("splade:", HFSplade)
+SPARSE_ENCODERS.add_family("splade:", HFSplade, rest="model")
 
 
 def load_sparse_encoder(name: str) -> SparseEncoder:

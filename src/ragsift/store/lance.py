@@ -243,7 +243,7 @@ class LanceStore(ManifestStore):
         self._column(using)  # an unknown embedder is an error even on an empty store
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
-        index = self._dense_index(using)
+        index = self.dense_index(using)
         return index.search(np.asarray(vector, np.float32), k, self._select(index.rows, where, kinds))
 
     def _hit_columns(self) -> list[str]:
@@ -277,7 +277,7 @@ class LanceStore(ManifestStore):
         """The hit columns of the generation's children, shared by every in-memory index."""
         return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns())))
 
-    def _dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
+    def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
         """The vectors of the main embedder (or extra embedder ``using``): exact search below
         ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
         column, dim = self._column(using)
@@ -348,7 +348,7 @@ class LanceStore(ManifestStore):
         disk instead of building them at their first query. Returns whether it did."""
         if self.generation == 0 or self._tables["children"].count_rows() < ANN_MIN_CHILDREN:
             return False
-        self._dense_index()
+        self.dense_index()
         self._bm25_index()
         self._parent_table()
         self._indexes.clear()  # this object was only the builder: its memory goes back now

@@ -322,10 +322,13 @@ class MilvusStore(ManifestStore):
 
     def search_hybrid(self, vector: np.ndarray, terms: str, k: int, where: Node | None, *,
                       fusion: str = "rrf", rrf_k: int = 60, weights: Sequence[float] = (0.5, 0.5),
-                      depth: int = 100, kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
-        """Dense and BM25 fused in the engine (RRFRanker or WeightedRanker over raw scores):
-        the top ``depth`` children of each, fused by child. ragsift's own pipeline fuses after
-        deduplicating by parent instead; on flat chunks (unit=child) the two are the same."""
+                      depth: int = 100, kinds: Sequence[str] = ("chunk",),
+                      normalize: bool = True) -> list[StoredHit]:
+        """Dense and BM25 fused in the engine (RRFRanker, or WeightedRanker over raw scores or,
+        with ``normalize``, the engine's own arctan normalization; minmax and z-score are
+        ragsift's and the engine has neither): the top ``depth`` children of each, fused by child.
+        ragsift's own pipeline fuses after deduplicating by parent instead; on flat chunks
+        (unit=child) the two are the same."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
 
         text = bm25_text(terms)
@@ -335,7 +338,7 @@ class MilvusStore(ManifestStore):
         if text:
             reqs.append(AnnSearchRequest([text], "bm25", {"metric_type": "BM25"}, limit=min(depth, MAX_K),
                                          expr=expr))
-        ranker = RRFRanker(rrf_k) if fusion == "rrf" else WeightedRanker(*weights[:len(reqs)], norm_score=False)
+        ranker = RRFRanker(rrf_k) if fusion == "rrf" else WeightedRanker(*weights[:len(reqs)], norm_score=normalize)
         res = self.client.hybrid_search(self.coll["children"], reqs, ranker, limit=min(k, MAX_K),
                                         output_fields=self._hit_fields)
         return self._hits(res, float)

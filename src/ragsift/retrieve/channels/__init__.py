@@ -15,16 +15,16 @@ built-in channels, each in its own module:
 A new channel is a module with a ``Channel`` subclass registered by ``@register_channel(name)``.
 """
 # importing a channel module registers its channels; this order is the order they are listed in
-from ragsift.retrieve.channels import (
-                                            bm25,  # noqa: F401,E402
-                                            dense,  # noqa: F401,E402,I001
-                                            engine,  # noqa: F401,E402
-                                            entities,  # noqa: F401,E402
-                                            hyde,  # noqa: F401,E402
-                                            keywords,  # noqa: F401,E402
-                                            multi_query,  # noqa: F401,E402
-                                            sparse,  # noqa: F401,E402
-)
+# isort: off
+from ragsift.retrieve.channels import dense  # noqa: F401
+from ragsift.retrieve.channels import bm25  # noqa: F401
+from ragsift.retrieve.channels import hyde  # noqa: F401
+from ragsift.retrieve.channels import multi_query  # noqa: F401
+from ragsift.retrieve.channels import keywords  # noqa: F401
+from ragsift.retrieve.channels import entities  # noqa: F401
+from ragsift.retrieve.channels import sparse  # noqa: F401
+from ragsift.retrieve.channels import engine  # noqa: F401
+# isort: on
 from ragsift.retrieve.channels.base import (
                                             CHANNELS,
                                             Channel,

@@ -1,7 +1,8 @@
 """``engine_hybrid``: dense and BM25 fused by the store's own engine (Milvus' hybrid search with
 its RRFRanker or WeightedRanker over children), the seed design's path. A query runs it in place
 of ``dense`` and ``bm25`` when ``store_fusion = "engine"`` on a Milvus knowledge base (the
-query's fusion mode, ``rrf_k`` and the dense and bm25 weights are the engine's); ragsift's own
+query's fusion mode, ``rrf_k`` and the dense and bm25 weights are the engine's, and any
+``normalization`` but "none" becomes the engine's arctan normalization); ragsift's own
 fusion deduplicates each channel by unit first (``store_fusion = "ragsift"``, the default)."""
 from __future__ import annotations
 
@@ -34,4 +35,4 @@ class EngineHybridChannel(Channel):
         return store.search_hybrid(vector, ctx.analyzer.analyze(text), ctx.depth, ctx.where,
                                    fusion=q.fusion.value, rrf_k=q.rrf_k,
                                    weights=(q.weight("dense"), q.weight("bm25")), depth=ctx.depth,
-                                   kinds=ctx.kinds)
+                                   kinds=ctx.kinds, normalize=q.normalization.value != "none")
