@@ -17,7 +17,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 endif
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test check lint install clean
+.PHONY: demo test check lint tools install clean
 
 # the main job needs only the base package (about a minute to install)
 $(VENV)/.base: pyproject.toml
@@ -40,11 +40,21 @@ install: $(VENV)/.installed
 demo: $(VENV)/.base
 	$(VENV)/bin/ragsift demo
 
-test: $(VENV)/.installed
-	@# the web page's tests drive Debian's chromium: installed here when missing (root, apt-get)
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
-		|| echo "warning: chromium is missing (apt-get install chromium): the browser tests will fail"
+# what the tests drive besides Python: Debian's chromium (the web page), pandoc and LibreOffice
+# (the documents the loaders read are written by real writers), CJK fonts (Chinese in those
+# documents and in screenshots); installed when missing (root, apt-get)
+TOOLS := chromium pandoc libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui fonts-noto-cjk
+
+tools:
+	@missing=""; for c in chromium pandoc soffice; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	fc-list 2>/dev/null | grep -qi "Noto.*CJK" || missing="$$missing fonts"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TOOLS) >/dev/null; \
+		else echo "warning: missing$$missing (apt-get install $(TOOLS)): the browser and document tests will fail"; fi; \
+	fi
+
+test: $(VENV)/.installed tools
 	$(PY) -m pytest -q --durations=15
 
 # the fast loop: lint, types, and every test not marked slow (kills, crashes, the browser, the

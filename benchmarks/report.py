@@ -746,6 +746,27 @@ def milvus_section() -> list[str]:
         "a different fused score: both hybrid queries above hold exact ties in their BM25 and dense lists "
         "(checked). milvus-lite is a Python implementation: its latency says nothing about a Milvus cluster; "
         "it is here to show the cost of the network path and that the answers are the same.", ""]
+    ef = r.get("engine_fusion")
+    if ef:
+        lines += ["### Fusion in ragsift or in Milvus' engine (`store_fusion`)", "",
+                  "- The same Milvus knowledge base and questions, dense and BM25 fused two ways: by ragsift "
+                  "(`store_fusion = \"ragsift\"`, the default: each channel's top 100 children deduplicated by "
+                  "parent, then fused) and by Milvus' `hybrid_search` (`\"engine\"`: the two top-100 child lists fused "
+                  "by its RRFRanker or WeightedRanker, then deduplicated). The engine has no min-max: with any "
+                  "normalization but `none` it uses its own arctan normalization (`norm_score`). Weights are "
+                  "the knowledge base's (dense 0.4, BM25 0.6). All judged queries; no setting was chosen on them.", "",
+                  "| fusion | nDCG@10 | recall@10 | rank p50 ms |", "|---|---|---|---|"]
+        for name, row in ef.items():
+            lines.append(f"| {name} | {row['ndcg@10']:.4f} | {row['recall@10']:.4f} | {row['p50_ms']} |")
+        rr, re_ = ef["rrf ragsift"]["ndcg@10"], ef["rrf engine"]["ndcg@10"]
+        wr, we = ef["weighted minmax ragsift"]["ndcg@10"], ef["weighted arctan engine"]["ndcg@10"]
+        lines += ["", f"- RRF in the engine is {re_ - rr:+.4f} nDCG@10 against ragsift's: the engine fuses a "
+                  "child's two ranks, ragsift a parent's best dense and best BM25 ranks, which may come from two "
+                  "different children (SciFact's abstracts have 1.8 children each, so the two rarely part). Weighted "
+                  f"fusion loses {wr - we:.4f} in the engine: arctan squeezes BM25's unbounded scores near 1 where "
+                  "min-max spreads each list over [0, 1]. With raw scores the two agree. The default stays "
+                  "ragsift's weighted min-max; `store_fusion = \"engine\"` is there for the seed design's path "
+                  "and a Milvus cluster where one round trip matters more.", ""]
     return lines
 
 
@@ -818,6 +839,31 @@ def writer_load_section() -> list[str]:
               f"{ab['query']['p95_ms']} ms against {a['idle']['query']['p95_ms']} ms idle "
               f"({ab['query']['p95_ms'] / a['idle']['query']['p95_ms']:.2f}x), `/healthz` p95 "
               f"{ab['healthz']['p95_ms']} ms, no error.", ""]
+    return lines
+
+
+def same_rankings_section() -> list[str]:
+    r = load("same_rankings.json")
+    lines = ["## Refactoring: the same rankings before and after (`benchmarks/same_rankings.py`)", ""]
+    if r is None:
+        return lines + ["_Not run yet: `benchmarks/same_rankings.py`._", ""]
+    lines += ["- The second shape step (issue 27: registries, the ingest pipeline out of the API, one name per step, "
+              "the units package, multi-hop in steps) was to change no ranking. Each side ran `same_rankings.py run` "
+              "on the same stored knowledge base (embedder `minilm`) with its own code first on `PYTHONPATH`, the "
+              "top 100 documents of every judged query kept with their scores; `compare` counts identical lists.",
+              "", "| dataset | configuration | queries | identical top-100 lists | largest score difference | "
+              "nDCG@10 before | after |", "|---|---|---|---|---|---|---|"]
+    for d in r.values():
+        for c in d["configs"]:
+            nd = c.get("ndcg@10") or ["—", "—"]
+            lines.append(f"| {d['dataset']} | {c['config']} | {c['queries']} | {c['identical']} | "
+                         f"{c['max_score_difference']:.1e} | {nd[0]} | {nd[1]} |")
+    first = next(iter(r.values()))
+    lines += ["", f"- Before: {first['before']}; after: {first['after']}; {first['date']}. Commands: "
+              "`PYTHONPATH=<before>/src python benchmarks/same_rankings.py run --dataset ../shared/datasets/scifact "
+              "--out before-scifact.json`, the same with this code to `after-scifact.json` (HotpotQA with "
+              "`--multihop`: weighted hybrid and keyword multi-hop), then `same_rankings.py compare before-scifact.json "
+              "after-scifact.json --dataset ../shared/datasets/scifact --out benchmarks/results/same_rankings.json`.", ""]
     return lines
 
 
@@ -1068,7 +1114,8 @@ def main() -> int:
            "measured with the old BM25.", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(),
-           *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *writer_load_section(), *soak_section()]
+           *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *writer_load_section(), *soak_section(),
+           *same_rankings_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

@@ -41,7 +41,7 @@ def test_html_to_text_chinese():
 ])
 def test_pdf_text_is_extracted_and_wrapped_lines_joined(name, facts):
     (doc,) = load(DATA / name).documents
-    assert doc.format == "pdf" and doc.metadata["pages"] == 2
+    assert doc.format == "pdf" and doc.metadata["page_count"] == 2
     for fact in facts:
         assert fact in doc.text
     assert "封口" in doc.text or name == "sample_en.pdf"  # "封\n口" wrapped mid-word in the PDF
@@ -60,8 +60,9 @@ def test_bad_files_are_skipped_with_a_reason(name, reason):
 
 
 def test_unsupported_extension_and_broken_pdf(tmp_path):
-    write_files(tmp_path, {"a.docx": b"PK\x03\x04", "b.pdf": b"%PDF-1.4 garbage \x00\x01"})
-    assert "unsupported file type" in load(tmp_path / "a.docx").skipped[0].reason
+    write_files(tmp_path, {"a.key": b"PK\x03\x04", "a.docx": b"PK\x03\x04", "b.pdf": b"%PDF-1.4 garbage \x00\x01"})
+    assert "unsupported file type" in load(tmp_path / "a.key").skipped[0].reason
+    assert "damaged Word document" in load(tmp_path / "a.docx").skipped[0].reason
     assert "PDF" in load(tmp_path / "b.pdf").skipped[0].reason
 
 
@@ -87,3 +88,18 @@ def test_plain_text_hash_lines_are_not_headings(tmp_path):
     (doc,) = load(tmp_path / "t.txt").documents
     parents, _ = split_document(doc, SplitSettings())
     assert parents[0].heading_path == () and parents[0].text.startswith("# not a heading")
+
+
+def test_wrapped_lines_join_hyphenation_and_chinese():
+    """How a paragraph's lines join (``layout.join_lines``): a word hyphenated at a line's end is
+    made whole (hyphen-minus, Chromium's U+2010, a soft hyphen), a real hyphen before a capital
+    stays, Chinese lines join without a space, English lines with one; Kangxi radicals from CJK
+    fonts become the ideographs they stand for."""
+    from ragsift.ingest.loaders import layout
+
+    assert layout.join_lines(["the recali-", "bration of the manu\u2010", "facturer's valve"]) == \
+        "the recalibration of the manufacturer's valve"
+    assert layout.join_lines(["soft\u00ad", "ware"]) == "software"
+    assert layout.join_lines(["the North-", "East line"]) == "the North-East line"
+    assert layout.join_lines(["启动水泵之前，必须记录", "压力阀的校准结果。"]) == "启动水泵之前，必须记录压力阀的校准结果。"
+    assert layout.cjk_unified("泵站操作\u2f3f册，\u2f54泵") == "泵站操作手册，水泵"

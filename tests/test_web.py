@@ -1,6 +1,7 @@
 """The web page in real headless Chromium (Debian's chromium, driven by Playwright): the key,
 questions in Chinese and English with the expected section first and its spans highlighted,
-the trace, two configurations side by side, and an upload that becomes searchable."""
+the trace, two configurations side by side, an upload that becomes searchable, and how a PDF
+was read (its pages, headings and tables)."""
 from __future__ import annotations
 
 import shutil
@@ -9,6 +10,8 @@ import pytest
 from conftest import write_files
 from playwright.sync_api import expect, sync_playwright
 from server_process import WRITE_KEY, ServerProcess
+
+pytestmark = pytest.mark.slow  # a real browser
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -115,3 +118,31 @@ def test_the_router_choice_is_shown_in_the_trace(page):
     trace.locator("summary").first.click()
     expect(trace.locator(".strategy")).to_have_text(
         "strategy auto: chose hybrid (the question names no document)")
+
+
+def test_a_pdf_uploaded_then_viewed_with_its_pages_and_tables(page, tmp_path):
+    """A Chinese PDF (pandoc, then LibreOffice) uploaded from the page: its answer cites the page,
+    and its View shows the heading tree and each section with its page and tables."""
+    import documents as D
+
+    pdf = D.soffice(D.pandoc(D.guide("zh"), tmp_path / "星云手册.docx"), "pdf", tmp_path)
+    page.set_input_files("#files", str(pdf))
+    page.click("#upload-button")
+    expect(page.locator("#job")).to_contain_text("ingest done: 1 added", timeout=180_000)
+    _ask(page, "恢复出厂设置要按哪些键？")
+    cited = page.locator(".result-column .passage .where", has_text="星云手册.pdf › ").first
+    expect(cited).to_contain_text("(p. 1)")
+    row = page.locator("#documents tbody tr", has_text="星云手册.pdf")
+    row.locator("button.view").click()
+    view = page.locator("#document-view")
+    expect(view).to_be_visible()
+    expect(view.locator("h3")).to_contain_text("星云手册.pdf — 星云音箱手册")
+    expect(view.locator(".doc-meta")).to_contain_text("pdf · ")
+    expect(view.locator(".doc-meta")).to_contain_text("· 1 page")
+    expect(view.locator(".outline li", has_text="配对步骤")).to_have_count(1)
+    table = view.locator("details.section", has_text="table(s)").first
+    expect(table.locator("summary")).to_contain_text("(p. 1)")
+    table.locator("summary").click()
+    expect(table).to_contain_text("恢复出厂设置")
+    view.locator("button.close").click()
+    expect(view).to_be_hidden()

@@ -357,11 +357,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if field in given and math.isfinite(given[field]):
             given[field] = int(given[field])
     limits = Limits(**given)
+    sync_dirs = {}
+    for spec in args.sync_dir or []:
+        name, sep, folder = spec.partition("=") if "=" in spec else ("default" if not args.kb_root else
+                                                                   args.default_kb, "=", spec)
+        if not Path(folder).is_dir():
+            raise InputError(f"--sync-dir {spec!r}: {folder} is not a folder")
+        sync_dirs[name] = Path(folder).resolve()
     cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args),
                        kb_root=Path(args.kb_root) if args.kb_root else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
-                       mcp_ingest=args.mcp_ingest, embedder=args.embedder or "")
+                       mcp_ingest=args.mcp_ingest, embedder=args.embedder or "", sync_dirs=sync_dirs)
     cfg.check_bind()
     where = f"{cfg.kb_root} (by name)" if cfg.kb_root else str(cfg.kb)
     print(f"ragsift serving {where} on http://{args.host}:{args.port}/ (API /v1, docs /docs"
@@ -530,6 +537,9 @@ def _serve_command(sub: Any) -> None:
     s.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
     s.add_argument("--mcp-ingest", action="store_true", help="enable the MCP add_documents tool (write keys)")
     s.add_argument("--embedder", help="embedder of knowledge bases the server creates")
+    s.add_argument("--sync-dir", action="append", metavar="[NAME=]FOLDER",
+                   help="a folder POST /v1/sync (or /v1/kbs/NAME/sync) mirrors into the knowledge base (write keys); "
+                        "repeat for several knowledge bases")
     g = s.add_argument_group("limits (each passed is a clear 4xx)")
     g.add_argument("--max-body-mb", type=float, help="largest JSON request (default 16)")
     g.add_argument("--max-upload-mb", type=float, help="largest upload request, all files (default 64)")

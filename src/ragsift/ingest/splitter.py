@@ -248,7 +248,9 @@ def split_document(doc: Document, cfg: SplitSettings) -> tuple[list[Parent], lis
         pieces = [(body, 0)]
         if count_tokens(body) > cfg.parent_max_tokens:
             spans = units(body, cfg.parent_max_tokens)
-            pieces = [(body[s:e], s) for s, e in _pack_spans(body, spans, cfg.parent_max_tokens, 0)]
+            # a section cut inside a table: the part after the cut starts with the table's header
+            pieces = [(_table_context(body, s, e) + ("\n" if _table_context(body, s, e) else "") + body[s:e], s)
+                      for s, e in _pack_spans(body, spans, cfg.parent_max_tokens, 0)]
         for piece, off in pieces:
             pid = f"{doc.doc_id}#p{len(parents)}"
             where = location_of(marks, at + off, at + off + len(piece))

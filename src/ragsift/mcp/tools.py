@@ -12,6 +12,7 @@ from ragsift import __version__
 from ragsift.errors import RagsiftError
 from ragsift.kb import KnowledgeBase
 from ragsift.server.config import WRITE
+from ragsift.types import located
 
 MAX_PASSAGES = 20
 MAX_PAGE = 500
@@ -38,7 +39,8 @@ class SinglePool:
 def citations(result: Any) -> dict[str, Any]:
     """Passages numbered for citation, and a context text that cites them: "[1] source › heading"."""
     out = [{"citation": p.rank, "source": p.source, "heading": " > ".join(p.heading_path), "parent_id": p.parent_id,
-            "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "truncated": p.truncated, "text": p.text}
+            "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "truncated": p.truncated,
+            "location": located(p.location), "text": p.text}
            for p in result.passages]
     return {"question": result.query, "passages": out, "context": result.to_context(),
             "generation": result.trace.generation, "trace_id": result.trace.trace_id}
@@ -81,7 +83,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False, over_http: bool = False
             raise ToolError(f"no section {parent_id!r}")
         d = sp.to_dict()
         return {"parent_id": d["parent_id"], "doc_id": d["doc_id"], "source": d["source"],
-                "heading": " > ".join(d["heading_path"]), "text": d["text"]}
+                "heading": " > ".join(d["heading_path"]), "location": d["location"], "text": d["text"]}
 
     if allow_ingest:
         @server.tool(description="Add documents ({id, text, title?, metadata?}) to the knowledge base; a "

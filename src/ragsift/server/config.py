@@ -82,6 +82,7 @@ class ServerConfig:
     mcp: bool = True  # mount the MCP server at /mcp
     mcp_ingest: bool = False  # the MCP ingest tool (write keys only)
     embedder: str = ""  # embedder of knowledge bases the server creates ("" = the default)
+    sync_dirs: dict[str, Path] = field(default_factory=dict)  # knowledge base -> the folder POST /sync mirrors
 
     def __post_init__(self) -> None:
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 1 <= self.port <= 65535:

@@ -26,6 +26,7 @@ class JobKind(StrEnum):
     FILES = "files"  # an upload
     DOCUMENTS = "documents"  # documents sent as JSON
     DELETE = "delete"  # documents deleted
+    SYNC = "sync"  # the operator's folder mirrored
 
 
 class JobState(StrEnum):

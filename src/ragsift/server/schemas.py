@@ -88,6 +88,8 @@ class PassageOut(BaseModel):
     matched: list[SpanOut]
     metadata: dict[str, Any]
     provenance: list[dict[str, Any]]
+    location: dict[str, Any] | None = Field(None, description='Where it is in its source: {"page": 3}, '
+                                                             '{"pages": [3, 5]}, {"slide": 2}.')
     text: str
 
 
@@ -122,6 +124,7 @@ class SectionOut(BaseModel):
     source: str
     title: str
     heading_path: list[str]
+    location: dict[str, Any] | None = None
     text: str
     tokens: int
 

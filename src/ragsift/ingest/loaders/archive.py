@@ -22,7 +22,7 @@ MAX_UNPACKED_FACTOR = 20
 
 @register(".zip")
 def load_zip(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
-    from ragsift.ingest.loaders import load_bytes
+    from ragsift.ingest.loaders.dispatch import load_bytes  # the loaders of every format, registered by then
 
     budget = Budget(limits)
     res = LoadResult()

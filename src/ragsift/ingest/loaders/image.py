@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 
-from ragsift.ingest.loaders import layout, ocr
+import ragsift.ingest.loaders.layout as layout
+import ragsift.ingest.loaders.ocr as ocr
 from ragsift.ingest.loaders.base import (
     Budget,
     LoadLimits,

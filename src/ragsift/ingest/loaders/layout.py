@@ -10,14 +10,16 @@ headings, list items, and the lines to drop (running heads and feet, page number
 - **Headings.** From the document's outline where it has one (each entry matched to a line of
   its page), else from font size and weight: lines clearly larger than the body text, or bold
   at its size, short and not ending a sentence; sizes give the levels.
-- **Running heads, feet and page numbers.** Lines in the top or bottom tenth of the page that
-  repeat on at least half of the pages (digits aside), and lines there that are only a page
-  number ("12", "Page 3 of 9", "- 4 -", "第 5 页"), are dropped.
+- **Running heads, feet and page numbers.** Lines in the top or bottom tenth of the page, set
+  apart from the body by at least a line's height, that repeat on at least half of the pages
+  (digits aside), and lines there that are only a page number ("12", "Page 3 of 9", "- 4 -",
+  "第 5 页"), are dropped.
 """
 from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ PAGE_NUMBER = re.compile(r"^\s*(?:(?:page|p\.|seite|pagina)\s*)?\d{1,4}(?:\s*(?:
                          r"|^\s*[-–—]\s*\d{1,4}\s*[-–—]\s*$|^\s*第\s*\d{1,4}\s*页(?:\s*[,，/]?\s*共\s*\d{1,4}\s*页)?\s*$"
                          r"|^\s*[ivxlc]{1,6}\s*$", re.IGNORECASE)
 SENTENCE_END = ("。", "！", "？", ".", "!", "?", ";", "；", "，", ",")
+HYPHENS = ("-", "\u2010", "\u00ad")  # hyphen-minus, hyphen (Chromium's), soft hyphen
 MARGIN = 0.1  # the top and bottom tenth of a page, where running heads and feet live
 
 
@@ -95,8 +98,22 @@ def join_words(words: Sequence[Word]) -> str:
     return out
 
 
-def gutter(words: Sequence[Word], width: float) -> float | None:
-    """The x of the empty band between two columns, or None for one column."""
+# CJK fonts often map a character to its Kangxi-radical or compatibility code point (⼿ U+2F3F
+# for 手 U+624B): text extracted from them reads the same but matches nothing. NFKC maps them back.
+_CJK_COMPAT = {c: unicodedata.normalize("NFKC", chr(c)) for r in ((0x2E80, 0x2EFF), (0x2F00, 0x2FDF), (0xF900, 0xFAFF))
+               for c in range(*r) if unicodedata.normalize("NFKC", chr(c)) != chr(c)}
+
+
+def cjk_unified(text: str) -> str:
+    """``text`` with Kangxi radicals and CJK compatibility ideographs as the ideographs they stand for."""
+    return text.translate(_CJK_COMPAT)
+
+
+def gutter(words: Sequence[Word], width: float, height: float = 0.0) -> float | None:
+    """The x of the empty band between two columns, or None for one column. With the page's
+    ``height``, running heads and feet (centred across the gutter) are left out."""
+    if height > 0:
+        words = [w for w in words if w.top > MARGIN * height and w.bottom < (1 - MARGIN) * height] or list(words)
     if len(words) < 20 or width <= 0:
         return None
     bins = 60
@@ -117,9 +134,9 @@ def gutter(words: Sequence[Word], width: float) -> float | None:
     return x
 
 
-def lines_of(words: Sequence[Word], width: float, page: int) -> list[Line]:
+def lines_of(words: Sequence[Word], width: float, page: int, height: float = 0.0) -> list[Line]:
     """The page's words in lines, in reading order (columns one after the other)."""
-    g = gutter(words, width)
+    g = gutter(words, width, height)
     groups: dict[int, list[Word]] = {0: [], 1: [], 2: []}
     for w in words:
         col = 0 if g is None or (w.x0 < g < w.x1) else (1 if w.x1 <= g else 2)
@@ -169,21 +186,49 @@ def _norm(text: str) -> str:
 
 
 def mark_margins(pages: Sequence[tuple[float, list[Line]]]) -> None:
-    """Drop running heads and feet (repeating on at least half of the pages, three at least)
-    and page numbers in the margins of every page; ``pages`` is (height, lines) per page."""
+    """Drop running heads and feet (repeating on at least half of the pages, two at least) and
+    page numbers at the edges of every page; ``pages`` is (height, lines) per page."""
+    edges = [(height, _edge_lines(lines, height)) for height, lines in pages]
     seen: Counter = Counter()
-    for height, lines in pages:
-        keys = {_norm(ln.text) for ln in lines if _in_margin(ln, height)}
-        seen.update(keys)
-    repeated = {k for k, n in seen.items() if n >= max(3, len(pages) * 0.5)} if len(pages) >= 3 else set()
-    for height, lines in pages:
+    for _, lines in edges:
+        seen.update({_norm(ln.text) for ln in lines})
+    repeated = {k for k, n in seen.items() if n >= max(2, len(pages) * 0.5)} if len(pages) >= 2 else set()
+    for _, lines in edges:
         for ln in lines:
-            if _in_margin(ln, height) and (_norm(ln.text) in repeated or PAGE_NUMBER.match(ln.text)):
+            if _norm(ln.text) in repeated or PAGE_NUMBER.match(ln.text):
                 ln.drop = True
 
 
-def _in_margin(ln: Line, height: float) -> bool:
-    return height > 0 and (ln.bottom <= height * MARGIN or ln.top >= height * (1 - MARGIN))
+def _edge_lines(lines: Sequence[Line], height: float) -> list[Line]:
+    """The lines of a page's head and foot: the rows at its top (and bottom) tenth set apart from
+    the body by a gap of at least a line's height (a body line that only reaches into the top
+    tenth is not one)."""
+    if height <= 0:
+        return []
+    rows: list[list[Line]] = []
+    for ln in sorted((ln for ln in lines if ln.text.strip()), key=lambda ln: ln.top):
+        if rows and ln.top < max(x.bottom for x in rows[-1]) - 0.3 * ln.height:
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    out: list[Line] = []
+    for ordered, inside in ((rows, lambda r: max(x.bottom for x in r) <= height * MARGIN),
+                            (rows[::-1], lambda r: min(x.top for x in r) >= height * (1 - MARGIN))):
+        block = []
+        for i, row in enumerate(ordered):
+            if not inside(row):
+                break
+            block.append(row)
+            if i + 1 < len(ordered):
+                nxt = ordered[i + 1]
+                gap = (min(x.top for x in nxt) - max(x.bottom for x in row) if ordered is rows
+                       else min(x.top for x in row) - max(x.bottom for x in nxt))
+                if gap >= max(x.height for x in row):
+                    out += [ln for r in block for ln in r]
+                    block = []
+        if len(block) == len(ordered):  # a page of margin lines only (a near-empty page)
+            out += [ln for r in block for ln in r]
+    return out
 
 
 def body_size(lines: Iterable[Line]) -> float:
@@ -319,7 +364,7 @@ def paragraphs(lines: Sequence[Line]) -> list[tuple[str, Line]]:
 
     def flush() -> None:
         if cur:
-            out.append((_join_lines([ln.text for ln in cur]), cur[0]))
+            out.append((join_lines([ln.text for ln in cur]), cur[0]))
             cur.clear()
 
     for ln in lines:
@@ -337,20 +382,27 @@ def paragraphs(lines: Sequence[Line]) -> list[tuple[str, Line]]:
 
 
 def _same_paragraph(a: Line, b: Line) -> bool:
-    if a.page != b.page or a.column != b.column or a.heading:
+    if a.heading:
         return False
+    if a.page != b.page or a.column != b.column:  # runs on into the next column or page
+        ended = a.text.rstrip().endswith(SENTENCE_END + (":", "："))
+        return (not ended and abs(a.size - b.size) <= 0.05 * max(a.size, 1.0)
+                and (b.page != a.page or b.column == a.column + 1) and b.text[:1].strip() != "")
     gap = b.top - a.bottom
     return -0.3 * a.height <= gap <= 0.8 * a.height and abs(a.size - b.size) <= 0.15 * max(a.size, 1.0)
 
 
-def _join_lines(texts: Sequence[str]) -> str:
+def join_lines(texts: Sequence[str]) -> str:
+    """Wrapped lines as one text: hyphenation undone, CJK lines joined without a space."""
     out = ""
     for t in texts:
         t = t.strip()
         if not out:
             out = t
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
+        elif out.endswith(HYPHENS) and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
             out = out[:-1] + t  # a word hyphenated at the line's end
+        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha():
+            out += t  # a compound's own hyphen ("North-East")
         elif _joins_without_space(out, t):
             out += t
         else:

@@ -30,7 +30,7 @@ MAX_ATTACHMENTS = 50
 def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from dataclasses import replace
 
-    from ragsift.ingest.loaders import load_bytes
+    from ragsift.ingest.loaders.dispatch import load_bytes  # the loaders of every format, registered by then
 
     budget = Budget(limits)
     msg = email.message_from_bytes(data, policy=email.policy.default)

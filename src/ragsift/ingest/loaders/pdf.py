@@ -23,7 +23,8 @@ import logging
 import re
 from typing import Any
 
-from ragsift.ingest.loaders import layout, ocr
+import ragsift.ingest.loaders.layout as layout
+import ragsift.ingest.loaders.ocr as ocr
 from ragsift.ingest.loaders.base import (
     Budget,
     LoadLimits,
@@ -82,11 +83,7 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     layout.mark_text_tables(every)
     title = _title(meta_title, pages, every)
     md = Markdown()
-    for i, (_, lines, tables) in enumerate(pages, 1):
-        md.mark("page", i)
-        for t, level, _ in (m for m in missing if m[2] == i):
-            md.heading(level, t)
-        _write_page(md, lines, tables)
+    _write_pages(md, pages, missing)
     metadata: dict[str, Any] = {"page_count": len(pages)}
     if ocr_pages:
         metadata["ocr_pages"] = ocr_pages
@@ -178,7 +175,7 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     boxes = []
     try:
         for t in page.find_tables():
-            rows = [[(c or "").replace("\n", " ").strip() for c in row] for row in t.extract()]
+            rows = [[layout.join_lines(layout.cjk_unified(c or "").split("\n")) for c in row] for row in t.extract()]
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
                 tables.append((float(t.bbox[1]), rows))
                 boxes.append(t.bbox)
@@ -190,10 +187,10 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
         if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes):
             continue
         budget.text(len(w["text"]) + 1)
-        words.append(Word(w["text"], w["x0"], w["top"], w["x1"], w["bottom"], float(w.get("size") or 0),
-                          layout.is_bold(str(w.get("fontname") or ""))))
+        words.append(Word(layout.cjk_unified(w["text"]), w["x0"], w["top"], w["x1"], w["bottom"],
+                          float(w.get("size") or 0), layout.is_bold(str(w.get("fontname") or ""))))
     budget.tick()
-    return layout.lines_of(words, float(page.width), number), tables
+    return layout.lines_of(words, float(page.width), number, float(page.height)), tables
 
 
 def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
@@ -206,7 +203,7 @@ def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
         words.append(Word(ln.text, ln.x0 * scale, ln.top * scale, ln.x1 * scale, ln.bottom * scale,
                           (ln.bottom - ln.top) * scale * 0.8))
     budget.tick()
-    return layout.lines_of(words, float(page.width), number)
+    return layout.lines_of(words, float(page.width), number, float(page.height))
 
 
 def _title(meta_title: str, pages: list[Any], lines: list[Line]) -> str:
@@ -222,12 +219,32 @@ def _title(meta_title: str, pages: list[Any], lines: list[Line]) -> str:
     return heading.text.strip() if heading else ""
 
 
-def _write_page(md: Markdown, lines: list[Line], tables: list[tuple[float, list[list[str]]]]) -> None:
-    """A page's paragraphs, headings, list items and tables, tables placed by their top."""
-    pending = sorted(tables, key=lambda t: t[0])
-    for text, first in layout.paragraphs(lines):
-        while pending and pending[0][0] < first.top and first.column != 2:
-            md.table(pending.pop(0)[1])
+def _write_pages(md: Markdown, pages: list[tuple[float, list[Line], list[tuple[float, list[list[str]]]]]],
+                 missing: list[tuple[str, int, int]]) -> None:
+    """The pages' paragraphs, headings, list items and tables, each page after its mark, tables
+    placed by their top, headings of the outline that match no line at the top of their page. A
+    paragraph that runs on into the next column or page is one paragraph (it stays with the page
+    it starts on)."""
+    pending: list[tuple[int, float, list[list[str]]]] = []
+    done = 0
+
+    def start(page: int) -> None:
+        nonlocal done
+        while done < page:
+            for _, _, rows in pending:
+                md.table(rows)
+            pending.clear()
+            done += 1
+            md.mark("page", done)
+            for t, level, _ in (m for m in missing if m[2] == done):
+                md.heading(level, t)
+            pending.extend(sorted(((done, top, rows) for top, rows in pages[done - 1][2]), key=lambda t: t[1]))
+
+    every = [ln for _, lines, _ in pages for ln in lines]
+    for text, first in layout.paragraphs(every):
+        start(first.page)
+        while pending and pending[0][1] < first.top and first.column != 2:
+            md.table(pending.pop(0)[2])
         if first.table is not None:
             md.table(first.table)
         elif first.heading:
@@ -236,5 +253,6 @@ def _write_page(md: Markdown, lines: list[Line], tables: list[tuple[float, list[
             md.item(layout.bullet_text(text))
         else:
             md.para(text)
-    for _, rows in pending:
+    start(len(pages))
+    for _, _, rows in pending:
         md.table(rows)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, File, Query, UploadFile
+from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ragsift.errors import NotFound
+from ragsift.errors import InputError, NotFound
 from ragsift.kb import KnowledgeBase
 from ragsift.server.deps import kb_name, read_kb, require_write, server
 from ragsift.server.jobs import JobKind
@@ -29,6 +31,14 @@ def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1), kb: Kn
         raise HTTPException(413, f"a page may hold at most {srv.cfg.limits.max_page} documents")
     total, page = kb.list_documents(offset, limit)
     return {"total": total, "offset": offset, "limit": limit, "documents": [d.__dict__ for d in page]}
+
+
+@router.get("/documents/{doc_id:path}/view", summary="How a document was read: headings, sections, pages, chunks")
+def view(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+    found = kb.view(doc_id)
+    if found is None:
+        raise NotFound(f"no document {doc_id[:200]!r}")
+    return found
 
 
 @router.get("/documents/{doc_id:path}", summary="A document and its sections", response_model=DocumentDetail)
@@ -88,11 +98,32 @@ def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, 
     folder = save_uploads(srv.pool.upload_root(name), files, limits.max_upload_bytes)
     try:
         kb = srv.pool.get(name, create=True)
-        job = srv.jobs.submit(name, JobKind.FILES, len(files),
-                              lambda progress: kb.ingest(folder, progress=progress), cleanup=folder)
+        job = srv.jobs.submit(name, JobKind.FILES, len(files),  # named by file name: the folder is temporary
+                              lambda progress: kb.ingest(folder, progress=progress, record_paths=False),
+                              cleanup=folder)
     except BaseException:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return job.to_dict()
+
+
+@router.post("/sync", dependencies=WRITE, summary="Mirror the operator's folder (a job; dry_run: what would change)",
+             responses={**ACCEPTED, 200: {"description": "With dry_run: the changes, nothing written"}})
+async def sync(request: Request, dry_run: bool = Query(False), name: str = Depends(kb_name),
+               srv: Server = Depends(server)) -> Any:
+    """The folder is the operator's (``ragsift serve --sync-dir``): a caller chooses when, never which."""
+    extra = sorted(set(request.query_params) - {"dry_run"})
+    if extra or await request.body():
+        raise InputError(f"a sync request names nothing but dry_run (it got {', '.join(extra) or 'a body'}): "
+                         "the folder is the operator's (ragsift serve --sync-dir)")
+    folder = srv.cfg.sync_dirs.get(name)
+    if folder is None:
+        raise NotFound(f"no folder to sync for knowledge base {name!r}: the operator sets one with --sync-dir")
+    kb = srv.pool.get(name, create=True)
+    if dry_run:
+        report = await run_in_threadpool(kb.sync, folder, dry_run=True)
+        return JSONResponse(report.to_dict())
+    job = srv.jobs.submit(name, JobKind.SYNC, 1, lambda progress: kb.sync(folder, progress=progress))
+    return JSONResponse(job.to_dict(), status_code=202)

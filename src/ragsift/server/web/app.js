@@ -68,11 +68,11 @@ function buildConfig(fieldset) {
   fill("unit", enumValues(schema, "Unit"), s.query.unit);
   fill("fusion", enumValues(schema, "FusionMode"), s.query.fusion);
   fill("strategy", enumValues(schema, "Strategy"), s.query.strategy);
-  fill("multihop", enumValues(schema, "MultiHop"), s.multihop.mode);
+  fill("multihop_mode", enumValues(schema, "MultiHop"), s.multihop.mode);
   fill("hyde_mode", enumValues(schema, "HydeMode"), s.transforms.hyde_mode);
-  fieldset.querySelector("[name=max_parents]").value = s.query.max_parents;
+  fieldset.querySelector("[name=max_passages]").value = s.query.max_passages;
   fieldset.querySelector("[name=token_budget]").value = s.query.token_budget;
-  fieldset.querySelector("[name=llm]").value = s.llm.model;
+  fieldset.querySelector("[name=llm_model]").value = s.llm.model || "none (the operator sets it)";
   const box = fieldset.querySelector(".channels");
   for (const name of state.settings.channels) {
     const input = el("input", { type: "checkbox", name: "channel", value: name });
@@ -85,14 +85,12 @@ function readConfig(fieldset) {
   const get = name => fieldset.querySelector(`[name=${name}]`).value;
   const channels = [...fieldset.querySelectorAll("[name=channel]:checked")].map(i => i.value);
   const out = {
-    unit: get("unit"), fusion: get("fusion"), multihop: get("multihop"), strategy: get("strategy"),
-    max_parents: parseInt(get("max_parents"), 10), token_budget: parseInt(get("token_budget"), 10),
+    unit: get("unit"), fusion: get("fusion"), multihop_mode: get("multihop_mode"), strategy: get("strategy"),
+    max_passages: parseInt(get("max_passages"), 10), token_budget: parseInt(get("token_budget"), 10),
     channels,
   };
   // weighted fusion uses the knowledge base's weights (a channel they do not name counts 0.5)
   if (channels.some(c => c.startsWith("hyde"))) out.hyde_mode = get("hyde_mode");
-  const llm = get("llm").trim();
-  if (llm) out.llm = llm;
   return out;
 }
 
@@ -152,7 +150,7 @@ function renderResult(label, config, r) {
   col.append(el("h3", { text: `Configuration ${label}` }), el("p", { class: "config-summary", text: summary }));
   if (!r.passages.length) col.append(el("p", { class: "empty", text: "no passages found" }));
   for (const p of r.passages) {
-    const heading = p.heading_path.length ? " › " + p.heading_path.join(" > ") : "";
+    const heading = (p.heading_path.length ? " › " + p.heading_path.join(" > ") : "") + cite(p.location);
     const art = el("article", { class: "passage", "data-rank": p.rank, "data-source": p.source },
       el("header", {},
         el("span", { class: "rank", text: "#" + p.rank }),
@@ -218,10 +216,53 @@ async function loadDocuments() {
     const r = await api(base() + "/documents?limit=500");
     body.replaceChildren(...r.documents.map(d => el("tr", { "data-doc": d.doc_id },
       el("td", { text: d.source }), el("td", { text: d.title }), el("td", { text: d.parents }),
+      el("td", {}, el("button", { class: "view", text: "View", onclick: () => viewDocument(d) })),
       el("td", {}, el("button", { class: "delete", text: "Delete", onclick: () => removeDocument(d) })))));
   } catch (e) {
     body.replaceChildren(el("tr", {}, el("td", { colspan: 4, text: e.message })));
   }
+}
+
+// where a passage or section is in its source: (p. 3), (pp. 3-5), (slide 2)
+function cite(location) {
+  if (!location) return "";
+  const [[kind, v]] = Object.entries(location);
+  const label = { page: "p.", pages: "pp.", slide: "slide", slides: "slides" }[kind] || kind;
+  return ` (${label} ${Array.isArray(v) ? v.join("-") : v})`;
+}
+
+// how a document was read: its heading tree, its sections with pages, tables and chunks
+async function viewDocument(d) {
+  const box = $("#document-view");
+  try {
+    const v = await api(`${base()}/documents/${encodeURIComponent(d.doc_id)}/view`);
+    const doc = v.document;
+    const items = [el("h3", { text: `${doc.source} — ${doc.title}` }),
+      el("p", { class: "doc-meta", text: `${doc.format} · ${doc.parents} sections · ${doc.children} entries` +
+        (v.pages ? ` · ${v.pages} page${v.pages === 1 ? "" : "s"}` : "") + (v.ocr_pages.length ? ` · OCR: pages ${v.ocr_pages.join(", ")}` : "") }),
+      el("button", { class: "close", text: "Close", onclick: () => { box.hidden = true; } })];
+    if (v.outline.length) {
+      items.push(el("h4", { text: "Headings" }),
+        el("ul", { class: "outline" }, ...v.outline.map(h => el("li", { style: `margin-left:${(h.level - 1) * 1.2}em`, text: h.heading }))));
+    }
+    items.push(el("h4", { text: "Sections and chunks" }));
+    for (const p of v.parents) {
+      const kinds = {};
+      for (const e of p.entries) kinds[e.kind] = (kinds[e.kind] || 0) + 1;
+      const range = p.location ? [].concat(Object.values(p.location)[0]) : [];
+      const ocr = v.ocr_pages.some(n => range.length && n >= range[0] && n <= range[range.length - 1]);
+      const summary = `${p.heading_path.join(" > ") || "(no heading)"}${cite(p.location)} · ${p.tokens} tokens` +
+        (p.tables ? ` · ${p.tables} table(s)` : "") + (ocr ? " · read by OCR" : "") + " · " +
+        Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(", ");
+      const chunks = p.entries.filter(e => e.kind === "chunk")
+        .map(e => ({ child_id: e.child_id, start: e.start, end: e.end, channels: [e.child_id.split("#").pop()] }));
+      items.push(el("details", { class: "section", "data-parent": p.parent_id },
+        el("summary", { text: summary }), highlighted(p.text, chunks)));
+    }
+    box.replaceChildren(...items);
+    box.hidden = false;
+    box.scrollIntoView({ behavior: "smooth", block: "start" });
+  } catch (e) { showError(e.message); }
 }
 
 async function removeDocument(d) {
