@@ -178,25 +178,21 @@ def nq_docs(folder: Path, n: int, max_chars: int = 20_000) -> list[Doc]:
     return out
 
 
-def cmrc_docs(folder: Path, n: int) -> list[Doc]:
-    by_title: dict[str, list[dict]] = {}
-    for row in _rows(folder / "corpus.jsonl"):
-        by_title.setdefault(row.get("title") or row["_id"], []).append(row)
+def cmrc_docs(folder: Path, n: int, per_doc: int = 6) -> list[Doc]:
+    """CMRC 2018 paragraphs (one per Wikipedia article) grouped into documents of ``per_doc``
+    articles in two parts: heading paths ("第一部分", the article's title)."""
+    rows = [r for r in _rows(folder / "corpus.jsonl") if r.get("title")]
     out = []
-    for title, rows in by_title.items():
-        if len(rows) < 3 or len(out) >= n:
-            continue
-        doc = Doc("cmrc-" + rows[0]["_id"], title, "zh")
-        for i, r in enumerate(rows, 1):
-            doc.sections.append((("第" + str(i) + "部分 " + _lead(r["text"]),), [r["text"]], []))
+    for i in range(0, len(rows), per_doc):
+        if len(out) >= n:
+            break
+        group = rows[i:i + per_doc]
+        doc = Doc(f"cmrc-{group[0]['_id']}", f"百科文选 第{i // per_doc + 1}辑", "zh")
+        for j, r in enumerate(group):
+            part = "第一部分" if j < per_doc // 2 else "第二部分"
+            doc.sections.append(((part, r["title"]), [r["text"]], []))
         out.append(doc)
     return out
-
-
-def _lead(text: str) -> str:
-    """A short heading from a paragraph's first words (up to its first comma or full stop)."""
-    head = re.split(r"[，。；：,.;:（(]", text, maxsplit=1)[0]
-    return head[:16]
 
 
 def _rows(path: Path) -> list[dict]:
@@ -517,7 +513,7 @@ def retrieval_rows(data: Path, work: Path, n_questions: int = 150, n_docs: int =
     from ragsift.kb import KnowledgeBase
 
     out: dict[str, Any] = {}
-    for lang, folder, group in (("en", "scifact", 10), ("zh", "cmrc2018-dev", 0)):
+    for lang, folder in (("en", "scifact"), ("zh", "cmrc2018-dev")):
         corpus = {r["_id"]: r for r in _rows(data / folder / "corpus.jsonl")}
         queries = {r["_id"]: r["text"] for r in _rows(data / folder / "queries.jsonl")}
         qrels: dict[str, dict[str, int]] = {}
@@ -530,26 +526,16 @@ def retrieval_rows(data: Path, work: Path, n_questions: int = 150, n_docs: int =
         have = set(needed)
         needed += [d for d in corpus if d not in have][:max(0, n_docs - len(needed))]
         docs: list[Doc] = []
-        if lang == "en":
-            for i in range(0, len(needed), group):
-                doc = Doc(f"scifact-{i // group}", f"SciFact abstracts {i // group}", "en")
-                doc.sections = [((corpus[d].get("title") or d,), [corpus[d]["text"]], []) for d in needed[i:i + group]]
-                docs.append(doc)
-        else:
-            by_title: dict[str, list[str]] = {}
-            for d in needed:
-                by_title.setdefault(corpus[d].get("title") or d, []).append(d)
-            for n, (title, ids) in enumerate(by_title.items()):
-                doc = Doc(f"cmrc-{n}", title, "zh")
-                doc.sections = [((f"第{k}部分 " + _lead(corpus[d]["text"]),), [corpus[d]["text"]], []) for k, d in
-                                enumerate(ids, 1)]
-                docs.append(doc)
+        group = 10  # passages per document, each a section headed by its article's title
+        for i in range(0, len(needed), group):
+            doc = Doc(f"{folder.split('-')[0]}-{i // group}", f"{folder} {i // group}", lang)
+            doc.sections = [(((corpus[d].get("title") or d),), [corpus[d]["text"]], []) for d in needed[i:i + group]]
+            docs.append(doc)
         section_of = {}  # (doc name, section index) -> corpus id
-        ids = needed if lang == "en" else [d for ids_ in by_title.values() for d in ids_]
         k = 0
         for doc in docs:
             for j in range(len(doc.sections)):
-                section_of[(doc.name, j)] = ids[k]
+                section_of[(doc.name, j)] = needed[k]
                 k += 1
         files = write_all(docs, work / f"retrieval-{lang}", ["docx", "pdf"])
         scores: dict[str, float] = {}

@@ -261,6 +261,26 @@ def mark_headings_by_font(lines: list[Line]) -> None:
     for ln in cands:
         s = round(ln.size * 2) / 2
         ln.heading = min(6, sizes.index(s) + 1) if s in sizes else min(6, len(sizes) + 1)
+    _join_wrapped_headings(lines)
+
+
+def _join_wrapped_headings(lines: list[Line]) -> None:
+    """A heading wrapped over lines (a narrow column) is one heading: a line set like the heading
+    just above it (size, weight, left edge or centre), a line's spacing below, joins it ("Cast
+    and" / "characters (" / ")")."""
+    prev: Line | None = None
+    for ln in lines:
+        if ln.drop or not ln.text.strip():
+            continue
+        if (prev is not None and prev.heading and ln.heading in (0, prev.heading) and ln.page == prev.page
+                and ln.column == prev.column and ln.bold == prev.bold and abs(ln.size - prev.size) <= 0.05 * prev.size
+                and 0 <= ln.top - prev.bottom <= 0.8 * prev.height and len(prev.text) + len(ln.text) <= 200
+                and (abs(ln.x0 - prev.x0) <= 3 or abs((ln.x0 + ln.x1) - (prev.x0 + prev.x1)) <= 6)):
+            prev.text = join_lines([prev.text, ln.text])
+            prev.bottom = ln.bottom
+            ln.drop = True
+            continue
+        prev = ln
 
 
 def _continues(lines: list[Line], i: int) -> bool:
@@ -318,7 +338,10 @@ def _cells(ln: Line) -> list[list[Word]]:
 def mark_text_tables(lines: list[Line]) -> None:
     """Tables set without rules (their columns aligned by space alone): three lines or more in a
     row, on one page and column, each of two cells or more whose left edges line up with the
-    first line's. The first line of each carries the table's rows; the others are dropped."""
+    first line's; header lines just above them (two cells or more, within the table's width) go
+    with them. Where the lines are spaced two ways, the closer ones are a cell's text wrapped
+    onto a second line and join the row above. The first line carries the table's rows; the
+    others are dropped."""
     i = 0
     while i < len(lines):
         head = lines[i]
@@ -340,20 +363,78 @@ def mark_text_tables(lines: list[Line]) -> None:
                 break
             run.append(ln)
             j += 1
-        if len(run) >= 3:
-            rows = []
-            for ln in run:
-                row = [""] * len(starts)
-                for c in _cells(ln):
-                    k = min(range(len(starts)), key=lambda n: abs(starts[n] - c[0].x0))
-                    row[k] = (row[k] + " " + join_words(c)).strip()
-                rows.append(row)
-            head.table = rows
-            for ln in run[1:]:
-                ln.drop = True
-            i = j
-        else:
+        if len(run) < 3:
             i += 1
+            continue
+        header = _table_header(lines, i, starts)
+        for ln in header:
+            for c in _cells(ln):  # a header's columns may be empty in every row below
+                if not any(abs(c[0].x0 - x) <= 4 for x in starts):
+                    starts = sorted(starts + [c[0].x0])
+        run = header + run
+        wrapped = set(_wrapped(run))
+        rows: list[list[str]] = []
+        for n, ln in enumerate(run):
+            row = _table_row(ln, starts)
+            if n in wrapped and rows:
+                rows[-1] = [join_lines([a, b]) if a and b else a or b for a, b in zip(rows[-1], row)]
+            else:
+                rows.append(row)
+        run[0].table = rows
+        for ln in run[1:]:
+            ln.drop = True
+        i = j
+    return None
+
+
+def _table_row(ln: Line, starts: list[float]) -> list[str]:
+    row = [""] * len(starts)
+    for c in _cells(ln):
+        k = min(range(len(starts)), key=lambda n: abs(starts[n] - c[0].x0))
+        row[k] = (row[k] + " " + join_words(c)).strip()
+    return row
+
+
+def _table_header(lines: Sequence[Line], first: int, starts: list[float]) -> list[Line]:
+    """The header lines of the table whose first row is ``lines[first]`` (columns at ``starts``):
+    up to six short-celled lines just above it (not list items), one at least of two cells or more
+    sharing a column with the table; a line of one cell (a header cell's text wrapped) only on a
+    column's start or under a header cell's."""
+    block: list[Line] = []
+    m = first
+    while m > 0 and len(block) < 6:
+        ln, below = lines[m - 1], lines[m]
+        if (ln.drop or ln.heading or ln.table is not None or ln.page != below.page or ln.column != below.column
+                or below.top - ln.bottom > 1.5 * ln.height):
+            break
+        cells = _cells(ln)
+        if BULLET.match(ln.text) or any(len(join_words(c)) > 40 for c in cells):
+            break  # a list item or a sentence, not a header
+        if len(cells) >= 2 and not any(abs(c[0].x0 - x) <= 4 for c in cells for x in starts):
+            break  # cells that share no column with the table
+        block.insert(0, ln)
+        m -= 1
+    xs = starts + [c[0].x0 for ln in block if len(_cells(ln)) >= 2 for c in _cells(ln)]
+
+    def fits(ln: Line) -> bool:
+        cells = _cells(ln)
+        return len(cells) >= 2 or any(abs(cells[0][0].x0 - x) <= 4 for x in xs)
+
+    while block and not fits(block[0]):
+        block.pop(0)
+    if not all(fits(ln) for ln in block) or not any(len(_cells(ln)) >= 2 for ln in block):
+        return []
+    return block
+
+
+def _wrapped(run: Sequence[Line]) -> list[int]:
+    """The lines of a table that carry on the row above (a cell's text wrapped): closer to it than
+    rows are to each other, where the gaps come in two sizes."""
+    gaps = [b.top - a.top for a, b in zip(run, run[1:])]
+    if len(gaps) < 2 or max(gaps) < 1.25 * min(gaps):
+        return []
+    cut = (max(gaps) + min(gaps)) / 2
+    return [n + 1 for n, g in enumerate(gaps) if g < cut]
 
 
 def paragraphs(lines: Sequence[Line]) -> list[tuple[str, Line]]:

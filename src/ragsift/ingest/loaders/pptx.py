@@ -1,6 +1,7 @@
 """PowerPoint decks (PPTX, PPTM: macros are never run), with python-pptx (MIT): each slide a
 section headed by its title (or "Slide N"), its text frames as paragraphs and list items by
-indent level, its tables as Markdown tables, its speaker notes after them; a slide mark where
+indent level (a bold line of its own a heading under the slide's), its tables as Markdown
+tables, its speaker notes after them; a slide mark where
 each slide starts, so every parent keeps its slide number. The deck's title: its core property,
 else the first slide's title."""
 from __future__ import annotations
@@ -57,13 +58,21 @@ def _shapes(shapes: Any) -> Any:
 
 
 def _frame(md: Markdown, frame: Any, budget: Budget) -> None:
-    paras = [(p.level, "".join(r.text for r in p.runs) or p.text) for p in frame.paragraphs]
-    paras = [(lvl, t.strip()) for lvl, t in paras if t and t.strip()]
+    paras = [(p.level, "".join(r.text for r in p.runs) or p.text, _bold(p)) for p in frame.paragraphs]
+    paras = [(lvl, t.strip(), bold) for lvl, t, bold in paras if t and t.strip()]
     if not paras:
         return
-    budget.text(sum(len(t) for _, t in paras))
+    budget.text(sum(len(t) for _, t, _ in paras))
     if len(paras) == 1 and paras[0][0] == 0:
         md.para(paras[0][1])
         return
-    for lvl, t in paras:
-        md.item(t, lvl)
+    for lvl, t, bold in paras:
+        if bold and lvl == 0 and len(t) <= 90 and not t.endswith((".", "。", "!", "！", "?", "？", ":", "：")):
+            md.heading(2, t)  # a heading inside the slide (pandoc's below its slide level): bold, on its own
+        else:
+            md.item(t, lvl)
+
+
+def _bold(paragraph: Any) -> bool:
+    runs = [r for r in paragraph.runs if r.text.strip()]
+    return bool(runs) and all(r.font.bold for r in runs)
