@@ -37,7 +37,7 @@ class RagsiftLLM(CustomLLM):
 def main() -> None:
     args = arguments(__doc__)
     retriever = RagsiftRetriever(open_kb(args), k=2)
-    engine = RetrieverQueryEngine.from_args(retriever, llm_model=RagsiftLLM(client=model(args), max_tokens=args.max_tokens))
+    engine = RetrieverQueryEngine.from_args(retriever, llm=RagsiftLLM(client=model(args), max_tokens=args.max_tokens))
     response = engine.query(args.question)
     for n in response.source_nodes:
         print(f"source: {n.node.metadata['source']} › {n.node.metadata['heading']} (score {n.score:.4f})")

@@ -102,7 +102,10 @@ class KnowledgeBase:
             settings = Settings.load(sfile)
             for k, v in overrides.items():
                 if k in INDEX_KEYS and v is not None:
-                    asked = settings.replace(**{k: v}).get(k)  # parsed: "chunks" is the chunk entry kind
+                    try:
+                        asked = settings.replace(**{k: v}).get(k)  # parsed: "chunks" is the chunk entry kind
+                    except ConfigError:  # not even valid beside this knowledge base's other settings
+                        asked = v
                     if asked != settings.get(k):
                         raise ConfigError(f"this knowledge base was built with {k}={shown(settings.get(k))}; "
                                           f"it cannot change to {shown(asked)} (create a new knowledge base)")

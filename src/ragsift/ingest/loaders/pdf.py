@@ -197,11 +197,18 @@ def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
     """A scanned page's lines by OCR (rendered at ``OCR_DPI``; positions in PDF points)."""
     image = page.to_image(resolution=OCR_DPI).original
     scale = 72.0 / OCR_DPI
+    found = ocr.read_image(image)
+    # a line's box is as tall as its letters reach (and padded), so body lines' boxes differ by a
+    # fifth or so: those near the page's typical height take it, and only clearly larger lines
+    # can be headings by size
+    heights = sorted(ln.bottom - ln.top for ln in found)
+    typical = heights[len(heights) // 2] if heights else 0.0
     words = []
-    for ln in ocr.read_image(image):
+    for ln in found:
         budget.text(len(ln.text) + 1)
-        words.append(Word(ln.text, ln.x0 * scale, ln.top * scale, ln.x1 * scale, ln.bottom * scale,
-                          (ln.bottom - ln.top) * scale * 0.8))
+        h = ln.bottom - ln.top
+        h = typical if abs(h - typical) <= 0.25 * typical else h
+        words.append(Word(ln.text, ln.x0 * scale, ln.top * scale, ln.x1 * scale, ln.bottom * scale, h * scale * 0.8))
     budget.tick()
     return layout.lines_of(words, float(page.width), number, float(page.height))
 
