@@ -133,6 +133,19 @@ def test_slides_are_sections_with_their_numbers(files, lang):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
+def test_slides_under_a_section_header_slide_are_its_subsections(tmp_path, lang):
+    # pandoc makes a heading above its slide level a "Section Header" slide; PowerPoint users do the same
+    part, slides = (("第一部分", ["风扇", "电源"]) if lang == "zh" else ("Part One", ["Fan", "Power"]))
+    body = ("风扇转速随温度自动调节。", "电源适配器输出 12 伏。") if lang == "zh" else (
+        "The fan speed follows the temperature.", "The adapter gives 12 volts.")
+    md = f"---\ntitle: T\n---\n\n# {part}\n\n## {slides[0]}\n\n{body[0]}\n\n## {slides[1]}\n\n{body[1]}\n"
+    doc = _one(D.pandoc(md, tmp_path / f"deck-{lang}.pptx"))
+    parents, _ = split_document(doc, SplitSettings())
+    paths = {p.heading_path for p in parents if any(b in p.text for b in body)}
+    assert paths == {(part, slides[0]), (part, slides[1])}, paths
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("fmt", ["csv", "xlsx"])
 def test_sheets_are_tables_whose_chunks_carry_the_header(files, lang, fmt):
     doc = _one(files[f"{lang}.{fmt}"])
