@@ -86,6 +86,18 @@ def test_user_errors_are_one_line(cli_kb, args, message):
     assert p.stderr.strip().count("\n") == 0 and message in p.stderr and "Traceback" not in p.stderr
 
 
+def test_a_missing_path_or_nothing_ingested_exits_non_zero(tmp_path):
+    kb = tmp_path / "kb"
+    p = ragsift("--kb", str(kb), "ingest", str(tmp_path / "nope.md"), check=False)
+    assert p.returncode == 2 and "no such file or directory" in p.stderr and "nope.md" in p.stderr
+    assert not kb.exists()  # found before anything was created
+    docs = write_files(tmp_path / "docs", {"坏.md": b"\x00\x01binary", "bad.md": b"\x00\x02binary"})
+    p = ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress", check=False)
+    assert p.returncode == 1 and "every input was skipped" in p.stderr and "坏.md" in p.stdout
+    p = ragsift("--kb", str(kb), "query", "x", "--filter", "{bad", check=False)  # told before the models load
+    assert p.returncode == 2 and "--filter is not valid JSON" in p.stderr
+
+
 def test_missing_knowledge_base(tmp_path):
     p = ragsift("--kb", str(tmp_path / "none"), "query", "hello", check=False)
     assert p.returncode == 2 and "no knowledge base" in p.stderr

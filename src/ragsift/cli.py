@@ -123,6 +123,9 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
+    missing = [p for p in args.paths if p != "-" and not Path(p).exists()]
+    if missing:  # a mistyped path is found before anything loads, and nothing is written
+        raise InputError(f"no such file or directory: {', '.join(missing)}")
     kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
     given = _given(args, INGEST_FLAGS)
     if given:  # for this ingest only: not saved with the knowledge base
@@ -147,6 +150,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
     else:
         print("\n".join(report_lines(report)))
+    if report.skipped and not (report.added or report.updated or report.unchanged or report.deleted
+                               or report.renamed or report.relabeled):
+        print("ragsift: error: nothing was ingested: every input was skipped (reasons above)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -161,8 +168,7 @@ def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> 
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    kb = _open(args)
-    flt = None
+    flt = None  # a malformed filter is told before the knowledge base and its models load
     if args.filter:
         try:
             flt = json.loads(args.filter)
@@ -170,6 +176,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             raise InputError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
         except RecursionError:
             raise InputError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
+    kb = _open(args)
     result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
     fmt = "json" if args.json else args.format
     if fmt == "json":
