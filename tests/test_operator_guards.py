@@ -126,7 +126,9 @@ def test_a_lost_settings_file_never_makes_a_second_knowledge_base(made):
     (made / "ragsift.toml").unlink()
     with pytest.raises(ConfigError, match="ragsift.toml is missing, but .* holds a knowledge base .*embedder='minilm'"):
         KnowledgeBase.open(made)
-    p = _cli("--kb", str(made), "ingest", str(made.parent / "nothing-here.md"))
+    new = made.parent / "new.md"
+    new.write_text("# 新\n\n一份新文档。\n", encoding="utf-8")
+    p = _cli("--kb", str(made), "ingest", str(new))
     assert p.returncode == 2 and "is missing" in p.stderr
     assert not (made / "ragsift.toml").exists()  # nothing was written with new defaults
     p = _cli("--kb", str(made), "check", "--rewrite-settings")
