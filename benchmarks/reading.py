@@ -466,11 +466,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         s = out.setdefault(key, {"docs": 0, "failed": 0, "heading_accuracy": [], "text_f1": [], "table_cells": [],
                                  "seconds": 0.0, "pages": 0})
         s["docs"] += 1
-        s["seconds"] += r["seconds"]
-        s["pages"] += r.get("pages") or 0
-        if r["error"]:
+        if r["error"]:  # a failed read counts for neither time nor pages
             s["failed"] += 1
             continue
+        s["seconds"] += r["seconds"]
+        s["pages"] += r.get("pages") or 0
         for m in ("heading_accuracy", "text_f1", "table_cells"):
             if r.get(m) is not None:
                 s[m].append(r[m])

@@ -63,4 +63,8 @@ cp "$OUT/hotpotqa-ircot-dev500.json" "$WORK/evals/hotpotqa-ircot-dev500-minilm.j
 .venv/bin/python benchmarks/translate.py --dataset "$DATASETS/xquad-xling" --work-dir "$WORK/eval"
 .venv/bin/python benchmarks/mixed.py --work-dir "$WORK/mixed"
 .venv/bin/python benchmarks/tune.py --kb "$WORK/fusion/scifact-minilm-v2" --qrels "$DATASETS/scifact"
+# reading documents (issue 28): the anchors' readers in their own venv (benchmarks/requirements-readers.txt)
+.venv/bin/python benchmarks/reading.py --datasets "$DATASETS" --work-dir "$WORK/reading" \
+    ${READERS_PYTHON:+--readers-python "$READERS_PYTHON"} --retrieval-docs 400 --scan-retrieval-questions 30 \
+    --scan-retrieval-docs 80
 .venv/bin/python benchmarks/report.py
