@@ -260,7 +260,7 @@ def test_a_file_is_one_document_however_it_is_named(tmp_path):
     (docs / "zh" / "a.md").write_text("# 备份\n\n星云音箱每天凌晨两点自动备份，保留三十天。\n", encoding="utf-8")
     kb.close()
     for args, cwd in ((["a.md"], docs / "zh"), ([str(docs / "zh" / "a.md")], tmp_path), (["docs/b.md"], tmp_path),
-                      (["../docs"], docs / "zh")):
+                      (["../../docs"], docs / "zh")):  # the folder, from inside it
         p = _ingest_cli(kb_dir, *args, cwd=cwd)
         assert p.returncode == 0, p.stderr
     kb = KnowledgeBase.open(kb_dir)
