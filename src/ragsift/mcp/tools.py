@@ -3,6 +3,7 @@ for ``ragsift mcp`` over stdio). Listing and sections come from the knowledge ba
 (``KnowledgeBase.list_documents``, ``StoredParent.to_dict``), as the HTTP routes use them."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -11,7 +12,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from ragsift import __version__
 from ragsift.errors import RagsiftError
 from ragsift.kb import KnowledgeBase
-from ragsift.server.config import WRITE
 from ragsift.types import located
 
 MAX_PASSAGES = 20
@@ -53,8 +53,10 @@ def _call(fn: Any) -> Any:
         raise ToolError(f"{type(e).__name__}: {e}") from None
 
 
-def build_mcp(pool: Pool, *, allow_ingest: bool = False, over_http: bool = False) -> MCPServer:
-    """The MCP server over a pool of knowledge bases."""
+def build_mcp(pool: Pool, *, allow_ingest: bool = False,
+              may_write: Callable[[Any], bool] | None = None) -> MCPServer:
+    """The MCP server over a pool of knowledge bases. ``may_write``: over HTTP, whether the
+    request's key may write (the server's own check); none over stdio, where the user is the operator."""
     server = MCPServer("ragsift", version=__version__,
                        instructions="Search the knowledge base with `search` and cite passages by their [n]; "
                                     "`get_section` returns a passage's whole section.")
@@ -89,11 +91,8 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False, over_http: bool = False
         @server.tool(description="Add documents ({id, text, title?, metadata?}) to the knowledge base; a "
                                  "document with a stored id replaces it.")
         def add_documents(documents: list[dict[str, Any]], ctx: Context, kb: str | None = None) -> dict[str, Any]:
-            if over_http:
-                request = ctx.request_context.request
-                role = request.scope.get("state", {}).get("role") if request is not None else None
-                if role != WRITE:
-                    raise ToolError("this key may read only: adding documents needs a write key")
+            if may_write is not None and not may_write(ctx.request_context.request):
+                raise ToolError("this key may read only: adding documents needs a write key")
             report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
             return report.to_dict()
 

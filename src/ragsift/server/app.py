@@ -28,7 +28,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ragsift import __version__
-from ragsift.server.config import ServerConfig
+from ragsift.server.config import WRITE, ServerConfig
 from ragsift.server.deps import kb_path_param
 from ragsift.server.errors import install as install_errors
 from ragsift.server.middleware import Guard
@@ -45,7 +45,9 @@ def create_app(cfg: ServerConfig) -> FastAPI:
     if cfg.mcp:
         from ragsift.mcp import build_mcp
 
-        mcp_server = build_mcp(server.pool, allow_ingest=cfg.mcp_ingest, over_http=True)
+        mcp_server = build_mcp(server.pool, allow_ingest=cfg.mcp_ingest,
+                               may_write=lambda request: request is not None
+                               and request.scope.get("state", {}).get("role") == WRITE)
         mcp_app = mcp_server.streamable_http_app(streamable_http_path="/", stateless_http=True, json_response=True,
                                                  host=cfg.host)
 
