@@ -266,15 +266,20 @@ def two_column_pdfs(docs: list[Doc], files: dict[str, dict[str, Path]]) -> None:
 
 
 # ------------------------------------------------------------------ reading
-def read_ragsift(path: Path) -> tuple[str, float]:
+def load_text(path: Path) -> tuple[str, str, float]:
+    """ragsift's reading of a file: its text (location marks taken out), the title a PDF was
+    given (else ""), and the seconds it took."""
     t = time.perf_counter()
     res = load_file(path, path.name, LoadLimits(max_seconds=600))
     seconds = time.perf_counter() - t
-    if not res.documents:
-        return "", seconds
-    doc = res.documents[0]
     text, _ = take_marks("\n\n".join(d.text for d in res.documents))
-    return (f"# {doc.title}\n\n" if doc.format in ("pdf",) and doc.title else "") + text, seconds
+    first = res.documents[0] if res.documents else None
+    return text, first.title if first is not None and first.format == "pdf" else "", seconds
+
+
+def read_ragsift(path: Path) -> tuple[str, float]:
+    text, title, seconds = load_text(path)
+    return (f"# {title}\n\n" if title else "") + text, seconds
 
 
 def read_anchor(python: str, reader: str, paths: list[Path]) -> dict[str, tuple[str, float, str | None]]:
@@ -501,10 +506,8 @@ def ocr_rows(docs: list[Doc], files: dict[str, dict[str, Path]], work: Path, per
             scan = work / "scans" / f"{doc.name}.pdf"
             scan.parent.mkdir(parents=True, exist_ok=True)
             img.convert("RGB").save(scan, resolution=150)
-            t = time.perf_counter()
-            res = load_file(scan, scan.name, LoadLimits(max_seconds=600))
-            seconds += time.perf_counter() - t
-            text, _ = take_marks("\n\n".join(d.text for d in res.documents))
+            text, _, took = load_text(scan)
+            seconds += took
             errs.append(cer(MARKS.sub("", ref), MARKS.sub("", text)))  # the page's text, Markdown marks aside
             pages += 1
         out[lang] = {"pages": pages, "cer": round(statistics.fmean(errs), 4) if errs else None,
