@@ -437,3 +437,37 @@ def test_results_as_prompt_context_with_citations(sample_kb, question, source):
     assert res.to_context(citations=False).startswith(res.passages[0].text)
     d = res.to_dict(trace=False)
     assert "trace" not in d and d["trace_id"] == res.trace.trace_id == res.to_dict()["trace"]["trace_id"]
+
+
+def test_list_documents_searches_sorts_and_pages_chinese_and_english_titles(tmp_path):
+    from ragsift.errors import InputError
+
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest(write_files(tmp_path / "a", {
+        "hub_guide.md": "# Hub User Guide\n\nPress the button.\n\n## Reset\n\nHold it ten seconds.\n",
+        "星云手册.md": "# 星云音箱手册\n\n按下按键。\n",
+        "notes.md": "# Zebra notes\n\nStriped animals.\n"}))
+    kb.ingest(write_files(tmp_path / "b", {"tea.md": "# 绿茶指南\n\n密封冷藏保存。\n"}))
+    titles = lambda page: [d.title for d in page]  # noqa: E731
+
+    assert kb.list_documents(q="GUIDE")[0] == 1 and titles(kb.list_documents(q="guide")[1]) == ["Hub User Guide"]
+    assert titles(kb.list_documents(q="ｇｕｉｄｅ")[1]) == ["Hub User Guide"]  # full width is the same word
+    assert titles(kb.list_documents(q="手册")[1]) == ["星云音箱手册"]
+    assert titles(kb.list_documents(q="音箱 手册")[1]) == ["星云音箱手册"]  # every word, in any order
+    assert titles(kb.list_documents(q="手册.md")[1]) == ["星云音箱手册"]  # by source too
+    assert kb.list_documents(q="guide 手册") == (0, [])
+    assert titles(kb.list_documents(sort="title")[1]) == ["Hub User Guide", "Zebra notes", "星云音箱手册", "绿茶指南"]
+    assert titles(kb.list_documents(sort="title", order="desc")[1])[0] == "绿茶指南"
+    assert [d.source for d in kb.list_documents()[1]] == ["hub_guide.md", "notes.md", "tea.md", "星云手册.md"]
+    assert titles(kb.list_documents(sort="parents", order="desc")[1])[0] == "Hub User Guide"  # two sections
+    newest = kb.list_documents(sort="generation", order="desc")[1]
+    assert newest[0].title == "绿茶指南" and newest[0].generation > newest[1].generation
+    total, page = kb.list_documents(1, 2, sort="title")
+    assert total == 4 and titles(page) == ["Zebra notes", "星云音箱手册"]
+    total, page = kb.list_documents(1, 2, q="md")
+    assert total == 4 and len(page) == 2
+    with pytest.raises(InputError, match="sort must be one of"):
+        kb.list_documents(sort="size")
+    with pytest.raises(InputError, match="order must be asc or desc"):
+        kb.list_documents(order="up")
+    kb.close()

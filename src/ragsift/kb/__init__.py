@@ -9,7 +9,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,21 @@ from ragsift.types import Document, IngestReport, Result
 
 log = logging.getLogger(__name__)
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
+
+#: what ``list_documents`` sorts by (None: the source, then the id)
+DOCUMENT_SORTS: dict[str, Callable[[StoredDocument], Any] | None] = {
+    "source": None,
+    "title": lambda d: _folded(d.title),
+    "parents": lambda d: d.parents,
+    "children": lambda d: d.children,
+    "format": lambda d: d.format,
+    "generation": lambda d: d.generation,
+}
+
+
+def _folded(text: str) -> str:
+    """Text as a document search compares it: NFKC (full width as half), case-folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 class KnowledgeBase:
@@ -403,10 +419,28 @@ class KnowledgeBase:
         with self.reading() as store:
             return store.get_documents()
 
-    def list_documents(self, offset: int = 0, limit: int = 50) -> tuple[int, list[StoredDocument]]:
-        """A page of the stored documents in (source, id) order, and how many there are in all:
-        what every face lists."""
+    def list_documents(self, offset: int = 0, limit: int = 50, *, q: str | None = None, sort: str = "source",
+                       order: str = "asc") -> tuple[int, list[StoredDocument]]:
+        """A page of the stored documents, and how many match in all: what every face lists.
+
+        ``q`` keeps the documents whose source or title holds every word of it (case- and
+        width-insensitive: "Guide", "guide" and "ｇｕｉｄｅ" are one; Chinese as written,
+        "手册" finds "星云音箱手册"). ``sort`` is one of ``DOCUMENT_SORTS`` (``generation``: the
+        commit that wrote it, so ``order="desc"`` puts the newest first), ``order`` ``asc`` or
+        ``desc``; ties go by source, then id."""
+        if sort not in DOCUMENT_SORTS:
+            raise InputError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}; got {sort[:50]!r}")
+        if order not in ("asc", "desc"):
+            raise InputError(f"order must be asc or desc; got {order[:50]!r}")
         docs = sorted(self.documents().values(), key=lambda d: (d.source, d.doc_id))
+        words = _folded(q or "").split()
+        if words:
+            docs = [d for d in docs if all(w in _folded(f"{d.source}\n{d.title}") for w in words)]
+        key = DOCUMENT_SORTS[sort]
+        if key is not None:  # a stable sort: equal keys stay in (source, id) order
+            docs.sort(key=key, reverse=order == "desc")
+        elif order == "desc":
+            docs.reverse()
         return len(docs), docs[offset:offset + limit]
 
     # ------------------------------------------------------------------ upkeep

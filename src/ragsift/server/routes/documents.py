@@ -3,7 +3,7 @@ come from. Every write is a job on the knowledge base's one writer (202 with the
 request waits on the write lock."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
@@ -24,12 +24,18 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
     202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
 
 
-@router.get("/documents", summary="List documents", response_model=DocumentList)
-def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1), kb: KnowledgeBase = Depends(read_kb),
-              srv: Server = Depends(server)) -> dict[str, Any]:
+@router.get("/documents", summary="List documents (a page; searched by source and title, sorted)",
+            response_model=DocumentList)
+def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
+              q: str | None = Query(None, max_length=200, description="Keep documents whose source or title "
+                                    "holds every word of it (case-insensitive)."),
+              sort: Literal["source", "title", "parents", "children", "format", "generation"] = Query(
+                  "source", description="generation: the commit that wrote it (desc: newest first)."),
+              order: Literal["asc", "desc"] = Query("asc"),
+              kb: KnowledgeBase = Depends(read_kb), srv: Server = Depends(server)) -> dict[str, Any]:
     if limit > srv.cfg.limits.max_page:
         raise HTTPException(413, f"a page may hold at most {srv.cfg.limits.max_page} documents")
-    total, page = kb.list_documents(offset, limit)
+    total, page = kb.list_documents(offset, limit, q=q, sort=sort, order=order)
     return {"total": total, "offset": offset, "limit": limit, "documents": [d.__dict__ for d in page]}
 
 
