@@ -47,3 +47,17 @@ def test_injection_values_render_as_one_quoted_literal():
 def test_chinese_values_are_literals():
     sql = render_sql(parse_filter({"item_name": "星云智能音箱 S2"}, FIELDS), COLS)
     assert sql == "(`item_name` = '星云智能音箱 S2')"
+
+
+@pytest.mark.parametrize("value,code", [("zh", "zh"), ("ZH", "zh"), ("zh-CN", "zh"), ("zh_Hans", "zh"), ("en-US", "en"),
+                                        ("English", "en"), ("中文", "zh"), ("other", "other")])
+def test_the_built_in_lang_field_reads_tags_and_names(value, code):
+    fields = {"lang": "string", "source": "string"}
+    assert parse_filter({"lang": value}, fields) == Cmp("lang", "eq", code)
+    assert parse_filter({"lang": {"in": [value, "en"]}}, fields) == Cmp("lang", "in", (code, "en"))
+
+
+@pytest.mark.parametrize("value", ["fr", "", 3, ["zh"]])
+def test_a_language_ragsift_does_not_tell_apart_is_a_clear_error(value):
+    with pytest.raises(FilterError, match="language detected for each entry: one of zh, en, other"):
+        parse_filter({"lang": value}, {"lang": "string"})

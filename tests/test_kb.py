@@ -114,6 +114,19 @@ def test_metadata_filters(sample_kb, flt, sources):
     assert res.trace.filter == flt
 
 
+@pytest.mark.parametrize("lang,question,sources", [
+    ("zh", "图书逾期怎么办？ How do I reset it?", {"speaker_manual_zh.md", "faq_zh.txt", "ml_textbook_zh.md"}),
+    ("en", "图书逾期怎么办？ How do I reset it?", {"smarthub_manual_en.md", "faq_en.html", "ml_textbook_en.md"}),
+])
+def test_the_detected_language_filters_every_format(sample_kb, lang, question, sources):
+    """The README's ``filter={"lang": "zh"}``: every entry has its detected language, so the
+    Chinese text and HTML files are kept although no front matter names their language."""
+    res = sample_kb.query(question, filter={"lang": lang}, max_passages=20, token_budget=50000)
+    got = {p.source for p in res.passages}
+    assert got <= sources and len(got) >= 2, got
+    assert all(c.error is None for c in res.trace.channels)
+
+
 def test_filter_injection_is_only_a_value(sample_kb):
     for evil in ["faq_zh.txt' OR '1'='1", "x') OR (1=1", "faq_zh.txt\" OR 1=1 --"]:
         res = sample_kb.query("图书逾期", filter={"source": evil})

@@ -45,12 +45,12 @@ def make_doc(doc_id: str, text: str, **metadata) -> tuple[Document, list, list[I
 DOCS = {
     "solar": ("# Solar guide\n\n## Cleaning\n\nClean the solar panels twice a year with soft water.\n\n"
               "## Inverter\n\nThe inverter converts direct current to alternating current.",
-              {"year": 2019, "lang": "en", "rating": 4.5}),
+              {"year": 2019, "locale": "en", "rating": 4.5}),
     "tea": ("# 茶叶指南\n\n## 绿茶\n\n绿茶应在零至五摄氏度冷藏保存。\n\n## 红茶\n\n红茶常温密封即可，可保存两年。",
-            {"year": 2023, "lang": "zh", "brand": "星云"}),
+            {"year": 2023, "locale": "zh", "brand": "星云"}),
     "speaker": ("# 星云智能音箱 S2\n\n## 蓝牙\n\n音箱支持蓝牙 5.2，连接距离十米。\n\n## Reset\n\n"
                 "Hold the power button for ten seconds to reset the speaker.",
-                {"year": 2024, "lang": "zh", "brand": 'say "hi" \\ or doc_id != "x"'}),
+                {"year": 2024, "locale": "zh", "brand": 'say "hi" \\ or doc_id != "x"'}),
     "garden": ("# Garden notes\n\n## Roses\n\nPrune roses in late winter before new growth starts.", {}),
 }
 
@@ -163,8 +163,8 @@ def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
 
 # a filter, and the documents it must select (evaluated independently below)
 FILTERS = [
-    {"lang": "zh"}, {"year": {"gte": 2020}}, {"year": {"gt": 2019, "lt": 2024}},
-    {"lang": {"ne": "zh"}},  # documents without the field match ne
+    {"locale": "zh"}, {"year": {"gte": 2020}}, {"year": {"gt": 2019, "lt": 2024}},
+    {"locale": {"ne": "zh"}},  # documents without the field match ne
     {"brand": {"in": ["星云", "other"]}}, {"brand": {"nin": ["星云"]}},
     {"not": {"year": {"gte": 2020}}},  # missing year: the comparison is false, so 'not' matches
     {"or": [{"source": "garden.md"}, {"rating": {"gte": 4.0}}]},
@@ -199,6 +199,28 @@ def test_filters_select_exactly_the_matching_documents(backend, tmp_path):
         got_bm25 = set(bm25_docs(store, "solar 绿茶 蓝牙 roses reset", where))
         assert got_dense == want, spec
         assert got_bm25 == want, spec
+
+
+def test_the_detected_language_of_each_entry_is_a_filter_field(backend, tmp_path):
+    """``lang`` is built in: each entry's own detected language, whatever its document's
+    metadata says (the speaker manual is Chinese with an English section)."""
+    store = new_store(backend, tmp_path)
+    with store.begin() as txn:  # a metadata "lang" that disagrees with the text: the entries' own language wins
+        for n in DOCS:
+            txn.put_document(*make_doc(n, DOCS[n][0], **{**DOCS[n][1], "lang": "fr"}))
+    assert store.fields()["lang"] == "string"
+    entries = {c.child.child_id: (n, c.lang) for n in DOCS for c in make_doc(n, DOCS[n][0])[2]}
+    for spec, langs in [({"lang": "zh"}, {"zh"}), ({"lang": "EN"}, {"en"}), ({"lang": {"in": ["zh-CN", "en_US"]}},
+                                                                              {"zh", "en"}),
+                        ({"lang": {"ne": "zh"}}, {"en", "other"}), ({"and": [{"lang": "en"}, {"locale": "zh"}]}, {"en"})]:
+        where = parse_filter(spec, store.fields())
+        hits = store.search_dense(vector("anything"), 100, where) + store.search_bm25(
+            ANALYZER.analyze("solar 绿茶 蓝牙 roses reset speaker"), 100, where)
+        assert hits and {entries[h.child_id][1] for h in hits} <= langs, spec
+        assert all(h.lang == entries[h.child_id][1] for h in hits)
+    en_of_speaker = {h.child_id for h in store.search_dense(vector("x"), 100, parse_filter(
+        {"doc_id": "speaker", "lang": "en"}, store.fields()))}
+    assert en_of_speaker == {cid for cid, (n, lang) in entries.items() if n == "speaker" and lang == "en"} != set()
 
 
 @pytest.mark.parametrize("backend", ["milvus"], indirect=True)

@@ -27,8 +27,10 @@ import numpy as np
 from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date
 from ragsift.types import Child, Document, Parent, located
 
-# Filter fields every knowledge base has; document metadata adds more.
-BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string"}
+# Filter fields every knowledge base has; document metadata adds more. ``lang`` is the language
+# detected for each entry ("zh", "en" or "other"), so a filter on it keeps an entry's own
+# language, whatever its document says: a document's metadata ``lang`` is kept but not filterable.
+BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string", "lang": "string"}
 
 
 @dataclass
@@ -238,7 +240,9 @@ class ManifestStore:
         return self.generation != old
 
     def fields(self) -> dict[str, str]:
-        return {**BUILTIN_FIELDS, **self.manifest.get("fields", {})}
+        """Filterable fields and their types: the built-in ones, then the metadata fields seen
+        (a metadata field recorded under a built-in name before that name was built in loses)."""
+        return {**self.manifest.get("fields", {}), **BUILTIN_FIELDS}
 
 
 class Store(Protocol):
@@ -419,7 +423,9 @@ def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple
     """The metadata values a store indexes for filters, and the fields seen for the first time.
 
     A field's type is fixed by its first value; later values of another type stay in the
-    document metadata but are not filterable (an int is accepted in a float field)."""
+    document metadata but are not filterable (an int is accepted in a float field; ISO 8601 text
+    in a date field is that date, as JSON (a JSONL file, the HTTP API) carries dates; a date in a
+    string field is its ISO text)."""
     values: dict[str, Any] = {}
     new: dict[str, str] = {}
     for key, value in metadata.items():
@@ -429,10 +435,26 @@ def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple
         known = fields.get(key) or new.get(key)
         if known is None:
             new[key] = known = ftype
+        if known == "date" and ftype == "string":
+            parsed = parse_iso_date(value)
+            if parsed is not None:
+                value, ftype = parsed, "date"
+        elif known == "string" and ftype == "date":
+            value, ftype = iso_date(value), "string"
         if known == ftype or (known == "float" and ftype == "int"):
             values[key] = float(value) if known == "float" else iso_date(value) if known == "date" \
                 else list(value) if known == "list" else value
     return values, new
+
+
+def parse_iso_date(text: str) -> datetime.date | None:
+    """ISO 8601 text (``2024-05-01``, ``2024-05-01T09:30:00``) as a date or datetime, as a
+    filter on a date field reads it; None when it is not one."""
+    try:
+        return (datetime.datetime.fromisoformat(text) if "T" in text or " " in text.strip()
+                else datetime.date.fromisoformat(text.strip()))
+    except ValueError:
+        return None
 
 
 def integrity_problems(parents: list[dict[str, Any]], children: list[dict[str, Any]],

@@ -10,6 +10,9 @@ A filter is a dict. Each key is a field name or a logical operator::
 Comparison operators: eq, ne, gt, gte, lt, lte, in, nin (a leading ``$`` is accepted, as in
 ``$in``). Logical: and, or (lists of filters), not (one filter). Keys at one level are AND-ed.
 
+Built-in fields: ``doc_id``, ``source``, ``title``, ``format`` and ``lang``, the language detected
+for each entry (``zh``, ``en`` or ``other``; ``{"lang": "zh"}`` keeps Chinese entries).
+
 Field types: string, int, float, bool, date and list (of strings). A date field holds ISO 8601
 text (``"2024-05-01"``, ``"2024-05-01T09:30:00"``); its values are dates given as such text (or
 ``date`` objects) and compare as dates. A list field takes ``contains`` (it holds the value),
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsift.errors import FilterError
+from ragsift.text.lang import LANGUAGES
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
 LIST_OPS = ("contains", "in", "nin")
@@ -167,6 +171,8 @@ def _cmp(name: str, ftype: str, op: str, value: Any) -> Cmp:
 def _check_value(name: str, ftype: str, v: Any) -> Any:
     if ftype == "date":
         return _date_value(name, v)
+    if name == "lang":
+        return _lang_value(v)
     ok = {
         "string": isinstance(v, str),
         "bool": isinstance(v, bool),
@@ -187,6 +193,21 @@ def _check_value(name: str, ftype: str, v: Any) -> Any:
         except UnicodeEncodeError:
             raise FilterError(f"field {name!r}: the value is not valid text (a lone surrogate)") from None
     return v
+
+
+_LANG_NAMES = {"chinese": "zh", "中文": "zh", "汉语": "zh", "english": "en", "英文": "en", "英语": "en"}
+
+
+def _lang_value(v: Any) -> str:
+    """A value of the built-in ``lang`` field: ``zh``, ``en`` or ``other``; a language tag
+    (``zh-CN``, ``en_US``, ``ZH``) or name ("Chinese", "中文") means its language."""
+    if isinstance(v, str):
+        low = v.strip().lower()
+        code = _LANG_NAMES.get(low) or low.replace("_", "-").split("-")[0]
+        if code in LANGUAGES:
+            return code
+    raise FilterError(f"field 'lang' is the language detected for each entry: one of {', '.join(LANGUAGES)} "
+                      f"(a tag such as \"zh-CN\" is read as its language), got {v!r}")
 
 
 def iso_date(value: datetime.date) -> str:

@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
-from ragsift.errors import StoreError
+from ragsift.errors import FilterError, StoreError
 from ragsift.store.base import (
     BUILTIN_FIELDS,
     LANGUAGES,
@@ -58,7 +58,7 @@ from ragsift.store.base import (
     metadata_json,
     read_heading,
 )
-from ragsift.store.filters import Node, render_sql, sql_literal
+from ragsift.store.filters import Node, filter_fields, render_sql, sql_literal
 from ragsift.store.lance_files import (
     FORMAT,
     MANIFEST,
@@ -209,6 +209,9 @@ class LanceStore(ManifestStore):
         if where is None:
             return None
         fields = self.fields()
+        if "lang" not in self._child_columns and "lang" in filter_fields(where):
+            raise FilterError("this knowledge base was written before entries had a language: the next "
+                              "ingest adds the field (re-ingest its documents to fill it)")
         return render_sql(where, {f: _col(f) for f in fields}, frozenset(f for f, t in fields.items() if t == "list"))
 
     _HIT_COLS = ["child_id", "parent_id", "doc_id", "start", "end"]

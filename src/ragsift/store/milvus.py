@@ -41,6 +41,7 @@ import numpy as np
 
 from ragsift.errors import StoreError
 from ragsift.store.base import (
+    BUILTIN_FIELDS,
     LANGUAGES,
     CheckReport,
     IndexedChild,
@@ -263,7 +264,7 @@ class MilvusStore(ManifestStore):
         if extra:
             parts.append(extra)
         if where is not None:
-            meta_types = self.manifest.get("fields", {})
+            meta_types = {f: t for f, t in self.manifest.get("fields", {}).items() if f not in BUILTIN_FIELDS}
             meta_fields = frozenset(meta_types)
             cols = {f: (f"meta[{milvus_literal(f)}]" if f in meta_fields else f) for f in self.fields()}
             lists = frozenset(f for f, t in meta_types.items() if t == "list")
