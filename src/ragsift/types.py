@@ -143,7 +143,8 @@ class Passage:
     child chunk, a sentence window, a whole document, or, with auto-merging, whichever level
     was merged to. ``text`` is what to put in the prompt (cut around the best match and marked
     ``truncated`` when it alone exceeds the token budget); ``matched`` are the spans in ``text``
-    that the channels found, with the channels that found each; ``score`` is the fused score
+    that the channels found, with the channels that found each; ``sentences`` the sentences inside
+    them that best match the question (``retrieve.highlight``); ``score`` is the fused score
     (a rank artefact: compare within one result only); ``provenance`` says which multi-hop hop
     and query found it. ``parent_id`` / ``doc_id`` / ``source`` / ``heading_path`` locate it.
     """
@@ -163,6 +164,7 @@ class Passage:
     provenance: tuple[dict[str, Any], ...] = ()  # multi-hop: {hop, query, rank} for each hop that found it
     unit: str = "parent"  # what this passage is: parent, child, window, document (auto: the level merged to)
     location: tuple[str, int, int] | None = None  # ("page" | "slide", first, last) where the source has them
+    sentences: tuple[Span, ...] = ()  # inside ``matched``: the sentences that best match the question
 
     @property
     def heading(self) -> str:
@@ -181,6 +183,7 @@ class Passage:
             "unit": self.unit,
             "truncated": self.truncated,
             "matched": [s.to_dict() for s in self.matched],
+            "sentences": [s.to_dict() for s in self.sentences],
             "metadata": self.metadata,
             "provenance": list(self.provenance),
             "location": located(self.location),

@@ -23,6 +23,7 @@ from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.found import Candidate
+from ragsift.retrieve.highlight import best_sentences
 from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
 from ragsift.store.base import Store
@@ -49,7 +50,7 @@ class Retriever:
     units before expansion, ``rank_documents`` document ids in final order (for evaluation)."""
 
     def __init__(self, store: Store, embedder: Callable[[], Embedder], analyzer: Analyzer) -> None:
-        self.store = store
+        self.store, self.analyzer = store, analyzer
         self.searcher = Searcher(store, embedder, analyzer)
 
     @staticmethod
@@ -76,6 +77,7 @@ class Retriever:
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
         passages, packing = pack(cands, q.token_budget, q.max_passages)
+        passages = [replace(p, sentences=best_sentences(p.text, p.matched, r.query, self.analyzer)) for p in passages]
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
         t_end = time.perf_counter()

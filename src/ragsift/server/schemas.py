@@ -86,6 +86,8 @@ class PassageOut(BaseModel):
     unit: str
     truncated: bool
     matched: list[SpanOut]
+    sentences: list[SpanOut] = Field([], description="Inside the matched spans: the sentences that best match "
+                                                     "the question (a few a span, by the question's words).")
     metadata: dict[str, Any]
     provenance: list[dict[str, Any]]
     location: dict[str, Any] | None = Field(None, description='Where it is in its source: {"page": 3}, '
