@@ -93,6 +93,21 @@ def test_trace_has_channels_raw_scores_fusion_and_timings(sample_kb):
     assert json.loads(json.dumps(d, ensure_ascii=False))["trace"]["channels"][0]["hits"]
 
 
+@pytest.mark.parametrize("question,unit", [("恢复出厂设置要按哪些键？", "parent"), ("How do I factory reset the hub?", "child"),
+                                           ("How do I factory reset the hub?", "document")])
+def test_the_trace_names_its_units_by_source_and_heading(sample_kb, question, unit):
+    res = sample_kb.query(question, unit=unit)
+    t, top = res.trace, res.passages[0]
+    shown = {h.parent_id for c in t.channels for h in c.hits} | {key for key, _ in t.fused}
+    assert shown == set(t.units)  # every id the trace shows has a name
+    name = t.units[t.fused[0][0]]  # no reranker: the first fused unit is the first passage
+    assert name["source"] == top.source
+    assert name["heading_path"] == ([] if unit == "document" else list(top.heading_path))
+    sections = sample_kb.sections(h.parent_id for c in t.channels for h in c.hits)
+    assert all(t.units[pid]["heading_path"] == list(sp.parent.heading_path) for pid, sp in sections.items())
+    assert res.to_dict()["trace"]["units"] == t.units
+
+
 def test_weighted_fusion_records_normalization(sample_kb):
     res = sample_kb.query("factory reset", fusion="weighted", weights={"dense": 0.3, "bm25": 0.7},
                           normalization="zscore")

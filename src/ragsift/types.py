@@ -204,6 +204,8 @@ class Trace:
       units and gain, and why it stopped; ``strategy``: a named strategy's settings, or what the
       router (``strategy = "auto"``) chose and why; ``packing``: the budget, the unit, what was skipped
       and (auto-merging) what merged;
+    - ``units``: each id the trace shows (the sections of the channels' hits, the fused units)
+      named as a reader knows it: ``{"source", "heading_path", "location"}``;
     - ``timings_ms``: per stage and ``total``; ``generation``: the committed state searched.
     """
 
@@ -220,6 +222,7 @@ class Trace:
     rerank: dict[str, Any] | None = None  # reranker, judged units and their scores
     multihop: dict[str, Any] | None = None  # every hop's queries, new units and gain; why it stopped
     strategy: dict[str, Any] | None = None  # a named strategy's settings; auto: its choice and reason
+    units: dict[str, dict[str, Any]] = field(default_factory=dict)  # unit id -> source, heading_path, location
     trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this query in logs and metadata
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,6 +240,7 @@ class Trace:
             "rerank": self.rerank,
             "multihop": self.multihop,
             "strategy": self.strategy,
+            "units": self.units,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

@@ -29,7 +29,7 @@ from ragsift.retrieve.search import Searcher, SearchRound, checked_query
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
-from ragsift.types import Result, Trace
+from ragsift.types import Result, Trace, located
 
 FUSED_IN_TRACE = 100
 
@@ -94,15 +94,38 @@ class Retriever:
                                              "hits": {c: len(v) for c, v in r.cross_language.items()}}
         if len(r.rankings) == 1:
             fusion_info["note"] = "single channel: its own order and raw scores"
+        units = self._named_units(r)
         timings = dict(r.timings_ms)
-        timings.update({"expand_and_pack": (t_end - t_found) * 1000, "total": (t_end - t0) * 1000})
+        timings.update({"expand_and_pack": (t_end - t_found) * 1000, "total": (time.perf_counter() - t0) * 1000})
         trace = Trace(
             query=r.query, language=r.language, channels=r.channels, fusion=fusion_info,
             filter=filter_spec, generation=self.store.generation, timings_ms=timings,
             fused=tuple(r.fused[:FUSED_IN_TRACE]), packing=packing,
             transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
-            strategy=dict(r.strategy) if r.strategy is not None else None)
+            strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
         return Result(r.query, tuple(passages), trace)
+
+    def _named_units(self, r: SearchRound) -> dict[str, dict[str, Any]]:
+        """The ids the trace shows (the sections of the channels' hits, the fused units) named by
+        source and heading path, so a reader of the trace needs no id: one read of those sections."""
+        hit_of = {r.unit.key(f.hit): f.hit for f in r.found.values()}
+        section_of = {h.parent_id: h.parent_id for c in r.channels for h in c.hits}
+        documents: set[str] = set()
+        for key, _ in r.fused[:FUSED_IN_TRACE]:
+            h = hit_of.get(key)
+            if h is not None:
+                section_of.setdefault(key, h.parent_id)
+                if key == h.doc_id != h.parent_id:  # unit document: named by its source alone
+                    documents.add(key)
+        parents = self.store.get_parents(set(section_of.values()))
+        out: dict[str, dict[str, Any]] = {}
+        for key, pid in section_of.items():
+            sp = parents.get(pid)
+            if sp is not None:
+                whole = key in documents
+                out[key] = {"source": sp.source, "heading_path": [] if whole else list(sp.parent.heading_path),
+                            "location": None if whole else located(sp.parent.location)}
+        return out
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
                        details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
