@@ -1,6 +1,10 @@
 """The MCP server with the official SDK's own client: over stdio (``ragsift mcp``) and over
 streamable HTTP (mounted by ``ragsift serve`` at /mcp, behind the same keys), in Chinese and
-English; the ingest tool only when enabled, and over HTTP only with a write key."""
+English; the ingest tool only when enabled, and over HTTP only with a write key. What an agent
+sees: every parameter described (the filter's fields and operators), the tools' hints, a text
+result that is the cited context once (the passages and their metadata are the structured
+result, which matches the tool's output schema), ``kb`` only where there are knowledge bases to
+name, and a refused key said as such."""
 from __future__ import annotations
 
 import asyncio
@@ -9,13 +13,18 @@ import shutil
 import sys
 
 import httpx2
+import jsonschema
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from server_process import READ_KEY, WRITE_KEY, ServerProcess
 
 pytestmark = pytest.mark.slow  # real MCP server processes
+
+ZH = "恢复出厂设置要按哪些键？"
+EN = "How long do I hold the reset button to wipe the hub?"
 
 
 @pytest.fixture(scope="module")
@@ -31,38 +40,102 @@ def _stdio(kb, *extra: str) -> Client:
                                         env=env), read_timeout_seconds=300)
 
 
-def _http(url: str, key: str) -> Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=300)
+def _http(url: str, key: str | None) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=300)
     return Client(streamable_http_client(url + "/mcp/", http_client=http), read_timeout_seconds=300)
 
 
-async def _search_both_languages(client: Client) -> dict:
-    tools = {t.name for t in (await client.list_tools()).tools}
-    zh = await client.call_tool("search", {"question": "恢复出厂设置要按哪些键？", "passages": 2})
-    assert not zh.is_error, zh.content
-    zh = zh.structured_content
-    assert len(zh["passages"]) == 2 and zh["passages"][0]["source"] == "speaker_manual_zh.md"
-    assert zh["passages"][0]["heading"].endswith("恢复出厂设置") and zh["context"].startswith("[1] speaker_manual_zh.md ›")
-    en = (await client.call_tool("search", {"question": "How long do I hold the reset button to wipe the hub?",
-                                            "passages": 1})).structured_content
+def _check_tools(tools: list, named: bool) -> dict:
+    """Every parameter described, ``kb`` offered only when ``named``, the hints, the output schemas."""
+    by = {t.name: t for t in tools}
+    for t in tools:
+        props = t.input_schema["properties"]
+        assert ("kb" in props) == named, (t.name, list(props))
+        assert all(p.get("description") for p in props.values()), (t.name, props)
+        assert t.title and t.description and t.annotations.open_world_hint is False
+    for name in ("search", "list_documents", "get_section"):
+        hints = by[name].annotations
+        assert hints.read_only_hint is True and hints.destructive_hint is False, name
+        assert by[name].output_schema["type"] == "object", name
+    search = by["search"].input_schema["properties"]
+    assert search["passages"]["minimum"] == 1 and search["passages"]["maximum"] == 20
+    described = search["filter"]["description"]
+    for word in ("doc_id", "source", "title", "list_documents", "eq", "ne", "gte", "lte", "nin", "$in", "contains",
+                 "and / or", "not", "ISO 8601"):
+        assert word in described, word
+    assert "question" in by["search"].output_schema["properties"]
+    assert set(by["search"].output_schema["$defs"]["Passage"]["properties"]) >= {
+        "citation", "source", "heading", "parent_id", "doc_id", "unit", "score", "location", "text"}
+    if "add_documents" in by:
+        hints = by["add_documents"].annotations
+        assert hints.read_only_hint is False and hints.destructive_hint is True and hints.idempotent_hint is True
+        doc = by["add_documents"].input_schema["$defs"]["NewDocument"]
+        assert doc["required"] == ["id", "text"] and "replaced" in doc["properties"]["id"]["description"]
+    return by
+
+
+def _context_once(result, tool, n: int) -> dict:
+    """The text result is a one-line header and the cited context, each passage once; the
+    structured result holds the passages, as the output schema says."""
+    assert not result.is_error, result.content
+    found = result.structured_content
+    jsonschema.validate(found, tool.output_schema)
+    assert "context" not in found and len(found["passages"]) == n
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    text = result.content[0].text
+    context = "\n\n".join(f"[{p['citation']}] {p['source']}" + (f" › {p['heading']}" if p["heading"] else "")
+                          + f"\n{p['text']}" for p in found["passages"])
+    header, _, body = text.partition("\n\n")
+    assert body == context and "\n" not in header
+    assert len(text) <= len(context) + 80 + 30 * n  # the header: a count and each passage's section id
+    for p in found["passages"]:
+        assert text.count(p["text"]) == 1 and f"[{p['citation']}] {p['parent_id']}" in header
+    return found
+
+
+async def _search_both_languages(client: Client, named: bool) -> dict:
+    tools = _check_tools((await client.list_tools()).tools, named)
+    zh_result = await client.call_tool("search", {"question": ZH, "passages": 2})
+    zh = _context_once(zh_result, tools["search"], 2)
+    assert zh["question"] == ZH and zh["passages"][0]["source"] == "speaker_manual_zh.md"
+    assert zh["passages"][0]["heading"].endswith("恢复出厂设置") and zh["passages"][0]["unit"] == "parent"
+    assert zh_result.content[0].text.startswith("2 passages, cite as [n]")
+    assert "\n\n[1] speaker_manual_zh.md › " in zh_result.content[0].text
+    en = _context_once(await client.call_tool("search", {"question": EN, "passages": 1}), tools["search"], 1)
     top = en["passages"][0]
-    assert top["source"] == "smarthub_manual_en.md" and top["citation"] == 1
-    section = (await client.call_tool("get_section", {"parent_id": top["parent_id"]})).structured_content
-    assert section["parent_id"] == top["parent_id"] and top["text"] in section["text"]
-    docs = (await client.call_tool("list_documents", {"limit": 2})).structured_content
-    assert docs["total"] == 6 and len(docs["documents"]) == 2
+    assert top["source"] == "smarthub_manual_en.md" and top["citation"] == 1 and "12 seconds" in top["text"]
+    filtered = _context_once(await client.call_tool("search", {"question": EN, "passages": 2, "filter": {
+        "item_name": {"$in": ["星云智能音箱 S2"]}}}), tools["search"], 2)  # the Chinese manual only
+    assert {p["source"] for p in filtered["passages"]} == {"speaker_manual_zh.md"}
+    unknown = await client.call_tool("search", {"question": ZH, "filter": {"colour": "red"}})
+    assert unknown.is_error and "unknown filter field 'colour'" in unknown.content[0].text
+    assert "item_name" in unknown.content[0].text  # the known fields, to try again with
+    section = await client.call_tool("get_section", {"parent_id": top["parent_id"]})
+    jsonschema.validate(section.structured_content, tools["get_section"].output_schema)
+    assert section.structured_content["parent_id"] == top["parent_id"] and top["text"] in section.content[0].text
+    assert section.content[0].text.startswith("smarthub_manual_en.md › ")
+    docs = await client.call_tool("list_documents", {"limit": 2})
+    jsonschema.validate(docs.structured_content, tools["list_documents"].output_schema)
+    assert docs.structured_content["total"] == 6 and len(docs.structured_content["documents"]) == 2
+    assert docs.structured_content["fields"]["item_name"] == "string"
+    assert docs.content[0].text.startswith("6 documents; filter fields: doc_id (string)")
     bad = await client.call_tool("search", {"question": "  "})
     assert bad.is_error and "the query is empty" in bad.content[0].text
+    too_many = await client.call_tool("search", {"question": ZH, "passages": 21})
+    assert too_many.is_error and "less than or equal to 20" in too_many.content[0].text
     missing = await client.call_tool("get_section", {"parent_id": "nope"})
     assert missing.is_error and "no section 'nope'" in missing.content[0].text
-    return {"tools": tools}
+    return tools
 
 
 def test_over_stdio(kb_copy):
     async def run() -> None:
         async with _stdio(kb_copy) as client:
-            r = await _search_both_languages(client)
-            assert r["tools"] == {"search", "list_documents", "get_section"}  # no ingest unless enabled
+            tools = await _search_both_languages(client, named=False)
+            assert set(tools) == {"search", "list_documents", "get_section"}  # no ingest unless enabled
+            # one knowledge base: its own metadata fields are named in the filter's description
+            described = tools["search"].input_schema["properties"]["filter"]["description"]
+            assert "item_name (string)" in described and "category (string)" in described
     asyncio.run(run())
 
 
@@ -72,11 +145,13 @@ def test_over_stdio_with_ingest_enabled(kb_copy, tmp_path):
 
     async def run() -> None:
         async with _stdio(kb, "--allow-ingest") as client:
+            _check_tools((await client.list_tools()).tools, named=False)
             added = await client.call_tool("add_documents", {"documents": [
                 {"id": "mcp-zh", "text": "会议室预订需要提前一天在系统中登记。", "metadata": {"team": "admin"}}]})
             assert not added.is_error and added.structured_content["added"] == ["mcp-zh"]
-            found = (await client.call_tool("search", {"question": "会议室怎么预订？", "passages": 1})).structured_content
-            assert found["passages"][0]["doc_id"] == "mcp-zh"
+            found = await client.call_tool("search", {"question": "会议室怎么预订？", "passages": 1})
+            assert found.structured_content["passages"][0]["doc_id"] == "mcp-zh"
+            assert found.content[0].text.endswith("\n会议室预订需要提前一天在系统中登记。")
     asyncio.run(run())
 
 
@@ -84,19 +159,41 @@ def test_over_http_behind_the_keys(kb_copy, tmp_path):
     kb = tmp_path / "kb"
     shutil.copytree(kb_copy, kb)
 
+    async def refused(url: str, key: str | None) -> str:
+        try:
+            async with _http(url, key) as client:
+                await client.list_tools()
+        except Exception as e:  # the SDK raises the server's error inside its task groups
+            error: BaseException | None = e
+            while isinstance(error, BaseExceptionGroup):
+                error = error.split(MCPError)[0]
+                error = error.exceptions[0] if error is not None else None
+            assert isinstance(error, MCPError), e
+            return f"{error.code}: {error.message}"
+        raise AssertionError("the server let a client in without a valid key")
+
     async def run(url: str) -> None:
         async with _http(url, READ_KEY) as client:
-            r = await _search_both_languages(client)
-            assert "add_documents" in r["tools"]
-            refused = await client.call_tool("add_documents", {"documents": [{"id": "x", "text": "y"}]})
-            assert refused.is_error and "needs a write key" in refused.content[0].text
+            tools = await _search_both_languages(client, named=True)
+            assert "add_documents" in tools
+            named = await client.call_tool("search", {"question": EN, "passages": 1, "kb": "default"})
+            assert named.structured_content["passages"][0]["source"] == "smarthub_manual_en.md"
+            other = await client.call_tool("search", {"question": EN, "kb": "other"})
+            assert other.is_error and "no knowledge base 'other'" in other.content[0].text
+            refused_write = await client.call_tool("add_documents", {"documents": [{"id": "x", "text": "y"}]})
+            assert refused_write.is_error and "needs a write key" in refused_write.content[0].text
         async with _http(url, WRITE_KEY) as client:
             added = await client.call_tool("add_documents", {"documents": [
                 {"id": "mcp-en", "text": "Meeting rooms are booked a day ahead in the booking system."}]})
             assert not added.is_error and added.structured_content["added"] == ["mcp-en"]
-        with pytest.raises(Exception):  # noqa: B017 - the SDK raises its transport's error, of its own type
-            async with _http(url, "wrong-key-0123456789abcdef") as client:
-                await client.list_tools()
+        # what the client's user reads when the key is missing or wrong (not "Server returned an error response")
+        for key in (None, "wrong-key-0123456789abcdef"):
+            assert await refused(url, key) == ("-32001: 401 Unauthorized: a valid API key is required: "
+                                               "Authorization: Bearer <key>")
 
     with ServerProcess(["--kb", str(kb), "serve", "--mcp-ingest"]) as srv:
         asyncio.run(run(srv.url))
+        r = httpx2.post(srv.url + "/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        body = r.json()  # a JSON-RPC error that is also a problem, for clients of either
+        assert r.status_code == 401 and r.headers["content-type"] == "application/json"
+        assert r.headers["www-authenticate"] == "Bearer" and body["status"] == 401 and body["error"]["code"] == -32001

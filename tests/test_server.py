@@ -142,10 +142,13 @@ def test_documents_sent_as_json(server):
 def test_keys(server):
     with server.client(None) as c:
         for method, path in (("POST", "/v1/query"), ("GET", "/v1/documents"), ("GET", "/v1/stats"),
-                             ("GET", "/metrics"), ("POST", "/mcp/")):
+                             ("GET", "/metrics")):
             r = c.request(method, path, json={"question": "x"})
             problem(r, 401, "API key")
             assert r.headers["www-authenticate"] == "Bearer"
+        r = c.post("/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})  # what MCP clients show
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        assert "API key" in r.json()["error"]["message"] and "API key" in r.json()["detail"]
         assert c.get("/healthz").status_code == 200 and c.get("/").status_code == 200
     with server.client("wrong-key-0123456789abcdef") as c:
         problem(c.post("/v1/query", json={"question": "x"}), 401, "API key")

@@ -1,21 +1,36 @@
 """The MCP tools, over a pool of knowledge bases (the server's ``KBPool``, or one knowledge base
 for ``ragsift mcp`` over stdio). Listing and sections come from the knowledge base's own views
-(``KnowledgeBase.list_documents``, ``StoredParent.to_dict``), as the HTTP routes use them."""
-from __future__ import annotations
+(``KnowledgeBase.list_documents``, ``StoredParent.to_dict``), as the HTTP routes use them.
 
+What an agent reads: each tool's text content is made for a prompt (``search``: the cited
+context once, under a one-line header), and its structured content, described by an output
+schema, carries the same passages with their metadata. Every parameter is described; the
+``kb`` parameter is offered only where there is more than one knowledge base to name (HTTP).
+
+No ``from __future__ import annotations`` here: a parameter's description is made when the tools
+are built (the filter's names this knowledge base's fields), so annotations are evaluated then."""
+import inspect
+import typing
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Annotated, Any, NotRequired, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only from Python 3.12
 
 from ragsift import __version__
 from ragsift.errors import RagsiftError
 from ragsift.kb import KnowledgeBase
+from ragsift.store.base import BUILTIN_FIELDS
+from ragsift.store.filters import COMPARISONS, LIST_OPS
 from ragsift.types import located
 
 MAX_PASSAGES = 20
 MAX_PAGE = 500
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 class Pool(Protocol):
@@ -25,7 +40,7 @@ class Pool(Protocol):
 
 
 class SinglePool:
-    """One knowledge base, for ``ragsift mcp --kb PATH``."""
+    """One knowledge base, for ``ragsift mcp --kb PATH``: its tools take no ``kb`` parameter."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
@@ -36,14 +51,87 @@ class SinglePool:
         return self.kb
 
 
+# ------------------------------------------------------------------ what the tools return
+class Passage(BaseModel):
+    citation: int = Field(description="The passage's number: cite it as [n]")
+    source: str = Field(description="The document's source (file name or given source)")
+    heading: str = Field(description="The heading path of the section, 'A > B' (empty when none)")
+    parent_id: str = Field(description="The section the passage is from: get_section returns it whole")
+    doc_id: str = Field(description="The document's id")
+    unit: str = Field(description="What the passage is: parent (a section), child, window or document")
+    score: float = Field(description="Fused score; compare within one result only")
+    truncated: bool = Field(description="The text was cut to the token budget")
+    location: dict[str, Any] | None = Field(description="Where in the source: {'page': 3}, {'pages': [3, 5]}, "
+                                                        "{'slide': 2}; null when the source has none")
+    text: str = Field(description="The passage's text")
+
+
+class SearchResult(BaseModel):
+    question: str
+    passages: list[Passage] = Field(description="Best first; the text content is these passages as cited context")
+    generation: int = Field(description="The knowledge base generation that answered")
+    trace_id: str
+
+
+class DocumentInfo(BaseModel):
+    doc_id: str
+    source: str
+    title: str
+    parents: int = Field(description="Its sections")
+    metadata: dict[str, Any] = Field(description="Its metadata: the fields a search filter can name")
+
+
+class DocumentList(BaseModel):
+    total: int = Field(description="Documents in all")
+    documents: list[DocumentInfo] = Field(description="This page, in (source, doc_id) order")
+    fields: dict[str, str] = Field(description="The fields a search filter can name, with their types "
+                                               "(string, int, float, bool, date, list)")
+
+
+class Section(BaseModel):
+    parent_id: str
+    doc_id: str
+    source: str
+    heading: str = Field(description="The heading path, 'A > B'")
+    location: dict[str, Any] | None = Field(description="Where in the source ({'page': 3}...); null when none")
+    text: str
+
+
+class NewDocument(TypedDict):
+    id: Annotated[str, Field(description="The document's id; a stored document with this id is replaced")]
+    text: Annotated[str, Field(description="The document's text (Markdown headings make its sections)")]
+    title: NotRequired[Annotated[str, Field(description="Its title")]]
+    source: NotRequired[Annotated[str, Field(description="Where it came from (default 'mcp')")]]
+    metadata: NotRequired[Annotated[dict[str, Any], Field(
+        description="Flat filterable values: string, int, float, bool, ISO 8601 date text, list of strings")]]
+
+
 def citations(result: Any) -> dict[str, Any]:
-    """Passages numbered for citation, and a context text that cites them: "[1] source › heading"."""
+    """The structured content of ``search``: the passages numbered for citation, with their metadata."""
     out = [{"citation": p.rank, "source": p.source, "heading": " > ".join(p.heading_path), "parent_id": p.parent_id,
             "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "truncated": p.truncated,
             "location": located(p.location), "text": p.text}
            for p in result.passages]
-    return {"question": result.query, "passages": out, "context": result.to_context(),
-            "generation": result.trace.generation, "trace_id": result.trace.trace_id}
+    return {"question": result.query, "passages": out, "generation": result.trace.generation,
+            "trace_id": result.trace.trace_id}
+
+
+def search_text(result: Any) -> str:
+    """The text content of ``search``: a one-line header (how many passages, and the section id of
+    each for ``get_section``) and the cited context, each passage once."""
+    if not result.passages:
+        return f"No passages found for {result.query!r}."
+    ids = ", ".join(f"[{p.rank}] {p.parent_id}" for p in result.passages)
+    n = len(result.passages)
+    return (f"{n} passage{'s' if n > 1 else ''}, cite as [n]; whole sections by get_section(parent_id): {ids}"
+            f"\n\n{result.to_context()}")
+
+
+def _fields(kb: KnowledgeBase) -> dict[str, str]:
+    """The fields a filter can name, with their types: the document's own, then the metadata's by name."""
+    with kb.reading() as store:
+        fields = store.fields()
+    return {k: fields[k] for k in sorted(fields, key=lambda k: (k not in BUILTIN_FIELDS, k))}
 
 
 def _call(fn: Any) -> Any:
@@ -53,48 +141,133 @@ def _call(fn: Any) -> Any:
         raise ToolError(f"{type(e).__name__}: {e}") from None
 
 
+# ------------------------------------------------------------------ parameters, described
+#: what a built-in filter field means, where its name does not say it
+FIELD_NOTES = {"lang": "the language detected for each passage: zh, en or other"}
+
+
+def filter_description(fields: dict[str, str] | None = None) -> str:
+    """The filter language as the parser (``ragsift.store.filters``) takes it; with ``fields``, the
+    knowledge base's own metadata fields and their types."""
+    ops = [op for op in COMPARISONS if op != "contains"]
+    builtin = ", ".join(f"{k} ({FIELD_NOTES[k]})" if k in FIELD_NOTES else k for k in BUILTIN_FIELDS)
+    own = {k: t for k, t in (fields or {}).items() if k not in BUILTIN_FIELDS}
+    known = (f"This knowledge base's metadata fields: {', '.join(f'{k} ({t})' for k, t in own.items())}. "
+             if own else "")
+    return ("Metadata filter, a JSON object; omit it to search everything. Fields: the built-in "
+            f"{builtin}, and the metadata fields of the documents (list_documents lists them with their types). "
+            f"{known}"
+            '{"field": value} is equality; {"field": {"op": value}} compares, with op one of '
+            f"{', '.join(ops)} (in and nin take a list; a leading $ is accepted: $eq, $in, $gte...); "
+            f"a list field takes {', '.join(LIST_OPS)} (contains: it holds the value). Dates are ISO 8601 text "
+            "and compare as dates. Keys of one object are AND-ed; and / or take a list of filters, not takes one. "
+            'Examples: {"source": "manual.md"}; {"category": {"$in": ["manual", "faq"]}}; '
+            '{"or": [{"year": {"gte": 2020}}, {"not": {"category": "faq"}}]}.')
+
+
+KB = Annotated[str | None, Field(description="The knowledge base to use, by name; omit for the default one")]
+
+
+def _without_kb(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a tool without its ``kb`` parameter (one knowledge base: nothing to name)."""
+    sig = inspect.signature(fn, eval_str=True)
+
+    def one(**kwargs: Any) -> Any:
+        return fn(**kwargs)
+
+    one.__name__, one.__doc__ = fn.__name__, fn.__doc__
+    one.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != "kb"])  # type: ignore[attr-defined]
+    one.__annotations__ = {k: v for k, v in typing.get_type_hints(fn, include_extras=True).items() if k != "kb"}
+    return one
+
+
 def build_mcp(pool: Pool, *, allow_ingest: bool = False,
               may_write: Callable[[Any], bool] | None = None) -> MCPServer:
     """The MCP server over a pool of knowledge bases. ``may_write``: over HTTP, whether the
-    request's key may write (the server's own check); none over stdio, where the user is the operator."""
+    request's key may write (the server's own check); none over stdio, where the user is the operator.
+    Over one knowledge base (``SinglePool``) the tools take no ``kb`` parameter."""
     server = MCPServer("ragsift", version=__version__,
                        instructions="Search the knowledge base with `search` and cite passages by their [n]; "
-                                    "`get_section` returns a passage's whole section.")
+                                    "`get_section` returns a passage's whole section; `list_documents` shows the "
+                                    "documents and the fields a filter can name.")
+    single = isinstance(pool, SinglePool)
+    fields = _call(lambda: _fields(pool.kb)) if isinstance(pool, SinglePool) else None
 
-    @server.tool(description="Search the knowledge base (Chinese or English). Returns ranked passages with "
-                             "numbered citations and a context text that cites them.")
-    def search(question: str, filter: dict[str, Any] | None = None, passages: int = 4,
-               kb: str | None = None) -> dict[str, Any]:
-        if not 1 <= passages <= MAX_PASSAGES:
-            raise ToolError(f"passages must be between 1 and {MAX_PASSAGES}")
-        return _call(lambda: citations(pool.get(kb).query(question, filter=filter, max_passages=passages)))
+    def tool(fn: Callable[..., Any], title: str, description: str, annotations: ToolAnnotations) -> None:
+        server.add_tool(_without_kb(fn) if single else fn, title=title, description=description,
+                        annotations=annotations)
 
-    @server.tool(description="List the documents in the knowledge base (id, source, title, counts).")
-    def list_documents(offset: int = 0, limit: int = 50, kb: str | None = None) -> dict[str, Any]:
-        if offset < 0 or not 1 <= limit <= MAX_PAGE:
-            raise ToolError(f"offset must be >= 0 and limit between 1 and {MAX_PAGE}")
-        total, page = _call(lambda: pool.get(kb).list_documents(offset, limit))
-        return {"total": total, "documents": [
-            {"doc_id": d.doc_id, "source": d.source, "title": d.title, "parents": d.parents,
-             "metadata": d.metadata} for d in page]}
+    def search(
+        question: Annotated[str, Field(description="The question, in Chinese or English (a sentence or keywords)")],
+        filter: Annotated[dict[str, Any] | None, Field(description=filter_description(fields))] = None,
+        passages: Annotated[int, Field(ge=1, le=MAX_PASSAGES,
+                                       description="How many passages to return, best first")] = 4,
+        kb: KB = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        result = _call(lambda: pool.get(kb).query(question, filter=filter, max_passages=passages))
+        return CallToolResult(content=[TextContent(type="text", text=search_text(result))],
+                              structured_content=citations(result))
 
-    @server.tool(description="The whole section (parent) a passage was cut from, by its parent_id.")
-    def get_section(parent_id: str, kb: str | None = None) -> dict[str, Any]:
+    tool(search, "Search the knowledge base",
+         "Search the knowledge base (Chinese or English) for passages that answer a question. The text result "
+         "is the passages as context ready for a prompt, each headed '[n] source › heading'; cite them by [n]. "
+         "The structured result has each passage's citation, source, heading, parent_id, doc_id, unit, score, "
+         "location and text.", READ_ONLY)
+
+    def list_documents(
+        offset: Annotated[int, Field(ge=0, description="Documents to skip (for the next page)")] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Documents to return")] = 50,
+        kb: KB = None,
+    ) -> Annotated[CallToolResult, DocumentList]:
+        base = _call(lambda: pool.get(kb))
+        total, page = _call(lambda: base.list_documents(offset, limit))
+        out = DocumentList(total=total, fields=_call(lambda: _fields(base)), documents=[
+            DocumentInfo(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
+            for d in page])
+        lines = [f"{total} documents; filter fields: {', '.join(f'{k} ({t})' for k, t in out.fields.items())}"]
+        lines += [f"- {d.doc_id}  {d.source}  {d.title!r}  {d.parents} sections"
+                  + (f"  {d.metadata}" if d.metadata else "") for d in out.documents]
+        return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))],
+                              structured_content=out.model_dump(mode="json"))
+
+    tool(list_documents, "List the documents",
+         "List the documents in the knowledge base (id, source, title, sections, metadata), a page at a time, "
+         "and the fields a search filter can name.", READ_ONLY)
+
+    def get_section(
+        parent_id: Annotated[str, Field(description="A passage's parent_id (from search)")],
+        kb: KB = None,
+    ) -> Annotated[CallToolResult, Section]:
         sp = _call(lambda: pool.get(kb).sections([parent_id]).get(parent_id))
         if sp is None:
             raise ToolError(f"no section {parent_id!r}")
         d = sp.to_dict()
-        return {"parent_id": d["parent_id"], "doc_id": d["doc_id"], "source": d["source"],
-                "heading": " > ".join(d["heading_path"]), "location": d["location"], "text": d["text"]}
+        heading = " > ".join(d["heading_path"])
+        out = Section(parent_id=d["parent_id"], doc_id=d["doc_id"], source=d["source"], heading=heading,
+                      location=d["location"], text=d["text"])
+        head = d["source"] + (f" › {heading}" if heading else "")
+        return CallToolResult(content=[TextContent(type="text", text=f"{head}\n{d['text']}")],
+                              structured_content=out.model_dump(mode="json"))
+
+    tool(get_section, "Get a whole section",
+         "The whole section (parent) a passage was cut from, by the passage's parent_id.", READ_ONLY)
 
     if allow_ingest:
-        @server.tool(description="Add documents ({id, text, title?, metadata?}) to the knowledge base; a "
-                                 "document with a stored id replaces it.")
-        def add_documents(documents: list[dict[str, Any]], ctx: Context, kb: str | None = None) -> dict[str, Any]:
+        def add_documents(
+            documents: Annotated[list[NewDocument], Field(min_length=1, description="The documents to add")],
+            ctx: Context,
+            kb: KB = None,
+        ) -> dict[str, Any]:
             if may_write is not None and not may_write(ctx.request_context.request):
                 raise ToolError("this key may read only: adding documents needs a write key")
             report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
             return report.to_dict()
+
+        tool(add_documents, "Add documents",
+             "Add documents ({id, text, title?, source?, metadata?}) to the knowledge base. A document whose id "
+             "is stored already replaces it (the same documents twice leave the same knowledge base).",
+             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                             open_world_hint=False))
 
     return server
 

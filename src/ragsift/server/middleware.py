@@ -1,7 +1,8 @@
 """The outermost layer of every request, before any body is read: the bearer key and its role
 (401 without a valid key; 403 for a read key on anything but reading and querying), the
 caller's rate (429 with Retry-After), the request's size (413, also for a chunked body that
-grows past the limit), and metrics with bounded labels."""
+grows past the limit), and metrics with bounded labels. A refusal is a problem (RFC 9457); on
+/mcp it is also a JSON-RPC error, which MCP clients show ("401 Unauthorized: a valid API key...")."""
 from __future__ import annotations
 
 import hashlib
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 
 from ragsift.server.config import READ, WRITE, ServerConfig
 from ragsift.server.errors import problem
@@ -25,6 +27,19 @@ OPEN_PREFIXES = ("/static/", "/docs/assets/")
 #: what a read key may do besides GET: ask questions (and speak MCP, whose write tool checks the role)
 READ_POSTS = re.compile(r"^/v1(?:/kbs/[^/]+)?/query(?:/batch)?/?$|^/mcp(?:/.*)?$")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MCP_PATHS = re.compile(r"^/mcp(?:/.*)?$")
+MCP_REFUSED = -32001  # JSON-RPC error code (server-defined range): refused before MCP read the request
+
+
+def refusal(path: str, status: int, title: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The answer to a refused request: a problem; on /mcp a JSON-RPC error (application/json) that
+    also carries the problem's fields, since an MCP client reads only a JSON-RPC error from an
+    error status and otherwise says "Server returned an error response"."""
+    if not MCP_PATHS.match(path):
+        return problem(status, title, detail, headers=headers)
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": MCP_REFUSED, "message": f"{status} {title}: {detail}"},
+            "type": "about:blank", "title": title, "status": status, "detail": detail}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 class Guard:
@@ -77,18 +92,19 @@ class Guard:
             else:
                 role, token = self._key(headers)
                 if role is None:
-                    return await answer(problem(401, "Unauthorized", "a valid API key is required: "
-                                                "Authorization: Bearer <key>", headers={"WWW-Authenticate": "Bearer"}))
+                    return await answer(refusal(path, 401, "Unauthorized", "a valid API key is required: "
+                                                "Authorization: Bearer <key>",
+                                                headers={"WWW-Authenticate": "Bearer"}))
                 who = "key:" + hashlib.sha256(token).hexdigest()[:16]
             if role == READ and method not in SAFE_METHODS and not READ_POSTS.match(path):
-                return await answer(problem(403, "Forbidden", "this key may read only: ingest and delete need a "
-                                                              "write key"))
+                return await answer(refusal(path, 403, "Forbidden",
+                                            "this key may read only: ingest and delete need a write key"))
             scope.setdefault("state", {})["role"] = role
             if not open_path:
                 wait = self.limiter.acquire(who)
                 if wait is not None:
                     seconds, why = wait
-                    return await answer(problem(429, "Too many requests", f"{why}; retry after {seconds:g} s",
+                    return await answer(refusal(path, 429, "Too many requests", f"{why}; retry after {seconds:g} s",
                                                 headers={"Retry-After": str(int(seconds))}))
                 caller = who
             await self._sized(scope, receive, send_counted, headers)
@@ -104,11 +120,11 @@ class Guard:
         multipart = headers.get(b"content-type", b"").startswith(b"multipart/")
         limit = self.cfg.limits.max_upload_bytes if multipart else self.cfg.limits.max_body_bytes
         what = "an upload" if multipart else "a request body"
-        too_large = problem(413, "Too large", f"{what} may be at most {limit} bytes")
+        too_large = refusal(scope["path"], 413, "Too large", f"{what} may be at most {limit} bytes")
         try:
             length = int(headers.get(b"content-length", b"0") or 0)
         except ValueError:
-            return await problem(400, "Bad request", "bad Content-Length")(scope, receive, send)
+            return await refusal(scope["path"], 400, "Bad request", "bad Content-Length")(scope, receive, send)
         if length > limit:
             return await too_large(scope, receive, send)
         received = 0
