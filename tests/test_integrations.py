@@ -4,6 +4,8 @@ settings, and work async; their document objects go into add_documents."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 
 import pytest
 from haystack import Document as HaystackDocument
@@ -11,6 +13,8 @@ from haystack import Pipeline
 from langchain_core.documents import Document as LCDocument
 from llama_index.core.schema import QueryBundle, TextNode
 
+from ragsift.errors import ConfigError, FilterError
+from ragsift.integrations import passage_id
 from ragsift.integrations.haystack import RagsiftRetriever as HaystackRetriever
 from ragsift.integrations.langchain import RagsiftRetriever as LCRetriever
 from ragsift.integrations.llamaindex import RagsiftRetriever as LIRetriever
@@ -89,3 +93,57 @@ def test_framework_documents_go_into_add_documents(tmp_path):
     docs = kb.documents()
     assert docs["lc-zh"].title == "绿茶" and docs["hs-en"].source == "hub.md" and docs["li-en"].metadata == {"lang": "en"}
     assert kb.query("绿茶怎么保存？", filter={"lang": "zh"}).passages[0].doc_id == "lc-zh"
+
+
+def test_one_constructor_shape_in_all_three(sample_kb):
+    """kb (object or path), k, filter in the framework's own shape, any query setting by name:
+    the three retrievers made alike return the same passages."""
+    from langchain_core.structured_query import Comparator, Comparison
+    from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+
+    question = "How do I reset it? 如何恢复出厂设置"
+    lc = LCRetriever(str(sample_kb.path), k=2, filter=Comparison(comparator=Comparator.EQ, attribute="lang", value="zh"),
+                     unit="child")
+    li = LIRetriever(sample_kb.path, k=2, filter=MetadataFilters(filters=[MetadataFilter(key="lang", value="zh")]),
+                     unit="child")
+    hs = HaystackRetriever(sample_kb, k=2, filter={"field": "meta.lang", "operator": "==", "value": "zh"}, unit="child")
+    want = [passage_id(p) for p in sample_kb.query(question, filter={"lang": "zh"}, unit="child",
+                                                   max_passages=2).passages]
+    assert len(set(want)) == 2  # two children of one section are two documents
+    assert [d.id for d in lc.invoke(question)] == want
+    assert [n.node.id_ for n in li.retrieve(question)] == want
+    assert [d.id for d in hs.run(question)["documents"]] == want
+    for d in lc.invoke(question) + hs.run(question)["documents"]:
+        meta = d.metadata if hasattr(d, "metadata") else d.meta
+        assert meta["unit"] == "child" and meta["source"] in {"speaker_manual_zh.md", "ml_textbook_zh.md", "faq_zh.txt"}
+    # wrong names, values and filters fail when the retriever is made, the same way in all three
+    for make in (LCRetriever, LIRetriever, HaystackRetriever):
+        with pytest.raises(ConfigError, match=r"unknown setting\(s\): colour"):
+            make(sample_kb, colour="red")
+        with pytest.raises(FilterError, match="unknown filter field 'colour'"):
+            make(sample_kb, filter={"field": "meta.colour", "operator": "==", "value": "red"})
+        with pytest.raises(ConfigError, match="k .* positive integer"):
+            make(sample_kb, k=0)
+
+
+def test_a_haystack_pipeline_round_trips_as_its_docs_say(sample_kb, tmp_path):
+    """``Pipeline.loads(pipe.dumps())`` in a fresh process, with Haystack's default
+    deserialization allowlist: the component lives under ``haystack_integrations``."""
+    import subprocess
+    import sys
+
+    pipe = Pipeline()
+    pipe.add_component("retriever", HaystackRetriever(sample_kb.path, k=3, filter={"lang": "en"}, unit="child"))
+    (tmp_path / "pipe.yaml").write_text(pipe.dumps(), encoding="utf-8")
+    question = "How many seconds do I hold the reset button to wipe the hub?"
+    code = ("import sys, json\nfrom haystack import Pipeline\n"
+            "pipe = Pipeline.loads(open(sys.argv[1], encoding='utf-8').read())\n"
+            "docs = pipe.run({'retriever': {'query': sys.argv[2]}})['retriever']['documents']\n"
+            "print(json.dumps([[d.id, d.meta['unit'], d.meta['source']] for d in docs]))")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pipe.yaml"), question], capture_output=True,
+                       text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    want = pipe.run({"retriever": {"query": question}})["retriever"]["documents"]
+    assert got == [[d.id, "child", d.meta["source"]] for d in want] and len(got) == 3
+    assert got[0][2] == "smarthub_manual_en.md"

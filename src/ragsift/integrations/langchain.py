@@ -3,9 +3,9 @@
     from ragsift import KnowledgeBase
     from ragsift.integrations.langchain import RagsiftRetriever
 
-    retriever = RagsiftRetriever(kb=KnowledgeBase.open("my-kb"), k=4, settings={"fusion": "weighted",
-                                 "weights": {"dense": 0.5, "bm25": 0.5}})
+    retriever = RagsiftRetriever("my-kb", k=4, fusion="weighted", weights={"dense": 0.5, "bm25": 0.5})
     docs = retriever.invoke("恢复出厂设置要按哪些键？", filter={"source": "manual.md"})
+    docs = retriever.invoke("恢复出厂设置要按哪些键？", filter={"$and": [{"lang": {"$eq": "zh"}}]})
     docs = await retriever.ainvoke("How do I reset the hub?")
 
 Each ``Document`` is a passage: ``page_content`` its text, ``id`` its parent id, ``metadata``
@@ -23,25 +23,36 @@ try:
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError("the LangChain retriever needs langchain-core: pip install 'ragsift[langchain]'") from e
 
-from ragsift.integrations import passage_metadata, query_args
+from ragsift.integrations import passage_id, passage_metadata, query_args, retriever_options
 from ragsift.kb import KnowledgeBase
 
 
 class RagsiftRetriever(BaseRetriever):
-    """Passages from ragsift as LangChain documents. ``k``: passages returned; ``filter``: a
-    ragsift metadata filter; ``settings``: query settings by flat name. A call may pass
-    ``filter=``, ``settings=`` or single settings (``unit="child"``) to ``invoke``."""
+    """Passages from ragsift as LangChain documents: ``RagsiftRetriever(kb, k=4, filter=None,
+    settings=None, **query_settings)`` as in every ragsift retriever (``ragsift.integrations``);
+    ``kb`` a knowledge base or its path; ``filter`` ragsift's or LangChain's (``$and``, ``$eq``,
+    ``$between``, self-query ``Comparison`` / ``Operation``). A call may pass ``filter=``,
+    ``settings=`` or single settings (``unit="child"``) to ``invoke``. LangChain's own fields
+    (``tags``, ``metadata``) are taken as keywords too."""
 
     kb: KnowledgeBase
     k: int = 4
     filter: dict[str, Any] | None = None
     settings: dict[str, Any] = {}
 
+    def __init__(self, kb: Any = None, k: int = 4, filter: Any = None, settings: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        framework = {n: kwargs.pop(n) for n in list(kwargs) if n in BaseRetriever.model_fields}
+        if kb is None:
+            raise TypeError("RagsiftRetriever needs kb: a KnowledgeBase or the path of one")
+        base, k, flt, s = retriever_options(kb, k, filter, settings, kwargs)
+        super().__init__(kb=base, k=k, filter=flt, settings=s, **framework)
+
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
-        flt, settings = query_args(self.k, self.filter, self.settings, **kwargs)
+        flt, settings = query_args(self.kb, self.k, self.filter, self.settings, **kwargs)
         result = self.kb.query(query, filter=flt, **settings)
-        return [Document(page_content=p.text, id=p.parent_id, metadata=passage_metadata(p, result))
+        return [Document(page_content=p.text, id=passage_id(p), metadata=passage_metadata(p, result))
                 for p in result.passages]
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,

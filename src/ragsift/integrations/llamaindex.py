@@ -2,7 +2,8 @@
 
     from ragsift.integrations.llamaindex import RagsiftRetriever
 
-    retriever = RagsiftRetriever(KnowledgeBase.open("my-kb"), k=4, filter={"lang": "zh"})
+    retriever = RagsiftRetriever("my-kb", k=4, filter={"lang": "zh"}, unit="parent")
+    retriever = RagsiftRetriever(kb, filter=MetadataFilters(filters=[MetadataFilter(key="lang", value="en")]))
     nodes = retriever.retrieve("恢复出厂设置要按哪些键？")           # NodeWithScore, best first
     nodes = await retriever.aretrieve("How do I reset the hub?")
     engine = RetrieverQueryEngine.from_args(retriever, llm=...)
@@ -14,6 +15,8 @@ matched spans, trace id and the document's metadata) with the passage's fused sc
 from __future__ import annotations
 
 import asyncio
+import inspect
+import os
 from typing import Any
 
 try:
@@ -22,7 +25,7 @@ try:
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError("the LlamaIndex retriever needs llama-index-core: pip install 'ragsift[llamaindex]'") from e
 
-from ragsift.integrations import passage_metadata, query_args
+from ragsift.integrations import passage_id, passage_metadata, query_args, retriever_options
 from ragsift.kb import KnowledgeBase
 
 # metadata LlamaIndex should not put in front of the text it sends to an LLM or embedder
@@ -30,23 +33,30 @@ _HIDDEN = ["score", "rank", "unit", "parent_id", "doc_id", "matched", "truncated
            "heading_path"]
 
 
+_FRAMEWORK_ARGS = frozenset(inspect.signature(BaseRetriever.__init__).parameters) - {"self", "args", "kwargs"}
+
+
 class RagsiftRetriever(BaseRetriever):
-    """Passages from ragsift as LlamaIndex nodes with scores."""
+    """Passages from ragsift as LlamaIndex nodes with scores: ``RagsiftRetriever(kb, k=4,
+    filter=None, settings=None, **query_settings)`` as in every ragsift retriever
+    (``ragsift.integrations``); ``filter`` ragsift's or LlamaIndex's ``MetadataFilters``;
+    LlamaIndex's own arguments (``callback_manager``, ``verbose``, ...) by keyword."""
 
-    def __init__(self, kb: KnowledgeBase, k: int = 4, filter: dict[str, Any] | None = None,
+    def __init__(self, kb: KnowledgeBase | str | os.PathLike[str], k: int = 4, filter: Any = None,
                  settings: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.kb, self.k, self.filter, self.settings = kb, k, filter, dict(settings or {})
+        framework = {n: kwargs.pop(n) for n in list(kwargs) if n in _FRAMEWORK_ARGS}
+        super().__init__(**framework)
+        self.kb, self.k, self.filter, self.settings = retriever_options(kb, k, filter, settings, kwargs)
 
-    def with_options(self, filter: dict[str, Any] | None = None, **settings: Any) -> RagsiftRetriever:
+    def with_options(self, filter: Any = None, **settings: Any) -> RagsiftRetriever:
         """A retriever like this one with another filter and more settings (for one call or a few)."""
         return RagsiftRetriever(self.kb, settings.pop("k", self.k), filter if filter is not None else self.filter,
                                 {**self.settings, **settings}, callback_manager=self.callback_manager)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        flt, settings = query_args(self.k, self.filter, self.settings)
+        flt, settings = query_args(self.kb, self.k, self.filter, self.settings)
         result = self.kb.query(query_bundle.query_str, filter=flt, **settings)
-        return [NodeWithScore(node=TextNode(id_=p.parent_id, text=p.text, metadata=passage_metadata(p, result),
+        return [NodeWithScore(node=TextNode(id_=passage_id(p), text=p.text, metadata=passage_metadata(p, result),
                                             excluded_llm_metadata_keys=_HIDDEN, excluded_embed_metadata_keys=_HIDDEN),
                               score=p.score) for p in result.passages]
 
