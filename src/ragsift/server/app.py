@@ -7,7 +7,8 @@
     /v1/files (POST multipart ingest)  /v1/jobs  /v1/jobs/{id}  /v1/jobs/{id}/events (SSE)
     /v1/sections/{parent_id}  /v1/stats  /v1/settings
     /v1/kbs/{name}/...                                the same for a named knowledge base
-    /  /static/...                                    the web page;  /docs  /openapi.json
+    /  /static/...                                    the web page
+    /docs  /docs/assets/...  /openapi.json            the API docs (Swagger UI from the package)
     /mcp                                              the MCP server (streamable HTTP)
 
 The parts: ``config`` (keys, limits), ``service`` (what requests share), ``middleware`` (keys,
@@ -28,6 +29,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ragsift import __version__
+from ragsift.server.apidocs import install as install_docs
 from ragsift.server.config import WRITE, ServerConfig
 from ragsift.server.deps import kb_path_param
 from ragsift.server.errors import install as install_errors
@@ -61,11 +63,12 @@ def create_app(cfg: ServerConfig) -> FastAPI:
             yield
         server.stop()
 
-    app = FastAPI(title="ragsift", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="ragsift", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Retrieval for RAG: ranked, context-complete passages with a trace of how each was "
                               "found. Send `Authorization: Bearer <key>` when the server has keys.")
     app.state.server = server
     install_errors(app)
+    install_docs(app)  # /openapi.json with the key each route needs; /docs from the package (works offline)
     app.include_router(health.router)
     for router in KB_ROUTERS:
         app.include_router(router, prefix="/v1")
