@@ -66,6 +66,29 @@ class DocumentsRequest(_Body):
     documents: list[DocumentIn]
 
 
+# ------------------------------------------------------------------ request examples (Swagger's drop-down)
+QUERY_EXAMPLES: dict[str, Any] = {
+    "zh": {"summary": "中文问题", "value": {"question": "恢复出厂设置要按哪些键？", "max_passages": 2}},
+    "en": {"summary": "An English question, filtered, with the trace",
+           "value": {"question": "How do I reset the hub?", "filter": {"source": "smarthub_manual_en.md"},
+                     "trace": True}},
+    "list": {"summary": "Filter on a list field and a date",
+             "value": {"question": "年假有几天？", "filter": {"tags": {"contains": "hr"},
+                                                              "published": {"gte": "2024-01-01"}}}},
+}
+BATCH_EXAMPLES: dict[str, Any] = {
+    "zh-en": {"summary": "中文 and English", "value": {"queries": [
+        {"question": "绿茶怎么保存？", "max_passages": 1}, {"question": "How do I reset the hub?"}]}},
+}
+DOCUMENTS_EXAMPLES: dict[str, Any] = {
+    "zh-en": {"summary": "A Chinese and an English document with metadata", "value": {"documents": [
+        {"id": "policy-zh", "title": "年假制度", "text": "# 年假\n\n员工每年有十五天带薪年假，需提前两周申请。",
+         "metadata": {"team": "hr", "tags": ["hr", "假期"], "published": "2024-05-01"}},
+        {"id": "policy-en", "title": "Leave policy", "text": "Employees get fifteen days of paid leave a year.",
+         "source": "hr/leave.md", "metadata": {"team": "hr", "tags": ["hr", "leave"], "year": 2024}}]}},
+}
+
+
 # ------------------------------------------------------------------ responses
 class SpanOut(BaseModel):
     child_id: str
@@ -171,6 +194,64 @@ class Health(BaseModel):
 class Ready(BaseModel):
     status: str
     default_kb: str
+
+
+class StatsOut(BaseModel):
+    """What ``KnowledgeBase.stats`` says; a store adds its own details (LanceDB: path, disk_bytes,
+    kept_generations; Milvus: uri, collections, index)."""
+
+    model_config = ConfigDict(extra="allow")
+    backend: str = Field(description="lancedb or milvus")
+    generation: int
+    documents: int
+    parents: int
+    children: int
+    dim: int | None = Field(description="The dense vectors' dimension (None before the first ingest).")
+    fields: dict[str, str] = Field(description="Filterable fields and their types (string, int, float, bool, date, "
+                                               "list).")
+    committed_at: float | None = Field(None, description="When the generation was committed (Unix time).")
+    settings: dict[str, Any]
+    analyzer: dict[str, Any]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")  # what a later version adds is passed on, not cut
+
+
+class OutlineItem(_Open):
+    level: int
+    heading: str
+    parent_id: str
+
+
+class ViewEntry(_Open):
+    child_id: str
+    kind: str = Field(description="chunk, or another entry of the small index (summary, question, ...)")
+    start: int
+    end: int
+    tokens: int
+
+
+class ViewParent(_Open):
+    parent_id: str
+    heading_path: list[str]
+    location: dict[str, Any] | None
+    synthetic: bool
+    tokens: int
+    tables: int
+    text: str
+    entries: list[ViewEntry]
+
+
+class DocumentView(_Open):
+    """How a document was read (``KnowledgeBase.view``): what ``ragsift show`` prints."""
+
+    document: DocumentOut  # type: ignore[valid-type]
+    outline: list[OutlineItem]
+    parents: list[ViewParent]
+    pages: int | None = Field(description="Pages (or slides) of its source, where it has them.")
+    ocr_pages: list[int]
+    ocr_missing: list[int]
 
 
 class SettingsOut(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
+from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -14,9 +14,18 @@ from ragsift.errors import InputError, NotFound
 from ragsift.kb import KnowledgeBase
 from ragsift.server.deps import kb_name, read_kb, require_write, server
 from ragsift.server.jobs import JobKind
-from ragsift.server.schemas import DocumentDetail, DocumentList, DocumentsRequest, JobOut, SectionOut
+from ragsift.server.schemas import (
+    DOCUMENTS_EXAMPLES,
+    DocumentDetail,
+    DocumentList,
+    DocumentsRequest,
+    DocumentView,
+    JobOut,
+    SectionOut,
+)
 from ragsift.server.service import Server
 from ragsift.server.uploads import save_uploads
+from ragsift.types import IngestReport
 
 router = APIRouter(tags=["documents"])
 WRITE = [Depends(require_write)]
@@ -39,7 +48,8 @@ def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
     return {"total": total, "offset": offset, "limit": limit, "documents": [d.__dict__ for d in page]}
 
 
-@router.get("/documents/{doc_id:path}/view", summary="How a document was read: headings, sections, pages, chunks")
+@router.get("/documents/{doc_id:path}/view", summary="How a document was read: headings, sections, pages, chunks",
+            response_model=DocumentView)
 def view(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
     found = kb.view(doc_id)
     if found is None:
@@ -80,7 +90,7 @@ def section(parent_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, A
 
 @router.post("/documents", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
              summary="Ingest documents sent as JSON (a job)")
-def add_documents(body: DocumentsRequest, name: str = Depends(kb_name),
+def add_documents(body: DocumentsRequest = Body(openapi_examples=DOCUMENTS_EXAMPLES), name: str = Depends(kb_name),
                   srv: Server = Depends(server)) -> dict[str, Any]:
     limit = srv.cfg.limits.max_documents
     if len(body.documents) > limit:
@@ -116,7 +126,8 @@ def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, 
 
 
 @router.post("/sync", dependencies=WRITE, summary="Mirror the operator's folder (a job; dry_run: what would change)",
-             responses={**ACCEPTED, 200: {"description": "With dry_run: the changes, nothing written"}})
+             responses={202: {**ACCEPTED[202], "model": JobOut},
+                        200: {"description": "With dry_run: the changes, nothing written", "model": IngestReport}})
 async def sync(request: Request, dry_run: bool = Query(False), name: str = Depends(kb_name),
                srv: Server = Depends(server)) -> Any:
     """The folder is the operator's (``ragsift serve --sync-dir``): a caller chooses when, never which."""

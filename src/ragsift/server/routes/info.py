@@ -9,7 +9,7 @@ from ragsift.config import OPERATOR_KEYS, shown_url
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.server.deps import read_kb
-from ragsift.server.schemas import QuerySettingsBody, SettingsOut
+from ragsift.server.schemas import QuerySettingsBody, SettingsOut, StatsOut
 
 router = APIRouter(tags=["knowledge bases"])
 
@@ -26,7 +26,7 @@ def without_credentials(value: Any) -> Any:
     return value
 
 
-@router.get("/stats", summary="Counts, generation and store details")
+@router.get("/stats", summary="Counts, generation and store details", response_model=StatsOut)
 def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
     return without_credentials(kb.stats())
 

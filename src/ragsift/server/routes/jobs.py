@@ -17,6 +17,10 @@ from ragsift.server.schemas import JobList, JobOut
 from ragsift.server.service import Server
 
 router = APIRouter(tags=["jobs"])
+EVENTS = ("One event each time the job changes, named by its state (queued, running, done, failed), its data "
+          "the job as GET /jobs/{id} gives it; the stream ends when the job has ended.")
+EVENTS_EXAMPLE = ('event: running\ndata: {"id": "j-1", "state": "running", "phase": "embedding", '
+                  '"progress": {"done": 3, "total": 10}, ...}\n\n')
 
 
 def _job(job_id: str, name: str = Depends(existing_kb_name), srv: Server = Depends(server)) -> Job:
@@ -37,7 +41,8 @@ async def job(j: Job = Depends(_job)) -> dict[str, Any]:
 
 
 @router.get("/jobs/{job_id}/events", summary="A job's progress as Server-Sent Events",
-            response_class=StreamingResponse)
+            response_class=StreamingResponse, responses={200: {"description": EVENTS, "content": {
+                "text/event-stream": {"schema": {"type": "string"}, "example": EVENTS_EXAMPLE}}}})
 async def job_events(request: Request, j: Job = Depends(_job)) -> StreamingResponse:
     async def events() -> AsyncIterator[str]:
         last = None
