@@ -69,3 +69,17 @@ def test_date_and_number_ranges(kb):
     assert _sources(kb, {"and": [{"version": {"lt": 5}}, {"tags": {"contains": "faq"}}]}) == ["faq.md"]
     with pytest.raises(FilterError, match="holds dates; give one as ISO 8601 text"):
         kb.query("x", filter={"published": {"gte": "last year"}})
+
+
+def test_iso_text_in_a_date_field_is_that_date(kb):
+    """JSON (a JSONL file, a document sent over HTTP) carries a date as ISO 8601 text: in a date
+    field it is that date; text that is no date is kept, not filtered on."""
+    kb.add_documents([{"id": "json-zh", "source": "json-zh", "text": "新版固件于七月发布，恢复出厂设置后自动更新。",
+                       "metadata": {"published": "2024-07-01"}},
+                      {"id": "json-en", "source": "json-en", "text": "Reset the hub, then it updates itself.",
+                       "metadata": {"published": "soon"}}])
+    assert kb.stats()["fields"]["published"] == "date"
+    assert _sources(kb, {"published": {"gte": "2024-06-15", "lt": "2025-01-01"}}) == ["json-zh"]
+    assert _sources(kb, {"published": datetime.date(2024, 7, 1)}) == ["json-zh"]
+    assert "json-en" not in _sources(kb, {"published": {"gte": "1900-01-01"}})
+    assert kb.documents()["json-en"].metadata["published"] == "soon"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, field_validator
 
 from ragsift.config import Settings
+from ragsift.ingest.loaders.base import clean_metadata
 from ragsift.store.base import StoredDocument
 
 
@@ -39,9 +40,6 @@ class BatchRequest(_Body):
     queries: list[QueryRequest] = Field(description="Queries, answered in order.")
 
 
-Scalar = str | int | float | bool
-
-
 def _no_control(v: str) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in v):
         raise ValueError("must not contain control characters (NUL, newlines, ...)")
@@ -53,13 +51,23 @@ class DocumentIn(_Body):
     text: str
     title: str = ""
     source: str = Field("", max_length=4096)
-    metadata: dict[str, Scalar | list[Scalar]] = Field(
-        default_factory=dict, description="Filterable values: strings, numbers, booleans, or lists of them.")
+    metadata: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="What KnowledgeBase.add_documents takes: filterable values are strings, numbers, booleans, "
+                    "lists of strings (filtered with contains / in / nin) and dates as ISO 8601 text "
+                    "(\"2024-05-01\"); other JSON values (objects, lists of numbers) are kept with the document, "
+                    "not filterable. Nested at most 16 levels.",
+        examples=[{"tags": ["手册", "manual"], "published": "2024-05-01", "year": 2024}])
 
     @field_validator("id", "source")
     @classmethod
     def _plain(cls, v: str) -> str:
         return _no_control(v)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return clean_metadata(v)  # the check every document gets (a ValueError naming the key: 422)
 
 
 class DocumentsRequest(_Body):
