@@ -3,13 +3,15 @@ a caller's mistake is a 4xx naming what was wrong and how to fix it; a full disk
 bug is a 500 that says nothing of the server's insides (its traceback goes to the log)."""
 from __future__ import annotations
 
+import difflib
 import errno
 import logging
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from ragsift.config import NOT_PER_QUERY, OPERATOR_KEYS, current_name, refused_per_query
@@ -82,6 +84,67 @@ def _where(loc: tuple | list) -> str:
     return ".".join(parts) or "body"
 
 
+def _json_type(v: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, (list, tuple)):
+        return "an array"
+    if isinstance(v, dict):
+        return "an object"
+    return type(v).__name__
+
+
+def _model_in(tp: Any) -> type[BaseModel] | None:
+    """The model a field's type holds (``list[DocumentIn]`` -> ``DocumentIn``), if any."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    for arg in get_args(tp):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _unknown_field(request: Request, loc: tuple | list) -> str:
+    """What to say of an unknown field: the fields its object takes (or the nearest one, for
+    an object with many), found by walking the route's body model along ``loc``."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    model = _model_in(getattr(getattr(field, "field_info", None), "annotation", None))
+    for part in list(loc)[1:-1]:  # past "body", up to the unknown name
+        if model is None or isinstance(part, int):
+            continue
+        f = model.model_fields.get(str(part))
+        model = _model_in(f.annotation) if f is not None else None
+    name = str(loc[-1]) if loc else ""
+    if model is None:
+        return "unknown field; see the schema at /openapi.json"
+    takes = list(model.model_fields)
+    near = difflib.get_close_matches(name, takes, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    if len(takes) > 12:  # a query: its settings
+        return (f"unknown field; {hint}a query takes question, filter, trace and the query settings "
+                "(GET /v1/settings lists them; the schema is at /openapi.json)")
+    return f"unknown field; {hint}this object takes {', '.join(takes)}"
+
+
+def _body_shape(request: Request, value: Any) -> str:
+    """What to say of a body that is not a JSON object."""
+    ctype = request.headers.get("content-type", "")
+    if value in (None, b"", ""):
+        return "the request needs a body: a JSON object, sent with Content-Type: application/json"
+    if not ctype.split(";")[0].strip().lower().endswith("json"):
+        sent = f"as {ctype.split(';')[0]}" if ctype else "without a Content-Type"
+        return f"the body was sent {sent}; send a JSON object with Content-Type: application/json"
+    return f"the body must be a JSON object, not {_json_type(value)}"
+
+
 def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     """422 naming the field and what it needs; a per-query setting that only the operator may set
     (or an index setting) is a 400 saying so."""
@@ -92,20 +155,31 @@ def validation_error(request: Request, exc: RequestValidationError) -> JSONRespo
         return problem(400, "Bad settings", why)
     errors = []
     for e in errs:
-        kind, msg = e.get("type", ""), e.get("msg", "")
+        kind, msg, loc = e.get("type", ""), e.get("msg", ""), tuple(e.get("loc", ()))
         if kind == "json_invalid":
-            pos = e["loc"][1] if len(e.get("loc", ())) > 1 else "?"
+            pos = loc[1] if len(loc) > 1 else "?"
             why = e.get("ctx", {}).get("error", "decode error")
             msg = f"not valid JSON at character {pos} ({why}); send a JSON object"
             errors.append({"loc": "body", "msg": msg})
             continue
+        if loc == ("body",) and kind in ("missing", "model_attributes_type", "dict_type", "model_type"):
+            errors.append({"loc": "body", "msg": _body_shape(request, e.get("input"))})
+            continue
         if kind == "extra_forbidden":
-            msg = "unknown field; see the schema at /openapi.json (GET /v1/settings lists the query settings)"
+            msg = _unknown_field(request, loc)
         elif kind == "missing":
             msg = "required field missing"
-        errors.append({"loc": _where(e.get("loc", ())), "msg": msg})
-    first = errors[0] if errors else {"loc": "body", "msg": "invalid request"}
-    return problem(422, "Invalid request", f"{first['loc']}: {first['msg']}", errors=errors)
+        elif kind.endswith("_type") or kind.endswith("_parsing"):  # a wrong type: say what came, in JSON's words
+            for py, js in (("a valid dictionary", "a JSON object"), ("a valid list", "an array"),
+                           ("a valid tuple", "an array")):
+                msg = msg.replace(py, js)
+            msg = f"{msg}; got {_json_type(e.get('input'))}"
+        msg = msg.removeprefix("Value error, ")
+        errors.append({"loc": _where(loc), "msg": msg})
+    errors = errors or [{"loc": "body", "msg": "invalid request"}]
+    detail = " | ".join(f"{e['loc']}: {e['msg']}" for e in errors[:3])
+    more = f" | and {len(errors) - 3} more (see errors)" if len(errors) > 3 else ""
+    return problem(422, "Invalid request", detail + more, errors=errors)
 
 
 def http_error(request: Request, exc: HTTPException) -> JSONResponse:
