@@ -7,18 +7,13 @@ flags that set a setting take their type, choices and help from the setting's de
 from __future__ import annotations
 
 import argparse
-import json
-import logging
-import math
 import os
 import sys
-from enum import Enum
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import Any
 
 from ragsift import __version__
-from ragsift.config import Settings
-from ragsift.console import format_result, print_json, progress_factory, report_lines, view_lines
 from ragsift.errors import InputError, NotFound, RagsiftError
 
 DEFAULT_KB = "ragsift-kb"
@@ -35,7 +30,10 @@ def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
 
 
 def _progress(args: argparse.Namespace):
-    return progress_factory(sys.stderr.isatty() if args.progress is None else args.progress)
+    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for)."""
+    from ragsift.console import ingest_progress
+
+    return ingest_progress(sys.stderr.isatty() if args.progress is None else args.progress)
 
 
 # ---------------------------------------------------------------- flags from the settings
@@ -58,6 +56,11 @@ def _weights(text: str) -> dict[str, float]:
 
 def _help(flat: str) -> str:
     """A setting's description, its valid values when they are a list of choices, and its default."""
+    from enum import Enum
+    from typing import get_args, get_origin
+
+    from ragsift.config import Settings
+
     info = Settings.field_info(flat)
     text = " ".join((info.description or "").split())
     inner = get_args(info.annotation)
@@ -74,6 +77,11 @@ def _help(flat: str) -> str:
 def _setting(parser: argparse._ActionsContainer, flat: str, *flags: str, note: str = "") -> None:
     """A flag for a setting (``dest`` is its flat name): type, choices and help from its
     definition; ``note`` is added to the help."""
+    from enum import Enum
+    from typing import get_origin
+
+    from ragsift.config import Settings
+
     info = Settings.field_info(flat)
     ann = info.annotation
     opts: dict[str, Any] = {"dest": flat, "help": _help(flat) + (f"; {note}" if note else "")}
@@ -92,6 +100,10 @@ def _setting(parser: argparse._ActionsContainer, flat: str, *flags: str, note: s
 
 def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     """The settings among ``names`` that a flag set (a mapping given as name=number pairs)."""
+    from typing import get_origin
+
+    from ragsift.config import Settings
+
     out = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     for n, v in out.items():
         if get_origin(Settings.field_info(n).annotation) is dict:
@@ -123,29 +135,37 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
+    # the arguments are checked before anything loads, and nothing is written when one is wrong
     missing = [p for p in args.paths if p != "-" and not Path(p).exists()]
-    if missing:  # a mistyped path is found before anything loads, and nothing is written
+    if missing:
         raise InputError(f"no such file or directory: {', '.join(missing)}")
+    if "-" in args.paths and args.paths != ["-"]:
+        raise InputError("'-' (JSONL on standard input) cannot be mixed with paths")
+    if args.sync and len(args.paths) != 1:
+        raise InputError("--sync mirrors one folder: give exactly one path")
+    if args.dry_run and not args.sync:
+        raise InputError("--dry-run goes with --sync (what mirroring a folder would change)")
     kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
     given = _given(args, INGEST_FLAGS)
     if given:  # for this ingest only: not saved with the knowledge base
         kb.settings = kb.settings.replace(**given)
-    if args.paths == ["-"]:  # JSONL documents on standard input, read as a JSONL file would be
-        from ragsift.ingest.loaders import load_jsonl
+    progress = _progress(args)
+    try:
+        if args.paths == ["-"]:  # JSONL documents on standard input, read as a JSONL file would be
+            from ragsift.ingest.loaders import load_jsonl
 
-        loaded = load_jsonl(sys.stdin.read(), args.prefix + "stdin")
-        report = kb.add_documents(loaded.documents, progress=_progress(args))
-        report.skipped[:0] = loaded.skipped
-    elif "-" in args.paths:
-        raise InputError("'-' (JSONL on standard input) cannot be mixed with paths")
-    elif args.sync:
-        if len(args.paths) != 1:
-            raise InputError("--sync mirrors one folder: give exactly one path")
-        report = kb.sync(args.paths[0], prefix=args.prefix, dry_run=args.dry_run, progress=_progress(args))
-    elif args.dry_run:
-        raise InputError("--dry-run goes with --sync (what mirroring a folder would change)")
-    else:
-        report = kb.ingest(args.paths, prefix=args.prefix, progress=_progress(args))
+            loaded = load_jsonl(sys.stdin.read(), args.prefix + "stdin")
+            report = kb.add_documents(loaded.documents, progress=progress)
+            report.skipped[:0] = loaded.skipped
+        elif args.sync:
+            report = kb.sync(args.paths[0], prefix=args.prefix, dry_run=args.dry_run, progress=progress)
+        else:
+            report = kb.ingest(args.paths, prefix=args.prefix, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
+    from ragsift.console import print_json, report_lines
+
     if args.json:
         print_json(report.to_dict())
     else:
@@ -157,8 +177,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> dict[str, Any]:
-    out = _given(args, QUERY_FLAGS)
+def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...], given: dict[str, Any]) -> dict[str, Any]:
+    out = dict(given)
     extra = (["hyde", "hyde_bm25"] if args.hyde else []) + (["multi_query"] if args.multi_query else [])
     if extra:
         out["channels"] = list(dict.fromkeys([*out.get("channels", kb_channels), *extra]))
@@ -168,6 +188,10 @@ def _query_overrides(args: argparse.Namespace, kb_channels: tuple[str, ...]) -> 
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    import json
+
+    from ragsift.console import format_result, print_json
+
     flt = None  # a malformed filter is told before the knowledge base and its models load
     if args.filter:
         try:
@@ -176,8 +200,9 @@ def cmd_query(args: argparse.Namespace) -> int:
             raise InputError(f"--filter is not valid JSON: {e.msg} at column {e.colno}") from None
         except RecursionError:
             raise InputError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
+    given = _given(args, QUERY_FLAGS)  # --weights too, before anything loads
     kb = _open(args)
-    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels))
+    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels, given))
     fmt = "json" if args.json else args.format
     if fmt == "json":
         print_json(result.to_dict(trace=args.trace))
@@ -189,6 +214,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json
+
     st = _open(args).stats()
     if args.json:
         print_json(st)
@@ -205,6 +232,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json
+
     docs = _open(args).documents()
     rows = sorted(docs.values(), key=lambda d: (d.source, d.doc_id))
     if args.json:
@@ -222,6 +251,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json, view_lines
+
     kb = _open(args)
     doc_id = args.doc
     if kb.view(doc_id) is None:  # a source named instead of an id
@@ -238,6 +269,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json
+
     done = _open(args).optimize()
     if args.json:
         print_json(done)
@@ -251,6 +284,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json
     from ragsift.kb import check_knowledge_base, restore_knowledge_base, rewrite_settings
 
     path = _kb_path(args)
@@ -284,7 +318,12 @@ def _generation(text: str) -> int:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     kb = _open(args)
-    dest = kb.copy_to(args.dest, progress=_progress(args), **_store_overrides(args))
+    progress = _progress(args)
+    try:
+        dest = kb.copy_to(args.dest, progress=progress, **_store_overrides(args))
+    finally:
+        if progress is not None:
+            progress.done()
     st = dest.stats()
     where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
     print(f"copied {st['documents']} documents, {st['parents']} parents, {st['children']} children "
@@ -299,6 +338,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from ragsift.console import print_json
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
 
     overrides = {"llm_model": args.llm} if args.llm else {}
@@ -351,6 +391,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import math
+
     import uvicorn
 
     from ragsift.server import Limits, ServerConfig, create_app, load_keys
@@ -413,10 +455,7 @@ def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
                  if flat == "store_uri" else "")
 
 
-def _ingest_command(sub: Any) -> None:
-    s = sub.add_parser("ingest", help="ingest files or directories (Markdown, text, HTML, PDF, Word, PowerPoint, "
-                                      "Excel, CSV, EPUB, ODT, mail, images, ZIP, JSONL), or '-' for JSONL "
-                                      "documents on standard input")
+def _ingest_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("paths", nargs="+", help="files or directories; '-': JSONL on standard input "
                                             '({"id": ..., "text": ..., "title"?, "metadata"?} a line)')
     s.add_argument("--prefix", default="", help="prefix for the document sources (namespaces)")
@@ -437,8 +476,7 @@ def _ingest_command(sub: Any) -> None:
     s.set_defaults(func=cmd_ingest)
 
 
-def _query_command(sub: Any) -> None:
-    s = sub.add_parser("query", help="ask a question")
+def _query_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("question")
     s.add_argument("--format", choices=["text", "json", "context"], default="text",
                    help="text (passages and a summary of the trace), json (passages; with --trace the trace), "
@@ -460,43 +498,35 @@ def _query_command(sub: Any) -> None:
     s.set_defaults(func=cmd_query)
 
 
-def _stats_command(sub: Any) -> None:
-    s = sub.add_parser("stats", help="show counts, generation and settings")
+def _stats_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_stats)
 
 
-def _list_command(sub: Any) -> None:
-    s = sub.add_parser("list", help="list documents")
+def _list_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_list)
 
 
-def _delete_command(sub: Any) -> None:
-    s = sub.add_parser("delete", help="delete documents with all their parents and children")
+def _delete_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("doc_ids", nargs="*")
     s.add_argument("--source", help="delete the document(s) ingested from this source path")
     s.set_defaults(func=cmd_delete)
 
 
-def _show_command(sub: Any) -> None:
-    s = sub.add_parser("show", help="how a document was read: its heading tree, sections (pages, tables), chunks")
+def _show_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("doc", help="a document id or source (`ragsift list` lists them)")
     s.add_argument("--text", action="store_true", help="print each section's text too")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
 
 
-def _optimize_command(sub: Any) -> None:
-    s = sub.add_parser("optimize", help="compact the store and remove old table versions, keeping the last "
-                                        "keep_generations generations")
+def _optimize_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_optimize)
 
 
-def _tune_command(sub: Any) -> None:
-    s = sub.add_parser("tune", help="learn the fusion settings of this knowledge base from labeled or "
-                                    "model-written questions and save them as its query defaults")
+def _tune_command(s: argparse.ArgumentParser) -> None:
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--qrels", help="BEIR folder (queries.jsonl, qrels/<split>.tsv) with this knowledge base's "
                                    "document ids")
@@ -509,9 +539,7 @@ def _tune_command(sub: Any) -> None:
     s.set_defaults(func=cmd_tune)
 
 
-def _check_command(sub: Any) -> None:
-    s = sub.add_parser("check", help="verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
-                                     "on problems")
+def _check_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
                    help="first commit a kept generation again (default: the newest that checks out; never the "
                         "empty generation 0)")
@@ -522,17 +550,14 @@ def _check_command(sub: Any) -> None:
     s.set_defaults(func=cmd_check)
 
 
-def _migrate_command(sub: Any) -> None:
-    s = sub.add_parser("migrate", help="copy the knowledge base to another store (LanceDB <-> Milvus) "
-                                       "without re-embedding")
+def _migrate_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("dest", help="directory for the copy's settings (and its data, on LanceDB)")
     _add_store_flags(s, "of the copy")
     _add_progress_flags(s)
     s.set_defaults(func=cmd_copy)
 
 
-def _serve_command(sub: Any) -> None:
-    s = sub.add_parser("serve", help="serve the knowledge base(s) over HTTP: API, web page, MCP")
+def _serve_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; another address "
                                                       "needs API keys or --insecure-no-auth)")
     s.add_argument("--port", type=int, default=8321)
@@ -565,19 +590,16 @@ def _serve_command(sub: Any) -> None:
     s.set_defaults(func=cmd_serve)
 
 
-def _mcp_command(sub: Any) -> None:
-    s = sub.add_parser("mcp", help="serve the knowledge base to an MCP client over stdio")
+def _mcp_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--allow-ingest", action="store_true", help="enable the add_documents tool")
     s.set_defaults(func=cmd_mcp)
 
 
-def _demo_command(sub: Any) -> None:
-    s = sub.add_parser("demo", help="ingest the bundled sample knowledge base and answer its questions")
+def _demo_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_demo)
 
 
-def _eval_command(sub: Any) -> None:
-    s = sub.add_parser("eval", help="evaluate retrieval configurations on a BEIR-format dataset folder")
+def _eval_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     s.add_argument("--configs", default="bm25,dense,hybrid,hybrid-weighted",
                    help="comma-separated names: bm25, dense, hybrid (RRF), hybrid-weighted, or names "
@@ -596,8 +618,7 @@ def _eval_command(sub: Any) -> None:
     s.set_defaults(func=cmd_eval)
 
 
-def _compare_command(sub: Any) -> None:
-    s = sub.add_parser("compare", help="compare two configs of an eval --out file query by query")
+def _compare_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("results")
     s.add_argument("a")
     s.add_argument("b")
@@ -605,28 +626,90 @@ def _compare_command(sub: Any) -> None:
     s.set_defaults(func=cmd_compare)
 
 
-#: each command's parser, in the order `ragsift --help` lists them
-COMMANDS = (_ingest_command, _query_command, _stats_command, _list_command, _show_command, _delete_command,
-            _optimize_command,
-            _tune_command, _check_command, _migrate_command, _serve_command, _mcp_command, _demo_command,
-            _eval_command, _compare_command)
+#: each command: its help line (all `ragsift --help` needs) and what adds its arguments, in the order
+#: `ragsift --help` lists them
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "ingest": ("ingest files or directories (Markdown, text, HTML, PDF, Word, PowerPoint, "
+              "Excel, CSV, EPUB, ODT, mail, images, ZIP, JSONL), or '-' for JSONL "
+              "documents on standard input",
+              _ingest_command),
+    "query": ("ask a question",
+              _query_command),
+    "stats": ("show counts, generation and settings",
+              _stats_command),
+    "list": ("list documents",
+              _list_command),
+    "show": ("how a document was read: its heading tree, sections (pages, tables), chunks",
+              _show_command),
+    "delete": ("delete documents with all their parents and children",
+              _delete_command),
+    "optimize": ("compact the store and remove old table versions, keeping the last "
+              "keep_generations generations",
+              _optimize_command),
+    "tune": ("learn the fusion settings of this knowledge base from labeled or "
+              "model-written questions and save them as its query defaults",
+              _tune_command),
+    "check": ("verify the knowledge base (manifest, generations, rows, vectors); exit 1 "
+              "on problems",
+              _check_command),
+    "migrate": ("copy the knowledge base to another store (LanceDB <-> Milvus) "
+              "without re-embedding",
+              _migrate_command),
+    "serve": ("serve the knowledge base(s) over HTTP: API, web page, MCP",
+              _serve_command),
+    "mcp": ("serve the knowledge base to an MCP client over stdio",
+              _mcp_command),
+    "demo": ("ingest the bundled sample knowledge base and answer its questions",
+              _demo_command),
+    "eval": ("evaluate retrieval configurations on a BEIR-format dataset folder",
+              _eval_command),
+    "compare": ("compare two configs of an eval --out file query by query",
+              _compare_command),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands(argparse._SubParsersAction):
+    """Subcommands whose arguments are added when one is chosen: the flags drawn from the
+    settings need ``ragsift.config`` (pydantic), which ``ragsift --version`` and ``--help`` do
+    not."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unfilled: dict[str, Callable[[argparse.ArgumentParser], None]] = {}
+
+    def fill(self, name: str) -> None:
+        add = self.unfilled.pop(name, None)
+        if add is not None:
+            add(self.choices[name])
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.fill(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The parser; ``lazy``: a command's arguments are added when it is chosen (what ``main`` does)."""
     p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
     p.add_argument("--version", action="version", version=f"ragsift {__version__}")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="log more: -v what each step does, -vv details (warnings such as a failed channel always)")
-    sub = p.add_subparsers(dest="command", required=True)
-    for add in COMMANDS:
-        add(sub)
+    sub = p.add_subparsers(dest="command", required=True, action=_Commands)
+    assert isinstance(sub, _Commands)
+    for name, (text, add) in COMMANDS.items():
+        sub.add_parser(name, help=text)
+        sub.unfilled[name] = add
+        if not lazy:
+            sub.fill(name)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     args = parser.parse_args(argv)
+    import logging
+
     logging.basicConfig(level=max(logging.DEBUG, logging.WARNING - 10 * args.verbose), stream=sys.stderr,
                         format="ragsift: %(levelname)s: %(message)s")
     try:
