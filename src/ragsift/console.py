@@ -26,6 +26,54 @@ def progress_factory(enabled: bool, unit: str = "chunk") -> ProgressFactory | No
     return make
 
 
+#: what an ingest counts in each of its phases
+PHASE_UNITS = {"reading": "file", "splitting": "doc", "embedding": "entry", "writing": "commit", "copying": "doc"}
+
+
+class PhaseProgress:
+    """One progress line on stderr for every phase of an ingest: reading the files (OCR among
+    them), splitting the documents, embedding the entries, writing the commit. A progress
+    factory (``ProgressFactory``) that says so (``phases``): the ingest calls it at the start of
+    each phase with the phase's total and name, and the one line (a tqdm bar) goes over to it."""
+
+    phases = True
+
+    def __init__(self, file: Any = None) -> None:
+        self.file = file if file is not None else sys.stderr
+        self.bar: Any = None
+
+    def __call__(self, total: int | None, desc: str) -> PhaseProgress:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit=PHASE_UNITS.get(desc, "item"), file=self.file,
+                            dynamic_ncols=True)
+        else:
+            self.bar.set_description(desc, refresh=False)
+            self.bar.unit = PHASE_UNITS.get(desc, "item")
+            self.bar.reset(total=total)
+        return self
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        """The end of a phase: the line stays for the next one (``done`` ends it)."""
+        if self.bar is not None:
+            self.bar.refresh()
+
+    def done(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def ingest_progress(enabled: bool) -> PhaseProgress | None:
+    """The progress line of an ingest (``PhaseProgress``), or None when ``enabled`` is false."""
+    return PhaseProgress() if enabled else None
+
+
 def report_lines(report: IngestReport) -> list[str]:
     """An ingest report as lines: counts, then one line per skipped file and its reason."""
     lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragsift.console import progress_factory, report_lines
+from ragsift.console import ingest_progress, report_lines
 
 DEMO_KB = Path("ragsift-demo-kb")
 
@@ -38,7 +38,12 @@ def run_demo(kb_path: Path | None = None, progress: bool = False) -> int:
     kb_path = kb_path or DEMO_KB
     print(f"knowledge base: {kb_path}  (sample documents: {sample_dir() / 'kb'})")
     kb = KnowledgeBase.open(kb_path)
-    report = kb.ingest(sample_dir() / "kb", progress=progress_factory(progress))
+    bar = ingest_progress(progress)
+    try:
+        report = kb.ingest(sample_dir() / "kb", progress=bar)
+    finally:
+        if bar is not None:
+            bar.done()
     print("\n".join(report_lines(report)))
     print()
     at1 = found = 0

@@ -40,6 +40,15 @@ INGEST_GROUP = 256  # documents looked up (stored or changed) at a time by a str
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
+
+
+def phase(progress: ProgressFactory | None, total: int | None, name: str) -> Any:
+    """The progress of one phase of an ingest ("reading", "splitting", "writing"), when the
+    factory reports every phase (its ``phases`` is true: ``console.PhaseProgress``); None
+    otherwise (a factory without it sees the embedding only, as it always did)."""
+    if progress is None or not getattr(progress, "phases", False):
+        return None
+    return progress(total, name)
 Input = Skipped | tuple[Path, str]  # a file to load with its source, or what is not loaded and why
 
 
@@ -107,12 +116,22 @@ def load_input(item: Input, report: IngestReport, limits: LoadLimits, record_pat
 
 
 def documents_of_files(items: list[Input], report: IngestReport, limits: LoadLimits,
-                       streaming: bool, record_paths: bool = True) -> Iterable[Document]:
-    """The documents of the input files. Not ``streaming``: every file loaded now, in a list.
-    ``streaming``: one file loaded at a time, each document id once (where the same id comes
-    twice, only its last occurrence: what a full load keeps)."""
+                       streaming: bool, record_paths: bool = True,
+                       progress: ProgressFactory | None = None) -> Iterable[Document]:
+    """The documents of the input files. Not ``streaming``: every file loaded now, in a list
+    (the "reading" phase of ``progress``). ``streaming``: one file loaded at a time, each
+    document id once (where the same id comes twice, only its last occurrence: what a full load
+    keeps)."""
     if not streaming:
-        return [d for item in items for d in load_input(item, report, limits, record_paths)]
+        bar = phase(progress, len(items), "reading")
+        docs = []
+        for item in items:
+            docs += load_input(item, report, limits, record_paths)
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return docs
     return _stream(items, report, limits, record_paths)
 
 
@@ -252,6 +271,8 @@ class IngestRun:
         self.last_commit = time.monotonic()
         self.parents = self.children = 0
         self.bar: Any = None
+        self.embedded = 0  # entries embedded (the embedding phase's count)
+        self.committed_since_bar = False
         self.rep: Representer | None = None
         self.small: SmallIndex | None = None
         self.deletes: list[str] = []  # documents to delete in the last transaction (sync: files gone)
@@ -264,7 +285,11 @@ class IngestRun:
             todo: Iterable[tuple[Document, list, list]] = (
                 item for group in _groups(docs, INGEST_GROUP) for item in self._to_write(group))
         else:
-            todo = list(self._to_write(list({d.doc_id: d for d in docs}.values())))
+            unique = list({d.doc_id: d for d in docs}.values())
+            bar = phase(self.progress, len(unique), "splitting")
+            todo = list(self._to_write(unique, bar))
+            if bar is not None:
+                bar.close()
             total = sum(len(children) for _, _, children in todo)
         try:
             for d, parents, children in todo:
@@ -285,9 +310,10 @@ class IngestRun:
                 self.bar.close()
         return self._finish(t0)
 
-    def _to_write(self, docs: list[Document]) -> Iterator[tuple[Document, list[Parent], list[Child]]]:
+    def _to_write(self, docs: list[Document], bar: Any = None) -> Iterator[tuple[Document, list[Parent], list[Child]]]:
         """The documents among ``docs`` to write (new or changed), split into parents and
-        chunks; unchanged ones and ones over ``max_document_chunks`` go into the report."""
+        chunks; unchanged ones and ones over ``max_document_chunks`` go into the report.
+        ``bar``: the splitting phase's progress, one a document."""
         report = self.report
         stored = self.writer.get_documents([d.doc_id for d in docs]) if docs else {}
         todo = []
@@ -301,9 +327,13 @@ class IngestRun:
             else:
                 todo.append(d)
                 (report.updated if old is not None else report.added).append(d.doc_id)
+        if bar is not None:
+            bar.update(len(docs) - len(todo))  # unchanged: nothing to split
         limit = self.settings.ingest.max_document_chunks
         for d in todo:
             parents, children = split_document(d, self.split)
+            if bar is not None:
+                bar.update(1)
             if len(children) > limit:  # skipped, its stored version (if any) kept
                 report.skipped.append(Skipped(d.source if d.format != "jsonl" else f"{d.source}:{d.doc_id}",
                                               f"{len(children)} chunks; the limit is {limit} (setting "
@@ -367,8 +397,15 @@ class IngestRun:
                 mine += self.rep.entries(more_texts, [ic.child for ic in more], [ic.vector for ic in more])
             self.txn.put_document(d, parents, mine)
         self.report.embed_seconds += self.rep.seconds - before
+        self.embedded += len(texts)
         if self.bar is not None:
-            self.bar.update(len(texts))
+            if self.committed_since_bar:  # a checkpoint's "writing" phase took the line: embedding again
+                self.bar = self.progress(None, "embedding") if self.progress else None
+                self.committed_since_bar = False
+                if self.bar is not None:
+                    self.bar.update(self.embedded - len(texts))
+            if self.bar is not None:
+                self.bar.update(len(texts))
 
     def _move_and_delete(self) -> None:
         """Renamed and relabeled documents written under their new names from what is stored (no
@@ -387,7 +424,11 @@ class IngestRun:
             self.txn.delete_document(doc_id)
 
     def _commit(self) -> None:
+        bar = phase(self.progress, None, "writing")
         self.report.generation = self.txn.commit()
+        if bar is not None:
+            bar.close()
+            self.committed_since_bar = True
         self.report.checkpoints += 1
         self.txn, self.written, self.last_commit = None, 0, time.monotonic()
         if self.streaming:

@@ -192,7 +192,7 @@ class KnowledgeBase:
         with self.reading() as store:
             known = known_sources(store) if record_paths else {}
         items = list(input_files(paths, prefix, known))
-        docs = documents_of_files(items, report, load_limits(self.settings), streaming, record_paths)
+        docs = documents_of_files(items, report, load_limits(self.settings), streaming, record_paths, progress)
         return self._ingest(docs, report, t0, progress, streaming)
 
     def sync(self, folder: str | Path, *, prefix: str = "", dry_run: bool = False,
