@@ -61,14 +61,20 @@ _jieba = None
 
 
 def load_jieba():
-    """jieba, initialised once (quietly)."""
+    """jieba, initialised once (quietly), its dictionary from the per-user cache on disk
+    (``ragsift.text.segmenter``: milliseconds, where building or loading it whole takes
+    seconds)."""
     global _jieba
     with _jieba_lock:
         if _jieba is None:
             import jieba
 
+            from ragsift.text.segmenter import open_dictionary
+
             jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
+            with jieba.dt.lock:
+                if not jieba.dt.initialized:
+                    open_dictionary(jieba.dt, jieba.__version__)
             _jieba = jieba
     return _jieba
 
