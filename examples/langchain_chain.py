@@ -11,7 +11,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from _common import arguments, model, open_kb
+from _common import arguments, model, open_kb, run
 from ragsift.integrations.langchain import RagsiftRetriever
 
 
@@ -37,4 +37,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

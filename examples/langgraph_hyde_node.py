@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from _common import arguments, open_kb
+from _common import arguments, open_kb, run
 
 
 class QueryState(TypedDict, total=False):
@@ -25,7 +25,7 @@ class QueryState(TypedDict, total=False):
     hyde_document: str
 
 
-def hyde_node(kb, llm: str, max_tokens: int):
+def hyde_node(kb, llm: str, max_tokens: int, timeout: float = 300):
     def search_embedding_hyde(state: QueryState) -> QueryState:
         query = (state.get("rewritten_query") or state.get("original_query") or "").strip()
         if not query:
@@ -33,7 +33,7 @@ def hyde_node(kb, llm: str, max_tokens: int):
         flt = {"item_name": {"in": state["item_names"]}} if state.get("item_names") else None
         res = kb.query(query, filter=flt, llm_model=llm, channels=["dense", "bm25", "hyde", "hyde_bm25"],
                        hyde_mode="query+hypothesis", hyde_max_tokens=max_tokens, fusion="rrf",
-                       channel_timeouts={"hyde": 300, "hyde_bm25": 300})
+                       channel_timeouts={"hyde": timeout, "hyde_bm25": timeout})
         hyde = res.trace.transforms.get("hyde", {})
         return {"hyde_passages": [{"source": p.source, "heading": p.heading, "score": p.score, "text": p.text}
                                   for p in res.passages],
@@ -44,7 +44,7 @@ def hyde_node(kb, llm: str, max_tokens: int):
 def main() -> None:
     args = arguments(__doc__)
     graph = StateGraph(QueryState)
-    graph.add_node("search_embedding_hyde", hyde_node(open_kb(args), args.llm, args.max_tokens))
+    graph.add_node("search_embedding_hyde", hyde_node(open_kb(args), args.llm, args.max_tokens, args.timeout))
     graph.add_edge(START, "search_embedding_hyde")
     graph.add_edge("search_embedding_hyde", END)
     out = graph.compile().invoke({"original_query": args.question, "item_names": ["星云智能音箱 S2"]})
@@ -54,4 +54,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -12,7 +12,7 @@ from typing import Any
 from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
 from llama_index.core.query_engine import RetrieverQueryEngine
 
-from _common import arguments, model, open_kb
+from _common import arguments, model, open_kb, run
 from ragsift.integrations.llamaindex import RagsiftRetriever
 
 
@@ -45,4 +45,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -43,3 +43,23 @@ def test_langgraph_hyde_node(sample_kb):
     passages = [ln for ln in lines if ln.startswith("passage: ")]
     assert passages and all(ln.startswith("passage: speaker_manual_zh.md › ") for ln in passages)  # the filter held
     assert "恢复出厂设置" in passages[0]
+
+
+def fails(name: str, *args: str) -> subprocess.CompletedProcess:
+    p = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=900,
+                       cwd=EXAMPLES)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    ours = [ln for ln in p.stderr.splitlines() if not ln.startswith("decode: ")]  # llama.cpp logs an abort itself
+    assert len(ours) == 1 and ours[0].startswith(f"{name}: error: ")  # one line
+    return p
+
+
+@pytest.mark.parametrize("name", ["langchain_chain.py", "llamaindex_query_engine.py", "langgraph_hyde_node.py"])
+def test_an_example_fails_in_one_line(tmp_path, name):
+    p = fails(name, "--kb", str(tmp_path / "none"), "How do I reset the hub?")
+    assert "no knowledge base" in p.stderr
+
+
+def test_a_model_out_of_time_is_one_line(sample_kb):
+    p = fails("langchain_chain.py", "--kb", str(sample_kb.path), "--timeout", "0.01", "How do I reset the hub?")
+    assert "out of time" in p.stderr
