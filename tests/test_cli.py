@@ -1,5 +1,6 @@
 """The ragsift command, run as users run it: a real subprocess."""
 import json
+import os
 import subprocess
 import sys
 
@@ -183,3 +184,142 @@ def test_jsonl_documents_on_standard_input(tmp_path):
     assert [p["doc_id"] for p in left] == ["faq-zh"]
     bad = ragsift("--kb", kb, "ingest", "-", str(tmp_path), check=False)
     assert bad.returncode == 2 and "cannot be mixed" in bad.stderr
+
+
+# ---------------------------------------------------------------- starting fast (issue 29)
+def imported(*args: str) -> set[str]:
+    """The modules a ``ragsift`` command imports (``python -X importtime``)."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "ragsift.cli", *args], capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
+
+
+def test_version_and_help_load_nothing_of_the_engine():
+    from ragsift import __version__
+
+    for args in (["--version"], ["--help"]):
+        mods = imported(*args)
+        assert "ragsift" in mods
+        heavy = {"numpy", "pydantic", "lancedb", "pyarrow", "jieba", "ragsift.config", "ragsift.kb"} & mods
+        assert not heavy, f"ragsift {args[0]} imported {heavy}"
+    p = ragsift("--version")
+    assert p.stdout.strip() == f"ragsift {__version__}"
+    # a command's flags still come from the settings once the command is chosen
+    assert "--unit {parent,child,document,window,auto}" in ragsift("query", "--help").stdout
+
+
+def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
+    kb, docs = cli_kb
+    ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
+    for cmd in ("stats", "list"):
+        mods = imported("--kb", str(kb), cmd)
+        loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy"} & mods
+        assert not loaded, f"ragsift {cmd} imported {loaded}"
+
+
+def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
+    docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups are kept for 30 days.\n"})
+    kb = str(tmp_path / "kb")
+    ragsift("--kb", kb, "ingest", str(docs), "--no-progress", "--embedder", "minilm")
+    assert "jieba" not in imported("--kb", kb, "query", "How long are backups kept?")
+    assert "jieba" in imported("--kb", kb, "query", "备份保留多久？")
+
+
+def test_bad_arguments_are_told_before_anything_loads(tmp_path):
+    kb = tmp_path / "kb"
+    for args, message in ((["ingest", "-", str(tmp_path)], "cannot be mixed"),
+                          (["ingest", str(tmp_path), str(tmp_path), "--sync"], "exactly one path"),
+                          (["ingest", str(tmp_path), "--dry-run"], "--dry-run goes with --sync"),
+                          (["query", "x", "--weights", "dense"], "--weights takes name=number pairs"),
+                          (["query", "x", "--filter", "{bad"], "--filter is not valid JSON")):
+        p = ragsift("--kb", str(kb), *args, check=False)
+        assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1
+        assert not kb.exists()  # nothing created, no model loaded to find it out
+
+
+def test_the_segmenter_dictionary_is_cached_and_reused(tmp_path):
+    import jieba
+
+    from ragsift.text.segmenter import LazyFreq, open_dictionary
+
+    text = "星云智能音箱恢复出厂设置：同时按住音量加和静音键五秒。机器学习里的监督学习需要标注数据，骁龙芯片。"
+    reference = jieba.Tokenizer()
+    assert open_dictionary(reference, jieba.__version__, tmp_path / "cache") == "built"
+    files = sorted(f.suffix for f in (tmp_path / "cache").iterdir())
+    assert files == [".marshal", ".sqlite"]  # written whole: no temporary file left behind
+    again = jieba.Tokenizer()
+    assert open_dictionary(again, jieba.__version__, tmp_path / "cache") == "cache"
+    assert isinstance(again.FREQ, LazyFreq)
+    assert list(again.cut_for_search(text)) == list(reference.cut_for_search(text))  # word for word
+    assert list(again.cut(text, HMM=False)) == list(reference.cut(text, HMM=False))
+    assert again.FREQ.lookups < 500  # a sentence reads a few words of the dictionary, not all of it
+
+
+def test_the_segmenter_works_without_a_usable_cache(tmp_path):
+    import jieba
+
+    from ragsift.text.segmenter import cache_stem, dictionary_file, open_dictionary
+
+    text = "监督学习需要标注数据"
+    expected = list(jieba.Tokenizer().cut_for_search(text))
+    (tmp_path / "a-file").write_text("not a folder")
+    t = jieba.Tokenizer()
+    assert open_dictionary(t, jieba.__version__, tmp_path / "a-file" / "cache") == "memory"  # cannot be made
+    assert list(t.cut_for_search(text)) == expected
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    stem = cache_stem(dictionary_file(t), jieba.__version__)
+    (damaged / f"{stem}.sqlite").write_bytes(b"not a database")
+    t = jieba.Tokenizer()
+    assert open_dictionary(t, jieba.__version__, damaged) == "built"  # rebuilt over the damaged file
+    assert list(t.cut_for_search(text)) == expected
+    assert open_dictionary(jieba.Tokenizer(), jieba.__version__, damaged) == "cache"
+
+
+def test_processes_building_the_segmenter_cache_at_once(tmp_path):
+    probe = ("import jieba, sys; from ragsift.text.segmenter import open_dictionary; t = jieba.Tokenizer(); "
+             "how = open_dictionary(t, jieba.__version__); print(how, '/'.join(t.cut_for_search('监督学习')))")
+    env = {**os.environ, "RAGSIFT_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", probe], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    import jieba
+
+    words = "/".join(jieba.Tokenizer().cut_for_search("监督学习"))  # jieba's own dictionary, in memory
+    assert {o[1] for o in outs} == {words} and {o[0] for o in outs} <= {"built", "cache"}
+    after = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=600)
+    assert after.stdout.split() == ["cache", words]
+    assert not [f for f in (tmp_path / "cache").iterdir() if f.suffix == ".tmp"]
+
+
+def test_one_progress_line_for_every_phase_of_an_ingest(tmp_path):
+    from ragsift import KnowledgeBase
+    from ragsift.console import PhaseProgress
+
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\n告警阈值设置为百分之九十。\n",
+                                           "b.md": "# B\n\nBackups are kept for 30 days.\n"})
+    seen: list[tuple[str, int | None]] = []
+    counted: dict[str, int] = {}
+
+    class Recorder(PhaseProgress):
+        def __call__(self, total, desc):
+            seen.append((desc, total))
+            self.phase = desc
+            return self
+
+        def update(self, n):
+            counted[self.phase] = counted.get(self.phase, 0) + n
+
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
+    report = kb.ingest(docs, progress=Recorder())
+    assert [d for d, _ in seen] == ["reading", "splitting", "embedding", "writing"]
+    assert dict(seen)["reading"] == 2 and counted["reading"] == 2 and counted["splitting"] == 2
+    assert counted["embedding"] == dict(seen)["embedding"] == report.children
+    # the command line: the one line on stderr goes through the phases (forced on: stderr is a pipe here)
+    p = ragsift("--kb", str(tmp_path / "kb2"), "ingest", str(docs), "--embedder", "minilm", "--progress")
+    phases = [part.split(":")[0].strip() for part in p.stderr.replace("\r", "\n").splitlines() if ":" in part]
+    assert list(dict.fromkeys(phases)) == ["reading", "splitting", "embedding", "writing"]
+    quiet = ragsift("--kb", str(tmp_path / "kb3"), "ingest", str(docs), "--embedder", "minilm")
+    assert quiet.stderr == ""  # not a terminal: no progress
