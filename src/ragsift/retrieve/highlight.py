@@ -4,10 +4,12 @@ question asks, so a reader sees where to look rather than a whole ~200-token chu
 A sentence scores by the question's terms it holds, as the knowledge base's BM25 analyzer sees
 words (jieba words for Chinese, stemmed English words without stop words; ``text.analyzer``),
 each term weighted by how rare it is among the passage's matched sentences (a word in every
-sentence tells nothing). Per child at most ``MAX_PER_CHILD`` sentences are kept, those scoring at
-least ``KEEP_SHARE`` of its best, and never every sentence of a child of several: a one-sentence
-child is that sentence, and a child where no sentence shares a word with the question (a
-dense-only match) has none. Cheap: one analyzer pass over the matched text, no model."""
+sentence tells nothing) and less when the section's heading holds it (the whole section is about
+its heading: the sentence that answers holds the question's other words). Per child at most
+``MAX_PER_CHILD`` sentences are kept, those scoring at least ``KEEP_SHARE`` of its best, and
+never every sentence of a child of several: a one-sentence child is that sentence, and a child
+where no sentence shares a word with the question (a dense-only match) has none. Cheap: one
+analyzer pass over the matched text, no model."""
 from __future__ import annotations
 
 import math
@@ -20,11 +22,14 @@ from ragsift.types import Span
 
 MAX_PER_CHILD = 2
 KEEP_SHARE = 0.5
+HEADING_WEIGHT = 0.3  # a question's term that the heading holds counts this much
 
 
-def best_sentences(text: str, matched: Sequence[Span], query: str, analyzer: Analyzer) -> tuple[Span, ...]:
+def best_sentences(text: str, matched: Sequence[Span], query: str, analyzer: Analyzer,
+                   heading: str = "") -> tuple[Span, ...]:
     """The sentences of ``text`` inside the ``matched`` child spans that best match ``query``,
-    as spans of ``text`` (each with its child's id and channels), in text order."""
+    as spans of ``text`` (each with its child's id and channels), in text order; ``heading`` is
+    the passage's heading path, as text."""
     wanted = set(analyzer.terms(query))
     if not wanted or not matched:
         return ()
@@ -38,7 +43,8 @@ def best_sentences(text: str, matched: Sequence[Span], query: str, analyzer: Ana
             per_child.append((s, sents))
     distinct = {(a, b): terms for _, sents in per_child for a, b, terms in sents}  # overlapping children: once
     df = Counter(t for terms in distinct.values() for t in terms)
-    weight = {t: math.log(1 + len(distinct) / c) for t, c in df.items()}
+    titled = set(analyzer.terms(heading)) if heading else set()
+    weight = {t: math.log(1 + len(distinct) / c) * (HEADING_WEIGHT if t in titled else 1.0) for t, c in df.items()}
     out: dict[tuple[int, int], Span] = {}
     for s, sents in per_child:
         scored = sorted(((sum(weight[t] for t in terms), a, b) for a, b, terms in sents if terms),

@@ -77,7 +77,8 @@ class Retriever:
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
         passages, packing = pack(cands, q.token_budget, q.max_passages)
-        passages = [replace(p, sentences=best_sentences(p.text, p.matched, r.query, self.analyzer)) for p in passages]
+        passages = [replace(p, sentences=best_sentences(p.text, p.matched, r.query, self.analyzer, p.heading))
+                    for p in passages]
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
         t_end = time.perf_counter()
