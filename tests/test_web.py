@@ -1,10 +1,14 @@
 """The web page in real headless Chromium (Debian's chromium, driven by Playwright): the key,
-questions in Chinese and English with the expected section first and its spans highlighted,
-the trace, two configurations side by side, an upload that becomes searchable, and how a PDF
-was read (its pages, headings and tables)."""
+questions in Chinese and English with the expected section first and its best sentences marked,
+why each passage was found and the trace, named by source and heading; two configurations side
+by side; Enter to search; the documents browser (search, sort, pages, the view); an upload that
+becomes searchable; how a PDF was read; at 1440 px and on a 390 px phone, with axe-core's
+accessibility check."""
 from __future__ import annotations
 
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import write_files
@@ -15,13 +19,26 @@ pytestmark = pytest.mark.slow  # a real browser
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
+AXE = Path(__file__).parent / "data" / "axe" / "axe.min.js"  # axe-core 4.14.1 (tests/data/axe/README.md)
+WIDTHS = {1440: 1000, 390: 844}  # a desktop, a phone
+PAGE = 10  # documents a page (app.js)
+# added to the sample's six documents, so that the list has two pages
+NOTES = ([{"id": f"kayak-{i}", "source": f"kayak-{i}.md", "title": f"Kayak note {i}",
+           "text": f"Kayak note {i}: a touring kayak is about {480 + i} centimetres long."} for i in range(1, 6)]
+         + [{"id": f"huachuan-{i}", "source": f"划船-{i}.txt", "title": f"划船笔记 {i}",
+             "text": f"划船笔记第{i}篇：桨的长度约为两米二。"} for i in range(1, 5)])
 
 
 @pytest.fixture(scope="module")
 def server(sample_kb, tmp_path_factory):
+    from server_process import wait_job
+
     kb = tmp_path_factory.mktemp("web") / "kb"
     shutil.copytree(sample_kb.path, kb)
     with ServerProcess(["--kb", str(kb), "serve", "--no-mcp"]) as srv:
+        with srv.client() as c:
+            job = wait_job(c, c.post("/v1/documents", json={"documents": NOTES}).json())
+            assert job["state"] == "done", job
         yield srv
 
 
@@ -35,9 +52,8 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _open(browser, server, width: int = 1440):
+    context = browser.new_context(viewport={"width": width, "height": WIDTHS[width]})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -46,9 +62,29 @@ def page(browser, server):
     page.fill("#apikey", WRITE_KEY)
     page.dispatch_event("#apikey", "change")
     expect(page.locator("#status")).to_have_text("ready")
+    return context, page, errors
+
+
+@pytest.fixture
+def page(browser, server):
+    context, page, errors = _open(browser, server)
     yield page
     assert not errors, errors
     context.close()
+
+
+@pytest.fixture(params=list(WIDTHS), ids=lambda w: f"{w}px")
+def sized(request, browser, server):
+    """The page at a desktop's width and at a phone's."""
+    context, page, errors = _open(browser, server, request.param)
+    yield page
+    assert not errors, errors
+    context.close()
+
+
+def _no_sideways_scroll(page) -> None:
+    width = page.viewport_size["width"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
 def _ask(page, question: str) -> None:
@@ -106,7 +142,10 @@ def test_upload_a_file_then_find_it(page, tmp_path):
     page.set_input_files("#files", str(docs / "kayak.md"))
     page.click("#upload-button")
     expect(page.locator("#job")).to_contain_text("ingest done: 1 added", timeout=120_000)
-    expect(page.locator("#documents tbody")).to_contain_text("kayak.md")
+    # the list turns to newest first: the upload is its first row, marked
+    expect(page.locator("#doc-sort")).to_have_value("generation:desc")
+    expect(page.locator("#documents li.doc").first).to_have_attribute("data-source", "kayak.md")
+    expect(page.locator("#documents li.doc.fresh")).to_have_count(1)
     _ask(page, "How long is a touring kayak paddle?")
     expect(page.locator(".result-column .passage").first.locator(".where")).to_contain_text("kayak.md › Kayaks > Paddling")
 
@@ -132,7 +171,7 @@ def test_a_pdf_uploaded_then_viewed_with_its_pages_and_tables(page, tmp_path):
     _ask(page, "恢复出厂设置要按哪些键？")
     cited = page.locator(".result-column .passage .where", has_text="星云手册.pdf › ").first
     expect(cited).to_contain_text("(p. 1)")
-    row = page.locator("#documents tbody tr", has_text="星云手册.pdf")
+    row = page.locator("#documents li.doc", has_text="星云手册.pdf")
     row.locator("button.view").click()
     view = page.locator("#document-view")
     expect(view).to_be_visible()
@@ -146,3 +185,184 @@ def test_a_pdf_uploaded_then_viewed_with_its_pages_and_tables(page, tmp_path):
     expect(table).to_contain_text("恢复出厂设置")
     view.locator("button.close").click()
     expect(view).to_be_hidden()
+
+
+# ------------------------------------------------------------------ at a desktop's and a phone's width
+def _ask_enter(page, question: str) -> None:
+    """Type a question and press Enter (the page searches; no new line)."""
+    page.fill("#question", question)
+    page.press("#question", "Enter")
+    expect(page.locator(".result-column .passage").first).to_be_visible()
+    assert "\n" not in page.input_value("#question")
+
+
+@pytest.mark.parametrize("question,source,word", [
+    ("恢复出厂设置要按哪些键？", "speaker_manual_zh.md", "键"),  # the sentence with the keys, not the heading's words
+    ("How many seconds do I hold the reset button to wipe the hub?", "smarthub_manual_en.md", "reset button"),
+])
+def test_enter_searches_and_the_matching_sentences_are_marked(sized, question, source, word):
+    _ask_enter(sized, question)
+    first = sized.locator(".result-column .passage").first
+    expect(first).to_have_attribute("data-source", source)
+    text = first.locator(".text").inner_text()
+    marks = first.locator(".text mark").all_inner_texts()
+    assert marks and all(0 < len(m) < len(text) for m in marks)  # sentences, not the passage
+    assert any(word in m.replace("\n", " ") for m in marks)
+    assert all(m in text for m in marks)
+    chunks = first.locator(".text .chunk")  # the matched children, lighter, around the marks
+    assert chunks.count() >= 1 and first.locator(".text .chunk mark").count() == len(marks)
+    assert sum(len(m) for m in marks) < sum(len(c) for c in chunks.all_inner_texts())
+    _no_sideways_scroll(sized)
+
+
+def test_shift_enter_is_a_new_line_and_a_search_shows_its_state(page):
+    page.fill("#question", "first line")
+    page.press("#question", "Shift+Enter")
+    page.keyboard.type("second line")
+    assert page.input_value("#question") == "first line\nsecond line"
+    expect(page.locator(".result-column")).to_have_count(0)  # nothing was searched
+    page.fill("#question", "How do I reset the hub?")
+    # the moment the search starts: button disabled, status said (read before the answer can arrive)
+    assert page.evaluate("""() => { document.querySelector('#question').dispatchEvent(
+        new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, cancelable: true}));
+        return [document.querySelector('#ask-button').disabled, document.querySelector('#status').textContent]; }""") \
+        == [True, "searching…"]
+    expect(page.locator("#status")).to_contain_text("passages")
+    expect(page.locator("#ask-button")).to_be_enabled()
+
+
+def test_a_failed_search_says_why_and_the_page_recovers(page):
+    page.fill("#filter", '{"no_such_field": 1}')
+    page.fill("#question", "How do I reset the hub?")
+    page.click("#ask-button")
+    expect(page.locator("#error")).to_be_visible()
+    expect(page.locator("#error")).to_contain_text("The search failed: 400")
+    expect(page.locator("#error")).to_contain_text("no_such_field")
+    expect(page.locator("#status")).to_have_text("search failed")
+    expect(page.locator("#ask-button")).to_be_enabled()
+    page.fill("#filter", "{not json")
+    page.click("#ask-button")
+    expect(page.locator("#error")).to_contain_text("The filter is not valid JSON")
+    page.fill("#filter", "")
+    page.click("#ask-button")
+    expect(page.locator("#error")).to_be_hidden()
+    expect(page.locator(".result-column .passage").first).to_be_visible()
+
+
+def test_why_each_passage_was_found_and_the_trace_name_sources_and_headings(sized):
+    _ask_enter(sized, "恢复出厂设置要按哪些键？")
+    first = sized.locator(".result-column .passage").first
+    why = first.locator("aside.why")
+    expect(why).to_be_visible()
+    expect(why.locator("li[data-channel=dense]")).to_contain_text(re.compile(r"dense #\d+ \(score"))
+    expect(why.locator("li[data-channel=bm25]")).to_contain_text(re.compile(r"bm25 #\d+ \(score"))
+    expect(why.locator("li.fused")).to_contain_text("fused #1 (weighted)")
+    box, text = why.bounding_box(), first.locator(".text").bounding_box()
+    if sized.viewport_size["width"] >= 1200:  # beside the passage it explains
+        assert box["x"] >= text["x"] + text["width"] and abs(box["y"] - text["y"]) < 40
+    else:  # under it on a phone
+        assert box["y"] >= text["y"] + text["height"]
+    trace = sized.locator(".result-column details.trace").first
+    assert trace.get_attribute("open") is None  # folded until asked for
+    trace.locator("summary").first.click()
+    trace.locator("details.channel-hits summary").first.click()
+    fused = trace.locator("table").nth(2)  # channels, the first channel's hits, the fused ranking
+    expect(fused.locator("tbody tr").first).to_contain_text("speaker_manual_zh.md › 星云智能音箱 S2 使用说明书 > 故障排除 > 恢复出厂设置")
+    expect(trace.locator("details.channel-hits table").first).to_contain_text(" › ")
+    assert not re.search(r"#p\d", trace.inner_text())  # no opaque unit ids
+    _no_sideways_scroll(sized)
+
+
+def _sources(page) -> list[str]:
+    return page.locator("#documents li.doc").evaluate_all("items => items.map(i => i.dataset.source)")
+
+
+def test_the_documents_browser_searches_sorts_pages_and_opens_a_document(sized, server):
+    with server.client() as c:
+        total = c.get("/v1/documents", params={"limit": 1}).json()["total"]
+        by_title = [d["source"] for d in c.get("/v1/documents", params={"sort": "title", "limit": PAGE}).json()["documents"]]
+    assert total > PAGE
+    p = sized
+    expect(p.locator("#doc-range")).to_have_text(f"1–{PAGE} of {total}")
+    expect(p.locator("#documents li.doc")).to_have_count(PAGE)
+    expect(p.locator("#doc-prev")).to_be_disabled()
+    p.click("#doc-next")
+    expect(p.locator("#doc-range")).to_have_text(f"{PAGE + 1}–{total} of {total}")
+    expect(p.locator("#documents li.doc")).to_have_count(total - PAGE)
+    expect(p.locator("#doc-next")).to_be_disabled()
+    p.click("#doc-prev")
+    expect(p.locator("#doc-range")).to_have_text(f"1–{PAGE} of {total}")
+
+    p.fill("#doc-search", "KAYAK note")  # English, any case, every word
+    expect(p.locator("#doc-range")).to_have_text("1–5 of 5")
+    assert sorted(_sources(p)) == [f"kayak-{i}.md" for i in range(1, 6)]
+    p.fill("#doc-search", "划船")  # Chinese, by title
+    expect(p.locator("#doc-range")).to_have_text("1–4 of 4")
+    expect(p.locator("#documents li.doc").first).to_contain_text("划船笔记")
+    p.fill("#doc-search", "说明书")
+    expect(p.locator("#doc-range")).to_have_text("1–1 of 1")
+    p.fill("#doc-search", "nothing-like-this")
+    expect(p.locator("#documents li.empty")).to_have_text("no document matches “nothing-like-this”")
+    p.fill("#doc-search", "")
+    p.select_option("#doc-sort", "title:asc")
+    expect(p.locator("#documents li.doc").first).to_have_attribute("data-source", by_title[0])
+    assert _sources(p) == by_title
+
+    # no one-letter-per-line columns: names and buttons keep a usable width
+    for item in p.locator("#documents li.doc").all():
+        assert item.locator(".doc-name").bounding_box()["width"] > 150
+        assert item.locator(".doc-source").bounding_box()["height"] < 30  # a short name on one line
+        for button in item.locator("button").all():
+            assert button.bounding_box()["height"] < 40
+    ask, docs = p.locator("#ask").bounding_box(), p.locator("#manage").bounding_box()
+    if p.viewport_size["width"] >= 1200:
+        assert docs["x"] > ask["x"] + ask["width"] - 1  # side by side
+    else:
+        assert docs["y"] > ask["y"] + ask["height"] - 1  # stacked
+    _no_sideways_scroll(p)
+
+    p.fill("#doc-search", "speaker")
+    row = p.locator("#documents li.doc", has_text="speaker_manual_zh.md")
+    row.locator("button.view").click()
+    view = p.locator("#document-view")
+    expect(view).to_be_visible()
+    expect(view.locator("h3")).to_have_text("speaker_manual_zh.md — 星云智能音箱 S2 使用说明书")
+    expect(view.locator(".outline li", has_text="恢复出厂设置")).to_have_count(1)
+    _no_sideways_scroll(p)
+    p.keyboard.press("Escape")
+    expect(view).to_be_hidden()
+
+
+def test_keyboard_focus_is_visible(page):
+    page.click("#question")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
+        return [e.id, s.outlineStyle, s.outlineWidth]; }""")
+    assert focused == ["ask-button", "solid", "3px"]
+
+
+def test_no_serious_accessibility_violations(sized):
+    """axe-core on the page with an answer, its trace open, and a document's view open."""
+    _ask_enter(sized, "How do I factory reset the hub?")
+    sized.locator(".result-column details.trace summary").first.click()
+    sized.add_script_tag(path=str(AXE))
+    run = "async () => (await axe.run(document, {resultTypes: ['violations']})).violations" \
+          ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"
+    bad = [v for v in sized.evaluate(run) if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+    sized.locator("#documents li.doc button.view").first.click()
+    expect(sized.locator("#document-view")).to_be_visible()
+    bad = [v for v in sized.evaluate(run) if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+
+
+def test_the_documents_api_searches_sorts_and_pages(server):
+    with server.client() as c:
+        r = c.get("/v1/documents", params={"q": "划船 笔记", "sort": "title", "order": "desc", "limit": 2}).json()
+        assert r["total"] == 4 and [d["title"] for d in r["documents"]] == ["划船笔记 4", "划船笔记 3"]
+        r = c.get("/v1/documents", params={"q": "kayak note", "offset": 4}).json()
+        assert (r["total"], r["offset"], [d["source"] for d in r["documents"]]) == (5, 4, ["kayak-5.md"])
+        newest = c.get("/v1/documents", params={"sort": "generation", "order": "desc", "limit": 1}).json()
+        assert newest["documents"][0]["generation"] == max(
+            d["generation"] for d in c.get("/v1/documents", params={"limit": 100}).json()["documents"])
+        assert c.get("/v1/documents", params={"sort": "size"}).status_code == 422

@@ -1,10 +1,13 @@
-// ragsift's web page: ask, see passages with their matched spans and the trace, compare two
-// configurations, upload files and manage documents. Plain JavaScript, no build step; all text
-// from the server is inserted as text, never as HTML.
+// ragsift's web page: ask, see passages with their matching sentences marked and why each was
+// found, the trace, two configurations side by side; upload files, and browse (search, sort,
+// page), view and delete documents. Plain JavaScript, no build step; all text from the server is
+// inserted as text, never as HTML.
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
-const state = { kbs: [], defaultKb: "default", settings: null, key: "" };
+const state = { kbs: [], defaultKb: "default", settings: null, key: "",
+                docs: { q: "", sort: "source:asc", offset: 0, total: 0, fresh: null } };
+const PAGE = 10;  // documents a page
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -110,6 +113,7 @@ async function ask(event) {
   const results = $("#results");
   results.replaceChildren();
   results.classList.toggle("compare", configs.length > 1);
+  results.setAttribute("aria-busy", "true");
   setStatus("searching…");
   $("#ask-button").disabled = true;
   try {
@@ -119,28 +123,90 @@ async function ask(event) {
     for (const [label, fs, r] of answers) results.append(renderResult(label, readConfig(fs), r));
     setStatus(`${answers[0][2].passages.length} passages, ${answers[0][2].trace.timings_ms.total.toFixed(0)} ms`);
   } catch (e) {
-    showError(e.message);
-    setStatus("");
+    showError("The search failed: " + e.message);
+    setStatus("search failed");
   } finally {
+    results.removeAttribute("aria-busy");
     $("#ask-button").disabled = false;
   }
 }
 
-function highlighted(text, spans) {
-  // the matched child spans of a passage, as <mark> elements in its text
-  const sorted = [...spans].sort((a, b) => a.start - b.start);
-  const out = el("div", { class: "text" });
-  let at = 0;
-  for (const s of sorted) {
-    const start = Math.max(s.start, at);
-    if (s.end <= start) continue;
-    if (start > at) out.append(text.slice(at, start));
-    out.append(el("mark", { title: "found by " + s.channels.join(" + "), "data-channels": s.channels.join(" ") },
-      text.slice(start, s.end)));
-    at = s.end;
+// Enter searches, Shift+Enter is a new line; never while an input method is composing (Chinese)
+function questionKey(event) {
+  if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+  event.preventDefault();
+  if (!$("#ask-button").disabled) $("#query-form").requestSubmit();
+}
+
+function merged(spans) {
+  // spans as disjoint [start, end) intervals, in order, with the channels of what they cover
+  const out = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = out[out.length - 1];
+    if (last && s.start <= last.end) {
+      last.end = Math.max(last.end, s.end);
+      for (const c of s.channels) if (!last.channels.includes(c)) last.channels.push(c);
+    } else out.push({ start: s.start, end: s.end, channels: [...s.channels] });
   }
-  if (at < text.length) out.append(text.slice(at));
   return out;
+}
+
+function marked(text, chunks, sentences) {
+  // a passage's text: the matched children on a light background (span.chunk), inside them the
+  // sentences that best match the question as <mark>
+  const out = el("div", { class: "text", tabindex: "0" });  // it may scroll: reachable by keyboard
+  const marks = merged(sentences);
+  let at = 0;
+  const plain = upTo => { if (upTo > at) out.append(text.slice(at, upTo)); at = Math.max(at, upTo); };
+  for (const c of merged(chunks)) {
+    plain(c.start);
+    const chunk = el("span", { class: "chunk", title: "found by " + c.channels.join(" + "), "data-channels": c.channels.join(" ") });
+    let inAt = Math.max(c.start, at);
+    for (const m of marks) {
+      if (m.end <= inAt || m.start >= c.end) continue;
+      const start = Math.max(m.start, inAt), end = Math.min(m.end, c.end);
+      if (start > inAt) chunk.append(text.slice(inAt, start));
+      chunk.append(el("mark", { "data-channels": m.channels.join(" ") }, text.slice(start, end)));
+      inAt = end;
+    }
+    if (c.end > inAt) chunk.append(text.slice(inAt, c.end));
+    out.append(chunk);
+    at = Math.max(at, c.end);
+  }
+  plain(text.length);
+  return out;
+}
+
+// a unit of the trace as a reader knows it: "source › heading > path (p. 3)"; its id as a tooltip
+function unitName(trace, id) {
+  const u = (trace.units || {})[id];
+  if (!u) return id;
+  return u.source + (u.heading_path.length ? " › " + u.heading_path.join(" > ") : "") + cite(u.location);
+}
+
+// why a passage was found: each channel's rank for it, the fused rank, the hops that found it
+function renderWhy(p, trace) {
+  const ids = new Set(p.matched.map(s => s.child_id));
+  const keys = new Set([p.parent_id, p.doc_id, ...ids]);
+  const items = [];
+  for (const c of trace.channels) {
+    const hits = c.hits.filter(h => ids.has(h.child_id) || (p.unit === "parent" && h.parent_id === p.parent_id));
+    const best = hits.length ? hits.reduce((a, b) => (a.rank <= b.rank ? a : b)) : null;
+    items.push(el("li", { "data-channel": c.name, class: best ? "hit" : "miss" },
+      el("strong", { text: c.name }), best ? ` #${best.rank} (score ${best.score.toFixed(3)})` : c.error ? " failed" : " did not find it"));
+  }
+  const fusedAt = trace.fused.findIndex(f => keys.has(f.parent_id));
+  if (fusedAt >= 0) items.push(el("li", { class: "fused" }, el("strong", { text: "fused" }), ` #${fusedAt + 1} (${trace.fusion.mode})`));
+  const why = el("aside", { class: "why", "aria-label": `Why passage ${p.rank} was found` },
+    el("h4", { text: "Why this passage" }), el("ul", {}, ...items));
+  if (p.provenance && p.provenance.length) {
+    why.append(el("p", { class: "provenance", text: "found by " + p.provenance.map(e => `hop ${e.hop} (“${e.query}”, #${e.rank})`).join(", ") }));
+  }
+  const marks = (p.sentences || []).length;
+  why.append(el("p", { class: "why-note", text: marks
+    ? `${marks} sentence${marks === 1 ? "" : "s"} marked: the ones sharing the question's words`
+    : "no sentence marked: none shares the question's words" }));
+  return why;
 }
 
 function renderResult(label, config, r) {
@@ -156,10 +222,7 @@ function renderResult(label, config, r) {
         el("span", { class: "rank", text: "#" + p.rank }),
         el("span", { class: "where", text: p.source + heading }),
         el("span", { class: "meta", text: `${p.unit} · score ${p.score.toFixed(4)} · ${p.tokens} tokens${p.truncated ? " · truncated" : ""}` })),
-      highlighted(p.text, p.matched));
-    if (p.provenance && p.provenance.length) {
-      art.append(el("p", { class: "provenance", text: "found by " + p.provenance.map(e => `hop ${e.hop} (“${e.query}”, #${e.rank})`).join(", ") }));
-    }
+      el("div", { class: "body" }, marked(p.text, p.matched, p.sentences || []), renderWhy(p, r.trace)));
     col.append(art);
   }
   col.append(renderTrace(r.trace));
@@ -167,12 +230,17 @@ function renderResult(label, config, r) {
 }
 
 function table(head, rows) {
-  return el("table", {}, el("thead", {}, el("tr", {}, ...head.map(h => el("th", { text: h })))),
-    el("tbody", {}, ...rows.map(row => el("tr", {}, ...row.map(c => el("td", { text: c }))))));
+  // in a box that scrolls sideways on a narrow screen (the page itself never does)
+  return el("div", { class: "table-box", tabindex: "0" }, el("table", {}, el("thead", {}, el("tr", {}, ...head.map(h => el("th", { scope: "col", text: h })))),
+    el("tbody", {}, ...rows.map(row => el("tr", {}, ...row.map(c => (c instanceof Node ? el("td", {}, c) : el("td", { text: c }))))))));
+}
+
+function named(trace, id) {
+  return el("span", { class: "unit-name", title: id, text: unitName(trace, id) });
 }
 
 function renderTrace(t) {
-  const d = el("details", { class: "trace" }, el("summary", { text: "Trace" }));
+  const d = el("details", { class: "trace" }, el("summary", { text: "Trace: every channel, fusion, timings" }));
   const fusion = Object.entries(t.fusion).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   d.append(el("p", { text: `language ${t.language} · generation ${t.generation} · fusion: ${fusion}` }));
   d.append(el("h4", { text: "Channels" }), table(["channel", "hits", "entries", "ms", "error"],
@@ -180,11 +248,11 @@ function renderTrace(t) {
   for (const c of t.channels) {
     if (!c.hits.length) continue;
     const sec = el("details", { class: "channel-hits" }, el("summary", { text: `${c.name}: top hits (raw scores)` }));
-    sec.append(table(["rank", "unit", "raw score"], c.hits.slice(0, 10).map(h => [h.rank, h.parent_id, h.score.toFixed(4)])));
+    sec.append(table(["rank", "section", "raw score"], c.hits.slice(0, 10).map(h => [h.rank, named(t, h.parent_id), h.score.toFixed(4)])));
     d.append(sec);
   }
   d.append(el("h4", { text: "Fused ranking" }), table(["rank", "unit", "fused score"],
-    t.fused.slice(0, 10).map((f, i) => [i + 1, f.parent_id, f.score.toFixed(5)])));
+    t.fused.slice(0, 10).map((f, i) => [i + 1, named(t, f.parent_id), f.score.toFixed(5)])));
   d.append(el("h4", { text: "Timings (ms)" }), table(Object.keys(t.timings_ms), [Object.values(t.timings_ms).map(v => v.toFixed(1))]));
   const tr = t.transforms || {};
   if (tr.rewrite) d.append(el("p", { class: "rewrite", text: `rewrite: ${tr.rewrite.rewritten || "(failed: " + tr.rewrite.error + ")"}` }));
@@ -211,16 +279,55 @@ function renderTrace(t) {
 
 // ------------------------------------------------------------------ documents and uploads
 async function loadDocuments() {
-  const body = $("#documents tbody");
+  const list = $("#documents");
+  const st = state.docs;
+  const [sort, order] = st.sort.split(":");
+  const params = new URLSearchParams({ offset: st.offset, limit: PAGE, sort, order });
+  if (st.q) params.set("q", st.q);
   try {
-    const r = await api(base() + "/documents?limit=500");
-    body.replaceChildren(...r.documents.map(d => el("tr", { "data-doc": d.doc_id },
-      el("td", { text: d.source }), el("td", { text: d.title }), el("td", { text: d.parents }),
-      el("td", {}, el("button", { class: "view", text: "View", onclick: () => viewDocument(d) })),
-      el("td", {}, el("button", { class: "delete", text: "Delete", onclick: () => removeDocument(d) })))));
+    const r = await api(`${base()}/documents?${params}`);
+    if (!r.documents.length && st.offset > 0 && r.total > 0) {  // the last page emptied: go back one
+      st.offset = Math.max(0, Math.floor((r.total - 1) / PAGE) * PAGE);
+      return loadDocuments();
+    }
+    st.total = r.total;
+    list.replaceChildren(...r.documents.map(d => {
+      const name = d.title && d.title !== d.source ? d.title : "";
+      const item = el("li", { class: "doc", "data-doc": d.doc_id, "data-source": d.source },
+        el("div", { class: "doc-name" },
+          el("span", { class: "doc-source", text: d.source }),
+          name ? el("span", { class: "doc-title", text: name }) : ""),
+        el("div", { class: "doc-counts", text: `${d.parents} section${d.parents === 1 ? "" : "s"} · ${d.format}` }),
+        el("div", { class: "doc-actions" },
+          el("button", { type: "button", class: "view secondary", text: "View", "aria-label": `View ${d.source}`, onclick: () => viewDocument(d) }),
+          el("button", { type: "button", class: "delete", text: "Delete", "aria-label": `Delete ${d.source}`, onclick: () => removeDocument(d) })));
+      if (st.fresh !== null && d.generation === st.fresh) item.classList.add("fresh");
+      return item;
+    }));
+    if (!r.documents.length) list.append(el("li", { class: "empty", text: st.q ? `no document matches “${st.q}”` : "no documents yet" }));
+    const first = r.total ? st.offset + 1 : 0, last = st.offset + r.documents.length;
+    $("#doc-range").textContent = `${first}–${last} of ${r.total}`;
+    $("#doc-prev").disabled = st.offset === 0;
+    $("#doc-next").disabled = last >= r.total;
   } catch (e) {
-    body.replaceChildren(el("tr", {}, el("td", { colspan: 4, text: e.message })));
+    list.replaceChildren(el("li", { class: "error", text: e.message }));
+    $("#doc-range").textContent = "";
   }
+}
+
+let searchTimer = null;
+function searchDocuments() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    state.docs.q = $("#doc-search").value.trim();
+    state.docs.offset = 0;
+    loadDocuments();
+  }, 250);
+}
+
+function turnPage(step) {
+  state.docs.offset = Math.max(0, state.docs.offset + step * PAGE);
+  loadDocuments();
 }
 
 // where a passage or section is in its source: (p. 3), (pp. 3-5), (slide 2)
@@ -237,10 +344,11 @@ async function viewDocument(d) {
   try {
     const v = await api(`${base()}/documents/${encodeURIComponent(d.doc_id)}/view`);
     const doc = v.document;
-    const items = [el("h3", { text: `${doc.source} — ${doc.title}` }),
+    const items = [el("div", { class: "view-head" },
+      el("h3", { id: "document-view-title", text: `${doc.source} — ${doc.title}` }),
+      el("button", { type: "button", class: "close secondary", text: "Close", onclick: () => box.close() })),
       el("p", { class: "doc-meta", text: `${doc.format} · ${doc.parents} sections · ${doc.children} entries` +
-        (v.pages ? ` · ${v.pages} page${v.pages === 1 ? "" : "s"}` : "") + (v.ocr_pages.length ? ` · OCR: pages ${v.ocr_pages.join(", ")}` : "") }),
-      el("button", { class: "close", text: "Close", onclick: () => { box.hidden = true; } })];
+        (v.pages ? ` · ${v.pages} page${v.pages === 1 ? "" : "s"}` : "") + (v.ocr_pages.length ? ` · OCR: pages ${v.ocr_pages.join(", ")}` : "") })];
     if (v.outline.length) {
       items.push(el("h4", { text: "Headings" }),
         el("ul", { class: "outline" }, ...v.outline.map(h => el("li", { style: `margin-left:${(h.level - 1) * 1.2}em`, text: h.heading }))));
@@ -254,15 +362,27 @@ async function viewDocument(d) {
       const summary = `${p.heading_path.join(" > ") || "(no heading)"}${cite(p.location)} · ${p.tokens} tokens` +
         (p.tables ? ` · ${p.tables} table(s)` : "") + (ocr ? " · read by OCR" : "") + " · " +
         Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(", ");
-      const chunks = p.entries.filter(e => e.kind === "chunk")
-        .map(e => ({ child_id: e.child_id, start: e.start, end: e.end, channels: [e.child_id.split("#").pop()] }));
       items.push(el("details", { class: "section", "data-parent": p.parent_id },
-        el("summary", { text: summary }), highlighted(p.text, chunks)));
+        el("summary", { text: summary }), chunked(p.text, p.entries.filter(e => e.kind === "chunk"))));
     }
     box.replaceChildren(...items);
-    box.hidden = false;
-    box.scrollIntoView({ behavior: "smooth", block: "start" });
+    if (!box.open) box.showModal();  // Escape or Close shuts it; focus returns to the View button
   } catch (e) { showError(e.message); }
+}
+
+// a section's text with its chunks told apart (alternating backgrounds; the chunk's id as a tooltip)
+function chunked(text, chunks) {
+  const out = el("div", { class: "text", tabindex: "0" });
+  let at = 0;
+  chunks.sort((a, b) => a.start - b.start).forEach((c, i) => {
+    const start = Math.max(c.start, at);
+    if (c.end <= start) return;
+    if (start > at) out.append(text.slice(at, start));
+    out.append(el("span", { class: i % 2 ? "chunk alt" : "chunk", title: c.child_id }, text.slice(start, c.end)));
+    at = c.end;
+  });
+  if (at < text.length) out.append(text.slice(at));
+  return out;
 }
 
 async function removeDocument(d) {
@@ -301,10 +421,14 @@ async function upload(event) {
       rep.skipped.map(s => ` (${s.path}: ${s.reason})`).join("");
     box.dataset.state = "done";
     $("#files").value = "";
+    // what the upload wrote: newest first, marked
+    Object.assign(state.docs, { q: "", sort: "generation:desc", offset: 0, fresh: rep.generation });
+    $("#doc-search").value = "";
+    $("#doc-sort").value = "generation:desc";
     await loadDocuments();
   } catch (e) {
     box.textContent = "";
-    showError(e.message);
+    showError("The upload failed: " + e.message);
   }
 }
 
@@ -312,6 +436,7 @@ async function upload(event) {
 async function loadKb() {
   state.settings = await api(base() + "/settings");
   for (const fs of document.querySelectorAll("fieldset.config")) buildConfig(fs);
+  state.docs.offset = 0;
   await loadDocuments();
   setStatus("ready");
 }
@@ -330,8 +455,18 @@ async function start() {
 }
 
 $("#query-form").addEventListener("submit", ask);
+$("#question").addEventListener("keydown", questionKey);
+$("#doc-search").addEventListener("input", searchDocuments);
+$("#doc-sort").addEventListener("change", e => { state.docs.sort = e.target.value; state.docs.offset = 0; loadDocuments(); });
+$("#doc-prev").addEventListener("click", () => turnPage(-1));
+$("#doc-next").addEventListener("click", () => turnPage(1));
 $("#upload-form").addEventListener("submit", upload);
-$("#compare").addEventListener("change", e => { $("fieldset[data-config=b]").hidden = !e.target.checked; });
+$("#compare").addEventListener("change", e => {
+  $("fieldset[data-config=b]").hidden = !e.target.checked;
+  if (e.target.checked) $("#settings").open = true;
+});
+// on a phone the settings start folded, so the question and its passages come first
+if (window.matchMedia("(max-width: 900px)").matches) $("#settings").open = false;
 $("#kb").addEventListener("change", () => loadKb().catch(e => showError(e.message)));
 $("#apikey").addEventListener("change", e => {
   const key = e.target.value.trim();
