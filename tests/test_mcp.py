@@ -119,6 +119,11 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     assert docs.structured_content["total"] == 6 and len(docs.structured_content["documents"]) == 2
     assert docs.structured_content["fields"]["item_name"] == "string"
     assert docs.content[0].text.startswith("6 documents; filter fields: doc_id (string)")
+    for q, sources in (("manual", ["smarthub_manual_en.md", "speaker_manual_zh.md"]), ("说明书", ["speaker_manual_zh.md"])):
+        found = await client.call_tool("list_documents", {"q": q, "sort": "source", "order": "desc"})
+        assert [d["source"] for d in found.structured_content["documents"]] == sorted(sources, reverse=True)
+    bad_sort = await client.call_tool("list_documents", {"sort": "colour"})
+    assert bad_sort.is_error and "sort must be one of source" in bad_sort.content[0].text
     bad = await client.call_tool("search", {"question": "  "})
     assert bad.is_error and "the query is empty" in bad.content[0].text
     too_many = await client.call_tool("search", {"question": ZH, "passages": 21})

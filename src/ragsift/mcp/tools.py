@@ -22,7 +22,7 @@ from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only 
 
 from ragsift import __version__
 from ragsift.errors import RagsiftError
-from ragsift.kb import KnowledgeBase
+from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
 from ragsift.types import located
@@ -217,10 +217,17 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
     def list_documents(
         offset: Annotated[int, Field(ge=0, description="Documents to skip (for the next page)")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Documents to return")] = 50,
+        q: Annotated[str | None, Field(max_length=200, description=(
+            "Keep documents whose source or title holds every word of this (case-insensitive; Chinese as "
+            "written, e.g. '手册' or 'manual')"))] = None,
+        sort: Annotated[str, Field(description=f"Sort by one of: {', '.join(DOCUMENT_SORTS)} "
+                                               "(generation: the commit that wrote it)")] = "source",
+        order: Annotated[str, Field(pattern="^(asc|desc)$", description="asc or desc (generation desc: newest "
+                                                                           "first)")] = "asc",
         kb: KB = None,
     ) -> Annotated[CallToolResult, DocumentList]:
         base = _call(lambda: pool.get(kb))
-        total, page = _call(lambda: base.list_documents(offset, limit))
+        total, page = _call(lambda: base.list_documents(offset, limit, q=q, sort=sort, order=order))
         out = DocumentList(total=total, fields=_call(lambda: _fields(base)), documents=[
             DocumentInfo(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
             for d in page])
