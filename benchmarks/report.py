@@ -1236,9 +1236,14 @@ def cli_start_section() -> list[str]:
         lines.append(f"| floor: `{k}` | " + " | ".join([f"{v:.2f}"] + [""] * (len(versions) - 1))
                      + (" | " if "before" in versions else "") + " | | |")
     m = r["machine"]
+    busy = max(m["loadavg_start"][0], m["loadavg_end"][0]) > m["cpus"]
+    floor = r["floors_s"]["python -c 'import lancedb'"]
+    own = ", ".join(f"`{n}` {by['now'] - floor:.2f} s" for n, by in r["median_s"].items() if n != "--version")
+    missed_version = r["median_s"]["--version"]["now"] >= r["targets_s"]["--version"]
     lines += ["", f"- Load average {m['loadavg_start'][0]:.1f} at the start, {m['loadavg_end'][0]:.1f} at the end, "
-              f"on {m['cpus']} cores: other work ran beside it the whole time, so the seconds are several times what "
-              "a quiet machine gives (the floors were measured in the same loop); the ratios are the comparison.",
+              f"on {m['cpus']} cores" + (": other work ran beside it, so the seconds are several times what a quiet "
+                                          "machine gives; the ratios are the comparison." if busy else
+                                          " (a quiet machine; the floors measured in the same loop)."),
               "- What changed: `ragsift --version` and `--help` import argparse and the package's version only (the "
               "package's names load on first use; a command's flags, drawn from the settings with pydantic, are "
               "added once the command is chosen). Checked by `tests/test_cli.py`: no numpy, pydantic, pyarrow, "
@@ -1247,18 +1252,17 @@ def cli_start_section() -> list[str]:
               "marshal cache took 2.7-3.6 s a process on this machine, a question now reads a few dozen words in "
               "about 0.03 s (in one process: `load_jieba()` then `analyzer_for('ragsift-unicode-v2').terms("
               "'什么是监督学习？')`).",
-              "- `stats`, `list` and the queries, before beside now, are within the noise of this run: "
-              "`import lancedb` alone is most of each and its five runs spread over several seconds; the segmenter's "
-              "2.7-3.6 s saved on a Chinese query is smaller than that spread.",
+              f"- What each command spends beyond `import lancedb` ({floor:.2f} s): {own}.",
               "- **Missed: `stats`, `list` and `query`.** Their floor is `import lancedb` (the row above): LanceDB "
-              "0.40 imports its REST namespace client, whose 366 `pydantic.validate_call` methods build their "
-              "schemas at import (about two thirds of it in a profile), and pandas through `pyarrow.dataset`. "
-              "Every command that opens the embedded store pays it before ragsift does anything; nothing in "
-              "ragsift loads a model or builds a search index for `stats` or `list`. Not done here: `stats` "
-              "and `list` answered from ragsift's own files (the counts and the document list written beside "
-              "the manifest at each commit) so that they open no table.",
-              "- **Missed: `--version` under 0.2 s at this load**: `python -c pass` alone took "
-              f"{r['floors_s']['python -c pass']:.2f} s here; measured on a quieter moment it took 0.19-0.24 s.",
+              "0.40 imports its REST namespace client (`lance_namespace_urllib3_client`, about 2.1 s of it in "
+              "`python -X importtime`), whose 366 `pydantic.validate_call` methods build their schemas at import, "
+              "and pandas through `pyarrow.dataset` (about 1 s). Every command that opens the embedded store pays "
+              "it before ragsift does anything; nothing in ragsift loads a model or builds a search index for "
+              "`stats` or `list`. Not done here: `stats` and `list` answered from ragsift's own files (the counts "
+              "and the document list written beside the manifest at each commit) so that they open no table; a "
+              "cold query needs the tables, so it waits on LanceDB importing its namespace client lazily.",
+              *(["- **Missed: `--version` under 0.2 s at this load**: `python -c pass` alone took "
+                 f"{r['floors_s']['python -c pass']:.2f} s here."] if missed_version else []),
               f"- Command: `{r['command']}` (the older code: `git worktree add /tmp/cli-before <commit>`).", ""]
     return lines
 
