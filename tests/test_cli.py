@@ -216,6 +216,8 @@ def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
         mods = imported("--kb", str(kb), cmd)
         loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy"} & mods
         assert not loaded, f"ragsift {cmd} imported {loaded}"
+    # stats reads the counts the manifest records at each commit: not even the store is imported
+    assert not {"lancedb", "pyarrow"} & imported("--kb", str(kb), "stats")
 
 
 def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):

@@ -208,6 +208,28 @@ def _all_parent_texts(kb):
     return [p.text for _, parents, _ in kb.store.export() for p in parents]
 
 
+def test_stats_from_the_manifest_equal_the_stats_of_the_open_store(small_kb, backend):
+    """``KnowledgeBase.committed_stats`` answers ``ragsift stats`` from the counts an embedded
+    store's manifest records at each commit: the same as ``stats()`` after every commit."""
+    kb, docs = small_kb
+    if backend:  # Milvus: its counts live on the server; stats opens the store
+        assert KnowledgeBase.committed_stats(kb.path) is None
+        return
+    assert KnowledgeBase.committed_stats(kb.path) == kb.stats()
+    kb.add_documents([{"id": "extra-zh", "text": "红茶常温密封即可，可以保存两年。"},
+                      {"id": "extra-en", "text": "Black tea keeps two years at room temperature."}])
+    kb.delete(["extra-en"])
+    st = KnowledgeBase.committed_stats(kb.path)
+    assert st == kb.stats() and st["documents"] == 3 and st["generation"] == 3
+    # a manifest committed before counts were recorded: None (the store is opened instead)
+    manifest = kb.path / "manifest.json"
+    m = json.loads(manifest.read_text(encoding="utf-8"))
+    del m["counts"]
+    manifest.write_text(json.dumps(m), encoding="utf-8")
+    assert KnowledgeBase.committed_stats(kb.path) is None
+    assert KnowledgeBase.committed_stats(kb.path.parent / "nothing-here") is None
+
+
 def test_reingesting_unchanged_files_does_nothing(small_kb):
     kb, docs = small_kb
     report = kb.ingest(docs)

@@ -215,8 +215,10 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from ragsift.console import print_json
+    from ragsift.kb import KnowledgeBase
 
-    st = _open(args).stats()
+    # an embedded store's counts are in its manifest: no table opened (LanceDB takes seconds to import)
+    st = KnowledgeBase.committed_stats(_kb_path(args)) or _open(args).stats()
     if args.json:
         print_json(st)
     else:

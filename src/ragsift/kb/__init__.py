@@ -44,7 +44,7 @@ from ragsift.kb.writer import explained_failures
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
-from ragsift.store import check_store, default_store_name, open_store
+from ragsift.store import check_store, committed_stats, default_store_name, embedded_identity, open_store
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
@@ -62,6 +62,16 @@ DOCUMENT_SORTS: dict[str, Callable[[StoredDocument], Any] | None] = {
     "format": lambda d: d.format,
     "generation": lambda d: d.generation,
 }
+
+
+def _with_settings(st: dict[str, Any], settings: Settings, analyzer: str) -> dict[str, Any]:
+    """A store's stats with the settings in force and the BM25 analyzer (and whether it is current)."""
+    st["settings"] = settings.to_dict()
+    st["analyzer"] = {"name": analyzer, "current": analyzer == DEFAULT_ANALYZER}
+    if analyzer != DEFAULT_ANALYZER:
+        st["analyzer"]["note"] = (f"made with the BM25 analyzer {analyzer}, which it keeps; "
+                                  f"re-ingest into a new knowledge base for {DEFAULT_ANALYZER}")
+    return st
 
 
 def _folded(text: str) -> str:
@@ -461,12 +471,25 @@ class KnowledgeBase:
         """Counts, generation, store details and the settings in force (by group)."""
         with self.reading() as store:
             st = store.stats()
-        st["settings"] = self.settings.to_dict()
-        st["analyzer"] = {"name": self.analyzer.name, "current": self.analyzer.name == DEFAULT_ANALYZER}
-        if self.analyzer.name != DEFAULT_ANALYZER:
-            st["analyzer"]["note"] = (f"made with the BM25 analyzer {self.analyzer.name}, which it keeps; "
-                                      f"re-ingest into a new knowledge base for {DEFAULT_ANALYZER}")
-        return st
+        return _with_settings(st, self.settings, self.analyzer.name)
+
+    @staticmethod
+    def committed_stats(path: str | Path) -> dict[str, Any] | None:
+        """``stats()`` of the knowledge base at ``path`` without opening its store, for an embedded
+        one whose manifest records its counts (every commit since they were); None otherwise (then
+        open it). The settings file is checked against the store's record as ``open`` checks it."""
+        path = Path(path)
+        sfile = path / SETTINGS_FILE
+        if not sfile.exists():
+            return None
+        settings = Settings.load(sfile)
+        if settings.store.kind is not StoreKind.LANCEDB:
+            return None
+        st = committed_stats(path)
+        if st is None:
+            return None
+        check_identity(settings, embedded_identity(path), sfile)
+        return _with_settings(st, settings, analyzer_for(settings.index.analyzer).name)
 
     def close(self) -> None:
         self.store.close()

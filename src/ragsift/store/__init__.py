@@ -69,6 +69,14 @@ def embedded_identity(path: Path) -> dict | None:
     return dict(m.get("identity") or {}) if isinstance(m, dict) else {}
 
 
+def committed_stats(path: Path) -> dict | None:
+    """An embedded (LanceDB) store's stats from its manifest, without opening a table
+    (``lance_files.committed_stats``); None where the manifest records no counts."""
+    from ragsift.store.lance_files import committed_stats as from_manifest
+
+    return from_manifest(path)
+
+
 def check_store(path: Path, settings: Settings) -> CheckReport:
     """Check a knowledge base's store; an embedded one is checked from its files, so a damaged
     manifest or data file is reported rather than raised."""

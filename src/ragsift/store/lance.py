@@ -68,6 +68,7 @@ from ragsift.store.lance_files import (
     manifest_problem,
     publish,
     saved_generations,
+    stats_of,
 )
 from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, IdIndex, ParentTable, Rows, SparseIndex
 from ragsift.types import Child, Document, Parent
@@ -434,14 +435,7 @@ class LanceStore(ManifestStore):
         return list(self._docs_from(tbl).values())
 
     def stats(self) -> dict[str, Any]:
-        t = self._tables
-        size = sum(f.stat().st_size for f in (self.path / "lance").rglob("*") if f.is_file())
-        return {"backend": "lancedb", "path": str(self.path), "generation": self.generation,
-                "documents": t["documents"].count_rows(), "parents": t["parents"].count_rows(),
-                "children": t["children"].count_rows(), "dim": self.dim,
-                "fields": self.fields(), "disk_bytes": size,
-                "committed_at": self.manifest.get("committed_at"),
-                "kept_generations": [g for g in saved_generations(self.path) if g <= self.generation]}
+        return stats_of(self.path, self.manifest, {n: self._tables[n].count_rows() for n in TABLES}, self.fields())
 
     def languages(self) -> dict[str, int]:
         if "lang" not in self._tables["children"].schema.names or self.generation == 0:
@@ -646,7 +640,7 @@ class LanceTransaction(TransactionBase):
                 self._remove_old_versions()
                 manifest["optimized_generation"] = self.generation
             manifest.update(generation=self.generation, fields=self.fields, fts=fts,
-                            committed_at=time.time(),
+                            committed_at=time.time(), counts={n: self.tables[n].count_rows() for n in TABLES},
                             versions={n: self.tables[n].version for n in TABLES})
             publish(self.store.path, manifest, self.store.keep_generations)
             self.store._load_manifest()

@@ -61,6 +61,34 @@ def saved_generations(path: Path) -> list[int]:
     return sorted(int(f.name[:-5]) for f in folder.iterdir() if re.fullmatch(r"\d{10}\.json", f.name))
 
 
+def stats_of(path: Path, manifest: dict[str, Any], counts: dict[str, int], fields: dict[str, str]) -> dict[str, Any]:
+    """An embedded store's stats: its counts, generation, fields and files (what ``LanceStore.stats``
+    and ``committed_stats`` both give)."""
+    size = sum(f.stat().st_size for f in (path / "lance").rglob("*") if f.is_file())
+    generation = int(manifest["generation"])
+    return {"backend": "lancedb", "path": str(path), "generation": generation,
+            "documents": counts["documents"], "parents": counts["parents"], "children": counts["children"],
+            "dim": manifest["dim"], "fields": fields, "disk_bytes": size, "committed_at": manifest.get("committed_at"),
+            "kept_generations": [g for g in saved_generations(path) if g <= generation]}
+
+
+def committed_stats(path: Path) -> dict[str, Any] | None:
+    """The stats of the embedded store at ``path`` read from its manifest, which records the row
+    counts at each commit, without opening a table (LanceDB takes seconds to import); None when
+    there is no manifest or it records no counts (committed before they were)."""
+    from ragsift.store.base import BUILTIN_FIELDS
+
+    try:
+        m = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    counts = m.get("counts") if isinstance(m, dict) else None
+    if manifest_problem(m) or not isinstance(counts, dict) or not all(isinstance(counts.get(t), int) for t in TABLES):
+        return None
+    fields = {**{k: v for k, v in (m.get("fields") or {}).items() if k not in BUILTIN_FIELDS}, **BUILTIN_FIELDS}
+    return stats_of(path, m, counts, fields)
+
+
 def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
     """Commit ``manifest``: keep a copy in ``generations/``, replace ``manifest.json`` (the
     commit point), then forget the generations past the last ``keep``."""
