@@ -30,7 +30,8 @@ def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
 
 
 def _progress(args: argparse.Namespace):
-    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for)."""
+    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for): a
+    context manager ending the line after its block."""
     from ragsift.console import ingest_progress
 
     return ingest_progress(sys.stderr.isatty() if args.progress is None else args.progress)
@@ -149,8 +150,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     given = _given(args, INGEST_FLAGS)
     if given:  # for this ingest only: not saved with the knowledge base
         kb.settings = kb.settings.replace(**given)
-    progress = _progress(args)
-    try:
+    with _progress(args) as progress:
         if args.paths == ["-"]:  # JSONL documents on standard input, read as a JSONL file would be
             from ragsift.ingest.loaders import load_jsonl
 
@@ -161,9 +161,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             report = kb.sync(args.paths[0], prefix=args.prefix, dry_run=args.dry_run, progress=progress)
         else:
             report = kb.ingest(args.paths, prefix=args.prefix, progress=progress)
-    finally:
-        if progress is not None:
-            progress.done()
     from ragsift.console import print_json, report_lines
 
     if args.json:
@@ -320,12 +317,8 @@ def _generation(text: str) -> int:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     kb = _open(args)
-    progress = _progress(args)
-    try:
+    with _progress(args) as progress:
         dest = kb.copy_to(args.dest, progress=progress, **_store_overrides(args))
-    finally:
-        if progress is not None:
-            progress.done()
     st = dest.stats()
     where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
     print(f"copied {st['documents']} documents, {st['parents']} parents, {st['children']} children "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ragsift.types import IngestReport, Result
@@ -69,9 +70,16 @@ class PhaseProgress:
             self.bar = None
 
 
-def ingest_progress(enabled: bool) -> PhaseProgress | None:
-    """The progress line of an ingest (``PhaseProgress``), or None when ``enabled`` is false."""
-    return PhaseProgress() if enabled else None
+@contextmanager
+def ingest_progress(enabled: bool) -> Iterator[PhaseProgress | None]:
+    """The progress line of an ingest (``PhaseProgress``) for the block, ended after it; None
+    when ``enabled`` is false."""
+    bar = PhaseProgress() if enabled else None
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.done()
 
 
 def report_lines(report: IngestReport) -> list[str]:

@@ -38,12 +38,8 @@ def run_demo(kb_path: Path | None = None, progress: bool = False) -> int:
     kb_path = kb_path or DEMO_KB
     print(f"knowledge base: {kb_path}  (sample documents: {sample_dir() / 'kb'})")
     kb = KnowledgeBase.open(kb_path)
-    bar = ingest_progress(progress)
-    try:
+    with ingest_progress(progress) as bar:
         report = kb.ingest(sample_dir() / "kb", progress=bar)
-    finally:
-        if bar is not None:
-            bar.done()
     print("\n".join(report_lines(report)))
     print()
     at1 = found = 0

@@ -92,8 +92,8 @@ def query_args(kb: KnowledgeBase, k: int | None, filter: dict[str, Any] | None, 
                **per_call: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The filter and settings of one call: per-call values over the retriever's own (a per-call
     filter in any shape is translated)."""
-    f = per_call.pop("filter", None)
-    f = checked_filter(kb, f) if f is not None else filter
+    f = per_call.pop("filter", None)  # checked by the query itself
+    f = (translate_filter(f, kb.store.fields()) or None) if f is not None else filter
     call = {**(per_call.pop("settings", None) or {}), **per_call}
     s = {**(settings or {}), **call}
     if k is not None and "max_passages" not in call and "max_parents" not in call:

@@ -83,7 +83,7 @@ class DocumentInfo(BaseModel):
 
 class DocumentList(BaseModel):
     total: int = Field(description="Documents in all")
-    documents: list[DocumentInfo] = Field(description="This page, in (source, doc_id) order")
+    documents: list[DocumentInfo] = Field(description="This page, in the order asked (sort, order)")
     fields: dict[str, str] = Field(description="The fields a search filter can name, with their types "
                                                "(string, int, float, bool, date, list)")
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date
+from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date, parse_iso_date
 from ragsift.types import Child, Document, Parent, located
 
 # Filter fields every knowledge base has; document metadata adds more. ``lang`` is the language
@@ -445,16 +445,6 @@ def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple
             values[key] = float(value) if known == "float" else iso_date(value) if known == "date" \
                 else list(value) if known == "list" else value
     return values, new
-
-
-def parse_iso_date(text: str) -> datetime.date | None:
-    """ISO 8601 text (``2024-05-01``, ``2024-05-01T09:30:00``) as a date or datetime, as a
-    filter on a date field reads it; None when it is not one."""
-    try:
-        return (datetime.datetime.fromisoformat(text) if "T" in text or " " in text.strip()
-                else datetime.date.fromisoformat(text.strip()))
-    except ValueError:
-        return None
 
 
 def integrity_problems(parents: list[dict[str, Any]], children: list[dict[str, Any]],

@@ -220,16 +220,23 @@ def iso_date(value: datetime.date) -> str:
     return value.isoformat()
 
 
+def parse_iso_date(text: str) -> datetime.date | None:
+    """ISO 8601 text (``2024-05-01``, ``2024-05-01T09:30:00``) as a date or datetime, as a date
+    field reads it (a filter's value, a document's metadata); None when it is not one."""
+    try:
+        return (datetime.datetime.fromisoformat(text) if "T" in text or " " in text.strip()
+                else datetime.date.fromisoformat(text))
+    except ValueError:
+        return None
+
+
 def _date_value(name: str, v: Any) -> str:
     """A filter value for a date field, as the ISO text the stores hold."""
     if isinstance(v, (datetime.date, datetime.datetime)):
         return iso_date(v)
-    if isinstance(v, str):
-        try:
-            return iso_date(datetime.datetime.fromisoformat(v) if "T" in v or " " in v.strip()
-                            else datetime.date.fromisoformat(v))
-        except ValueError:
-            pass
+    parsed = parse_iso_date(v) if isinstance(v, str) else None
+    if parsed is not None:
+        return iso_date(parsed)
     raise FilterError(f"field {name!r} holds dates; give one as ISO 8601 text such as \"2024-05-01\" "
                       f"or \"2024-05-01T09:30:00\", got {v!r}")
 

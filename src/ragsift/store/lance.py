@@ -621,14 +621,14 @@ class LanceTransaction(TransactionBase):
         self._check_open()
         try:
             self._flush()
-            children = self.tables["children"]
-            n_children = children.count_rows()
+            # the rows of the generation being committed: recorded in the manifest (``committed_stats``)
+            counts = {n: self.tables[n].count_rows() for n in TABLES}
             # BM25 and dense search run on in-memory indexes built from the committed table
             # (ragsift.store.memindex); a knowledge base written before keeps its full-text index up to date
             fts = bool(self.manifest.get("fts"))
             for name in TABLES:
                 self.tables[name].optimize(cleanup_older_than=NEVER)
-            if not self.manifest.get("scalar_indexes") and n_children > 0:
+            if not self.manifest.get("scalar_indexes") and counts["children"] > 0:
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
                                       ("parents", "doc_id"), ("children", "doc_id")):
@@ -640,7 +640,7 @@ class LanceTransaction(TransactionBase):
                 self._remove_old_versions()
                 manifest["optimized_generation"] = self.generation
             manifest.update(generation=self.generation, fields=self.fields, fts=fts,
-                            committed_at=time.time(), counts={n: self.tables[n].count_rows() for n in TABLES},
+                            committed_at=time.time(), counts=counts,
                             versions={n: self.tables[n].version for n in TABLES})
             publish(self.store.path, manifest, self.store.keep_generations)
             self.store._load_manifest()

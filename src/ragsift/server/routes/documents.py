@@ -3,6 +3,7 @@ come from. Every write is a job on the knowledge base's one writer (202 with the
 request waits on the write lock."""
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
@@ -11,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ragsift.errors import InputError, NotFound
-from ragsift.kb import KnowledgeBase
+from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
 from ragsift.server.deps import kb_name, read_kb, require_write, server
 from ragsift.server.jobs import JobKind
 from ragsift.server.schemas import (
@@ -28,6 +29,8 @@ from ragsift.server.uploads import save_uploads
 from ragsift.types import IngestReport
 
 router = APIRouter(tags=["documents"])
+#: what GET /documents sorts by: the knowledge base's own sorts (an enum, so the API docs list them)
+DocumentSort = StrEnum("DocumentSort", {name: name for name in DOCUMENT_SORTS})  # type: ignore[misc]
 WRITE = [Depends(require_write)]
 ACCEPTED: dict[int | str, dict[str, Any]] = {
     202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
@@ -38,8 +41,8 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
 def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
               q: str | None = Query(None, max_length=200, description="Keep documents whose source or title "
                                     "holds every word of it (case-insensitive)."),
-              sort: Literal["source", "title", "parents", "children", "format", "generation"] = Query(
-                  "source", description="generation: the commit that wrote it (desc: newest first)."),
+              sort: DocumentSort = Query(DocumentSort("source"),
+                                         description="generation: the commit that wrote it (desc: newest first)."),
               order: Literal["asc", "desc"] = Query("asc"),
               kb: KnowledgeBase = Depends(read_kb), srv: Server = Depends(server)) -> dict[str, Any]:
     if limit > srv.cfg.limits.max_page:
