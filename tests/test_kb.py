@@ -108,6 +108,25 @@ def test_the_trace_names_its_units_by_source_and_heading(sample_kb, question, un
     assert res.to_dict()["trace"]["units"] == t.units
 
 
+@pytest.mark.parametrize("question", ["恢复出厂设置要按哪些键？", "How do I factory reset the hub?"])
+def test_a_query_without_trace_skips_naming_units_and_returns_the_same_passages(sample_kb, question, monkeypatch):
+    full = sample_kb.query(question)
+    reads: list[int] = []
+    get_parents = type(sample_kb.store).get_parents
+
+    def counted(self, ids):  # counts section reads (a spy, the real method answers)
+        ids = list(ids)
+        reads.append(len(ids))
+        return get_parents(self, ids)
+    monkeypatch.setattr(type(sample_kb.store), "get_parents", counted)
+    bare = sample_kb.query(question, trace=False)
+    assert bare.trace.units == {} and full.trace.units
+    assert [p.to_dict() for p in bare.passages] == [p.to_dict() for p in full.passages]
+    assert [c.name for c in bare.trace.channels] == [c.name for c in full.trace.channels]
+    assert len(reads) == 1  # the passages' sections only, not every section the trace shows
+    assert reads[0] < len(full.trace.units)
+
+
 def test_weighted_fusion_records_normalization(sample_kb):
     res = sample_kb.query("factory reset", fusion="weighted", weights={"dense": 0.3, "bm25": 0.7},
                           normalization="zscore")

@@ -199,7 +199,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             raise InputError("--filter is nested too deeply (a filter may be 16 levels deep)") from None
     given = _given(args, QUERY_FLAGS)  # --weights too, before anything loads
     kb = _open(args)
-    result = kb.query(args.question, filter=flt, **_query_overrides(args, kb.settings.query.channels, given))
+    result = kb.query(args.question, filter=flt, trace=args.trace,
+                      **_query_overrides(args, kb.settings.query.channels, given))
     fmt = "json" if args.json else args.format
     if fmt == "json":
         print_json(result.to_dict(trace=args.trace))

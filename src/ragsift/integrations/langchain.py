@@ -51,7 +51,7 @@ class RagsiftRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
         flt, settings = query_args(self.kb, self.k, self.filter, self.settings, **kwargs)
-        result = self.kb.query(query, filter=flt, **settings)
+        result = self.kb.query(query, filter=flt, trace=False, **settings)
         return [Document(page_content=p.text, id=passage_id(p), metadata=passage_metadata(p, result))
                 for p in result.passages]
 

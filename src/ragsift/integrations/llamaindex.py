@@ -55,7 +55,7 @@ class RagsiftRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         flt, settings = query_args(self.kb, self.k, self.filter, self.settings)
-        result = self.kb.query(query_bundle.query_str, filter=flt, **settings)
+        result = self.kb.query(query_bundle.query_str, filter=flt, trace=False, **settings)
         return [NodeWithScore(node=TextNode(id_=passage_id(p), text=p.text, metadata=passage_metadata(p, result),
                                             excluded_llm_metadata_keys=_HIDDEN, excluded_embed_metadata_keys=_HIDDEN),
                               score=p.score) for p in result.passages]

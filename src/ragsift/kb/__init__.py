@@ -274,7 +274,7 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ query
     def query(self, question: str, *, filter: dict[str, Any] | None = None, deadline: Deadline | None = None,
-              **overrides: Any) -> Result:
+              trace: bool = True, **overrides: Any) -> Result:
         """Answer a question with ranked passages (parent sections by default) and a trace.
 
         ``filter`` is a metadata filter (``ragsift.store.filters``). ``overrides`` are settings
@@ -283,11 +283,13 @@ class KnowledgeBase:
         channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
         the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
         ``deadline``: cancelling it (a client that went away) stops the query's channels.
+        ``trace=False``: a caller that shows no trace skips naming the units it lists (a read
+        of their sections); the trace keeps its channels, fusion and timings, ``units`` is empty.
         """
         settings = self._query_settings(overrides)
         with self.reading():
             where = parse_filter(filter, self.store.fields(), settings.query.max_filter_nodes)
-            result = self.retriever.answer(question, settings, where, filter, deadline=deadline)
+            result = self.retriever.answer(question, settings, where, filter, deadline=deadline, name_units=trace)
         log.info("query %s %r: %d passages in %.1f ms", result.trace.trace_id[:8], question[:80],
                  len(result.passages), result.trace.timings_ms["total"])
         return result

@@ -204,7 +204,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
                                        description="How many passages to return, best first")] = 4,
         kb: KB = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        result = _call(lambda: pool.get(kb).query(question, filter=filter, max_passages=passages))
+        result = _call(lambda: pool.get(kb).query(question, filter=filter, trace=False, max_passages=passages))
         return CallToolResult(content=[TextContent(type="text", text=search_text(result))],
                               structured_content=citations(result))
 

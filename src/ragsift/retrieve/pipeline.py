@@ -64,8 +64,10 @@ class Retriever:
         return strategy.search(self.searcher, checked_query(query, s), s, where, deadline)
 
     def answer(self, query: str, s: Settings, where: Node | None,
-               filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Result:
-        """Passages for a query, packed into its budget, and the trace of how they were found."""
+               filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None,
+               name_units: bool = True) -> Result:
+        """Passages for a query, packed into its budget, and the trace of how they were found
+        (``name_units`` off: the trace's ``units`` left empty, its sections never read)."""
         t0 = time.perf_counter()
         r = self.search(query, s, where, deadline)
         t_found = time.perf_counter()
@@ -95,7 +97,7 @@ class Retriever:
                                              "hits": {c: len(v) for c, v in r.cross_language.items()}}
         if len(r.rankings) == 1:
             fusion_info["note"] = "single channel: its own order and raw scores"
-        units = self._named_units(r)
+        units = self._named_units(r) if name_units else {}
         timings = dict(r.timings_ms)
         timings.update({"expand_and_pack": (t_end - t_found) * 1000, "total": (time.perf_counter() - t0) * 1000})
         trace = Trace(

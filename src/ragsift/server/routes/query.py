@@ -38,7 +38,7 @@ def _query_fn(kb: KnowledgeBase, q: QueryRequest, srv: Server) -> Callable[[Dead
     check_caller_overrides(overrides, kb.settings)
 
     def run(deadline: Deadline) -> Any:
-        res = kb.query(q.question, filter=q.filter, deadline=deadline, **overrides)
+        res = kb.query(q.question, filter=q.filter, deadline=deadline, trace=q.trace, **overrides)
         srv.metrics.channels(res.trace.channels)
         return res
     return run

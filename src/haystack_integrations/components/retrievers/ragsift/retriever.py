@@ -46,7 +46,7 @@ class RagsiftRetriever:
     def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None,
             settings: dict[str, Any] | None = None) -> dict[str, list[Document]]:
         flt, s = query_args(self.kb, top_k or self.k, self.filter, self.settings, filter=filters, settings=settings)
-        result = self.kb.query(query, filter=flt, **s)
+        result = self.kb.query(query, filter=flt, trace=False, **s)
         return {"documents": [Document(id=passage_id(p), content=p.text, score=p.score,
                                        meta=passage_metadata(p, result)) for p in result.passages]}
 
