@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,8 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def build(kb_path: Path, n: int, corpus: Path) -> dict:
+def build(kb_path: Path, n: int, corpus: Path, metadata: Callable[[int], dict] | None = None) -> dict:
+    """N synthetic one-child documents (``metadata(i)``: the i-th document's metadata)."""
     from ragsift.ingest.splitter import SplitSettings, split_document
     from ragsift.kb import KnowledgeBase
     from ragsift.store.base import IndexedChild
@@ -74,7 +76,8 @@ def build(kb_path: Path, n: int, corpus: Path) -> dict:
         ends = np.cumsum(lengths)
         for i in range(m):
             text = " ".join(words[j] for j in drawn[ends[i] - lengths[i]:ends[i]])
-            doc = Document(f"syn{start + i}", "synthetic.jsonl", "", text, str(start + i), "jsonl", {})
+            doc = Document(f"syn{start + i}", "synthetic.jsonl", "", text, str(start + i), "jsonl",
+                           metadata(start + i) if metadata else {})
             parents, children = split_document(doc, SplitSettings(child_tokens=200))
             indexed = [IndexedChild(c, kb.analyzer.analyze(c.text), vecs[i]) for c in children]
             txn.put_document(doc, parents, indexed)

@@ -29,6 +29,7 @@ import os
 import shutil
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -86,6 +87,7 @@ BATCH_CHILDREN = 4096
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_EXPANSION = 1024
 ANN_REFINE_FACTOR = 4
+SELECTIONS_MB = 64  # the rows of recent filters kept per generation (8 bytes a selected child)
 CACHE = "search-cache"  # saved search indexes, one folder per generation and vector column
 NEVER = timedelta(days=36500)  # optimize() that removes no version
 CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
@@ -145,6 +147,7 @@ class LanceStore(ManifestStore):
         self._db = lancedb.connect(str(self.path / "lance"))
         self._manifest_mtime = 0.0
         self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
+        self._selection_lock = threading.Lock()
         self._languages: tuple[int, dict[str, int]] | None = None
         self._load_manifest()
 
@@ -196,6 +199,7 @@ class LanceStore(ManifestStore):
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
         self._indexes: dict[str, Any] = {}  # in-memory search indexes (and parents) of the pinned generation
+        self._selections: OrderedDict[str, np.ndarray] = OrderedDict()  # a filter's rows in this generation
         # the children's columns, read once: asking the table for its schema is a round trip per query
         self._child_columns = frozenset(self._tables["children"].schema.names)
 
@@ -263,10 +267,14 @@ class LanceStore(ManifestStore):
                     index = self._indexes[key] = build()
         return index
 
-    def _scan(self, columns: list[str]) -> pa.Table:
-        """These columns of every child, read with a projection (never the whole table)."""
+    def _scan(self, columns: list[str], row_ids: bool = False) -> pa.Table:
+        """These columns of every child, read with a projection (never the whole table);
+        ``row_ids``: with the table's ``_rowid`` column."""
         t = self._tables["children"]
-        return t.search().select(columns).limit(max(1, t.count_rows())).to_arrow()
+        q = t.search().select(columns)
+        if row_ids:
+            q = q.with_row_id(True)
+        return q.limit(max(1, t.count_rows())).to_arrow()
 
     def _children(self, columns: list[str]) -> pa.Table:
         """These columns of every child, in the row order of the shared hit columns."""
@@ -279,7 +287,7 @@ class LanceStore(ManifestStore):
 
     def _hit_rows(self) -> Rows:
         """The hit columns of the generation's children, shared by every in-memory index."""
-        return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns())))
+        return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns(), row_ids=True)))
 
     def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
         """The vectors of the main embedder (or extra embedder ``using``): exact search below
@@ -317,14 +325,34 @@ class LanceStore(ManifestStore):
 
     def _select(self, index: Rows, where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
         """Rows of an in-memory index that a search may return: its kinds, and (with a filter)
-        the rows the store selects for it. None: every row."""
+        the rows the store selects for it. None: every row.
+
+        A filter is evaluated by the table once per generation: its rows are kept (a sorted
+        array of row numbers, ``SELECTIONS_MB`` in all, least recently used dropped first), so a
+        filter asked again costs what its search costs, not a scan of the table."""
         if where is None:
             return index.rows_of(kinds)
         clause = self._with_kinds(where, kinds)
         assert clause is not None  # where is not None, so it renders to a clause
-        ids = (self._tables["children"].search().where(clause).select(["child_id"])
-               .limit(max(1, index.n)).to_arrow().column("child_id").to_pylist())
-        return np.sort(index.positions(ids))
+        with self._selection_lock:
+            rows = self._selections.get(clause)
+            if rows is not None:
+                self._selections.move_to_end(clause)
+                return rows
+        q = self._tables["children"].search().where(clause).limit(max(1, index.n))
+        if index.row_ids is not None:
+            found = q.select(["start"]).with_row_id(True).to_arrow().column("_rowid").to_numpy()
+            rows = index.rows_of_row_ids(found)
+        else:  # rows read without their row ids
+            rows = np.sort(index.positions(q.select(["child_id"]).to_arrow().column("child_id").to_pylist()))
+        rows = rows.astype(np.int64)
+        rows.setflags(write=False)  # shared by every query with this filter
+        with self._selection_lock:
+            self._selections[clause] = rows
+            budget = SELECTIONS_MB * 2**20
+            while len(self._selections) > 1 and sum(r.nbytes for r in self._selections.values()) > budget:
+                self._selections.popitem(last=False)
+        return rows
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:

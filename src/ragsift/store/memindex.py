@@ -49,6 +49,13 @@ class Rows:
         self.ends = _ints(tbl, "end").astype(np.int32)
         self.langs, self.lang_names = _codes(tbl, "lang", n, "")
         self.kinds, self.kind_names = _codes(tbl, "kind", n, "chunk")
+        # the store's own row ids (Lance ``_rowid``) in row order, when the scan gave them: a filter
+        # the store evaluates comes back as row ids, mapped to rows by binary search on integers
+        self.row_ids: np.ndarray | None = None
+        if "_rowid" in tbl.column_names:
+            ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
+            self._row_order = None if n < 2 or bool((ids[1:] > ids[:-1]).all()) else np.argsort(ids)
+            self.row_ids = ids if self._row_order is None else ids[self._row_order]
         self._ids: IdIndex | None = None
         self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
 
@@ -58,6 +65,17 @@ class Rows:
             self._ids = IdIndex(self.child_ids)
         rows = self._ids.rows(child_ids)
         return rows[rows >= 0].astype(np.int64)
+
+    def rows_of_row_ids(self, row_ids: np.ndarray) -> np.ndarray:
+        """Row numbers (sorted) of the store's row ids (``_rowid``); ids not in this generation are dropped."""
+        assert self.row_ids is not None
+        if not len(self.row_ids):
+            return np.zeros(0, np.int64)
+        q = np.asarray(row_ids, np.uint64)
+        pos = np.minimum(np.searchsorted(self.row_ids, q), len(self.row_ids) - 1)
+        pos = pos[self.row_ids[pos] == q]
+        rows = pos if self._row_order is None else self._row_order[pos]
+        return np.sort(rows.astype(np.int64))
 
     def rows_of(self, kinds: Sequence[str]) -> np.ndarray | None:
         """Row numbers of the given kinds (None: every row)."""
