@@ -281,4 +281,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
 
 def serve_stdio(kb: KnowledgeBase, allow_ingest: bool = False) -> None:
     """Run the MCP server on stdin/stdout until the client closes it."""
+    from ragsift.memory import limit_arenas
+
+    limit_arenas()  # a long-running process (ragsift.memory)
     build_mcp(SinglePool(kb), allow_ingest=allow_ingest).run("stdio")

@@ -1,0 +1,52 @@
+"""Native memory of long-running processes (a server, an MCP server, a watcher that ingests).
+
+glibc's malloc gives each thread that allocates its own arena (up to eight per core) and keeps
+freed memory in them; under LanceDB's and ONNX Runtime's thread pools a process that ingests
+again and again grows by megabytes a round although nothing it holds grows (the soak benchmark,
+docs/benchmarks.md). Two remedies, both no-ops where the C library is not glibc:
+
+- ``limit_arenas(n)``: at most ``n`` arenas (``mallopt(M_ARENA_MAX)``, what the environment
+  variable ``MALLOC_ARENA_MAX`` sets at start-up; an operator's variable wins). The faces that
+  run for long call it at start; a library user may call it.
+- ``release()``: hand freed memory back to the system (``malloc_trim(0)``); the knowledge base
+  calls it after each write.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+from functools import cache
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+DEFAULT_ARENAS = 2
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.gnu_get_libc_version  # noqa: B018  # glibc only (musl has no malloc_trim)
+        libc.malloc_trim, libc.mallopt  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def limit_arenas(n: int = DEFAULT_ARENAS) -> bool:
+    """At most ``n`` malloc arenas from now on (arenas made before stay). Skipped when the
+    environment sets ``MALLOC_ARENA_MAX`` (the operator's choice) or the C library is not glibc.
+    Returns whether the limit was set."""
+    libc = _libc()
+    if libc is None or os.environ.get("MALLOC_ARENA_MAX"):
+        return False
+    return bool(libc.mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(max(1, int(n)))))
+
+
+def release() -> bool:
+    """Return the free memory of every arena to the system (glibc); whether any was returned."""
+    libc = _libc()
+    return bool(libc.malloc_trim(ctypes.c_size_t(0))) if libc is not None else False
