@@ -413,11 +413,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
                        kb_root=Path(args.kb_root) if args.kb_root else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
-                       mcp_ingest=args.mcp_ingest, embedder=args.embedder or "", sync_dirs=sync_dirs)
+                       mcp_ingest=args.mcp_ingest, embedder=args.embedder or "", sync_dirs=sync_dirs,
+                       workers=args.workers)
     cfg.check_bind()
     where = f"{cfg.kb_root} (by name)" if cfg.kb_root else str(cfg.kb)
     print(f"ragsift serving {where} on http://{args.host}:{args.port}/ (API /v1, docs /docs"
-          f"{', MCP /mcp' if cfg.mcp else ''}); {len(cfg.keys)} API key(s)", file=sys.stderr)
+          f"{', MCP /mcp' if cfg.mcp else ''}); {len(cfg.keys)} API key(s)"
+          f"{f'; {cfg.workers} workers' if cfg.workers > 1 else ''}", file=sys.stderr)
+    if cfg.workers > 1:
+        from ragsift.server.workers import serve
+
+        return serve(cfg, args.log_level)
     uvicorn.run(create_app(cfg), host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
@@ -557,6 +563,8 @@ def _serve_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; another address "
                                                       "needs API keys or --insecure-no-auth)")
     s.add_argument("--port", type=int, default=8321)
+    s.add_argument("--workers", type=int, default=1, help="processes answering on the port, so queries use every "
+                                                        "core (default 1; rate limits and /metrics are per worker)")
     s.add_argument("--kb-root", help="serve every knowledge base under this directory by name (/v1/kbs/NAME)")
     s.add_argument("--default-kb", default="default", help="with --kb-root: the one served at /v1")
     s.add_argument("--keys-file", help="API keys, one a line: KEY [read|write]; also $RAGSIFT_API_KEYS (write) "

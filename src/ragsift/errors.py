@@ -21,6 +21,10 @@ class StoreError(RagsiftError):
     """The store is unreadable, locked or inconsistent."""
 
 
+class WriterBusy(StoreError):
+    """Another process holds the knowledge base's write lock (it waited ``lock_timeout_s``)."""
+
+
 class ModelError(RagsiftError):
     """A model could not be found or loaded."""
 

@@ -19,6 +19,7 @@ from typing import ClassVar
 from ragsift.errors import ConfigError
 
 READ, WRITE = "read", "write"
+MAX_WORKERS = 64
 #: a knowledge base's name under --kb-root (a directory name: no path separators, no dot first)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
@@ -83,10 +84,14 @@ class ServerConfig:
     mcp_ingest: bool = False  # the MCP ingest tool (write keys only)
     embedder: str = ""  # embedder of knowledge bases the server creates ("" = the default)
     sync_dirs: dict[str, Path] = field(default_factory=dict)  # knowledge base -> the folder POST /sync mirrors
+    workers: int = 1  # processes answering on one port (ragsift.server.workers)
+    shared_dir: Path | None = None  # with workers: the folder they share job states in (made by the supervisor)
 
     def __post_init__(self) -> None:
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 1 <= self.port <= 65535:
             raise ConfigError(f"--port must be from 1 to 65535; got {self.port}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or not 1 <= self.workers <= MAX_WORKERS:
+            raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}; got {self.workers}")
         if not self.host or any(c.isspace() for c in self.host):
             raise ConfigError(f"--host must be an address or a host name; got {self.host!r}")
         if not NAME_RE.match(self.default_kb):

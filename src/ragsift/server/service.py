@@ -19,7 +19,8 @@ class Server:
         self.cfg = cfg
         self.pool = KBPool(cfg)
         self.metrics = Metrics()
-        self.jobs = JobQueue(on_finish=self.metrics.job_finished, max_queued=cfg.limits.max_queued_jobs)
+        self.jobs = JobQueue(on_finish=self.metrics.job_finished, max_queued=cfg.limits.max_queued_jobs,
+                             shared_dir=cfg.shared_dir)
         self.metrics.watch_jobs(self.jobs)
         self.ready = False
         self.query_threads: anyio.CapacityLimiter | None = None  # made in the event loop (start)

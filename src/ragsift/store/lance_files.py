@@ -12,7 +12,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ragsift.errors import StoreError
+from ragsift.errors import WriterBusy
 
 MANIFEST = "manifest.json"
 GENERATIONS = "generations"
@@ -123,7 +123,7 @@ class WriteLock:
         try:
             self.lock.acquire(poll_interval=0.05)
         except Timeout:
-            raise StoreError(f"another process is writing to {self.folder}; waited {self.timeout:g} s "
+            raise WriterBusy(f"another process is writing to {self.folder}; waited {self.timeout:g} s "
                              "(setting lock_timeout_s); try again when it ends") from None
 
     def release(self) -> None:

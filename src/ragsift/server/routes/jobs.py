@@ -43,10 +43,12 @@ async def job(j: Job = Depends(_job)) -> dict[str, Any]:
 @router.get("/jobs/{job_id}/events", summary="A job's progress as Server-Sent Events",
             response_class=StreamingResponse, responses={200: {"description": EVENTS, "content": {
                 "text/event-stream": {"schema": {"type": "string"}, "example": EVENTS_EXAMPLE}}}})
-async def job_events(request: Request, j: Job = Depends(_job)) -> StreamingResponse:
+async def job_events(request: Request, j: Job = Depends(_job), srv: Server = Depends(server)) -> StreamingResponse:
     async def events() -> AsyncIterator[str]:
+        nonlocal j
         last = None
         while True:
+            j = srv.jobs.get(j.id, kb=j.kb) or j  # another worker's job: read again
             d = j.to_dict()
             text = json.dumps(d, ensure_ascii=False)
             if text != last:
