@@ -56,7 +56,7 @@ def truth(kb_path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     t = lancedb.connect(str(kb_path / "lance")).open_table("children")
     tbl = t.search().select(["doc_id", "vector", "m_bucket"]).limit(t.count_rows()).to_arrow()
     vecs = np.asarray(tbl.column("vector").combine_chunks().flatten(), np.float32).reshape(tbl.num_rows, -1)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs, np.asarray(tbl.column("m_bucket").to_numpy(), np.int64), tbl.column("doc_id").to_pylist()
 
 

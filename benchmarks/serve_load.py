@@ -108,6 +108,49 @@ def api_load(kb, questions: list[str], clients: int) -> dict:
     return out
 
 
+def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, workers: int,
+              src: Path | None = None) -> dict:
+    """The idle load on a fresh server over a copy of the knowledge base (``src``: another checkout)."""
+    served = work / "served-kb"
+    shutil.rmtree(served, ignore_errors=True)
+    shutil.copytree(kb_path, served)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    extra = ["--workers", str(workers)] if workers > 1 else []
+    proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
+                             "--no-mcp", *extra], env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        asyncio.run(http_load(url, questions[:20 * workers], 4 * workers))  # warm-up, every worker
+        return asyncio.run(http_load(url, questions, clients))
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def throughput(kb_path: Path, work: Path, questions: list[str], args) -> dict:
+    """Queries a second on the idle server: this code with each --workers N, and --before's."""
+    out: dict = {"cores": os.cpu_count()}
+    if args.before:
+        out["before_workers_1"] = idle_load(kb_path, work, questions, args.clients, 1, Path(args.before) / "src")
+        print("before", out["before_workers_1"], flush=True)
+    for n in [int(x) for x in args.workers.split(",") if x]:
+        out[f"workers_{n}"] = idle_load(kb_path, work, questions, args.clients, n)
+        print(n, out[f"workers_{n}"], flush=True)
+        if "before_workers_1" in out:
+            out[f"workers_{n}"]["qps_vs_before"] = round(out[f"workers_{n}"]["qps"] / out["before_workers_1"]["qps"], 2)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", required=True)
@@ -117,6 +160,10 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/serve")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_load.json"))
+    ap.add_argument("--workers", default="", help="also: the idle load on `serve --workers N` for each N listed")
+    ap.add_argument("--before", help="also: the idle load on this checkout's server (its src/), --workers 1")
+    ap.add_argument("--throughput-only", action="store_true",
+                    help="only the idle loads of --workers and --before (no API run, no ingest)")
     args = ap.parse_args()
 
     ds = load_beir(args.dataset)
@@ -135,6 +182,13 @@ def main() -> int:
                     "dataset": str(ds.path), "documents": kb.stats()["documents"], "clients": args.clients,
                     "embedder": "minilm", "channel_timeout_s": kb.settings.query.channel_timeout_s,
                     "client_timeout_s": 120}
+
+    if args.throughput_only:
+        kb.close()
+        result["throughput"] = throughput(kb.path, work, questions, args)
+        Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+        print(json.dumps(result, indent=1, ensure_ascii=False))
+        return 0
 
     # 1. the Python API in this process (warmed up), before any server runs
     for q in questions[:20]:

@@ -131,6 +131,15 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     got = third.store.search_dense(v, 5, where)
     assert [h.child_id for h in got] == [c for c, _ in _exact(rows, v, 5, {doc})]
     assert graph.exists()
+    # a broad filter both ways: exactly over its rows (read from the map), and in the graph searched
+    # as broadly as the filter narrows it; either way exactly the best of the filter's rows
+    docs = sorted({r["doc_id"] for r in rows})[::2]
+    broad = parse_filter({"doc_id": {"in": docs}}, third.store.fields())
+    want = [c for c, _ in _exact(rows, v, 5, set(docs))]
+    monkeypatch.setattr(AnnIndex, "MAPPED_ROWS", 0)
+    assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
+    monkeypatch.setattr(AnnIndex, "EXACT_PER_CANDIDATE", 0)
+    assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
 
 
 def test_small_stores_search_exactly_in_memory(sample_kb):
