@@ -119,8 +119,10 @@ def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, wor
     if src is not None:
         env["PYTHONPATH"] = str(src)
     extra = ["--workers", str(workers)] if workers > 1 else []
+    # one caller (this address) sends every query: its per-caller limits are lifted so none is refused
+    lifted = ["--max-inflight", str(max(clients, 8)), "--rate-limit", "1000000", "--rate-burst", "1000000"]
     proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
-                             "--no-mcp", *extra], env=env)
+                             "--no-mcp", *lifted, *extra], env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -204,7 +206,8 @@ def main() -> int:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
     proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
-                             "--no-mcp", "--max-body-mb", "64"], env=env)
+                             "--no-mcp", "--max-body-mb", "64", "--max-inflight", str(max(args.clients, 8)),
+                             "--rate-limit", "1000000", "--rate-burst", "1000000"], env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):

@@ -15,6 +15,9 @@ recorded as the rounds go.
   sets run on each knowledge base, and any error or empty answer is counted.
 - Disk: every file under the knowledge base's directory. RSS: VmRSS of this process (both
   knowledge bases and the model live in it).
+- Memory as a long-running face sets it: at most --arena-limit (2) malloc arenas
+  (``ragsift.process.limit_arenas``, as ``ragsift serve`` and ``ragsift mcp`` do at start; 0: glibc's
+  default), and the knowledge base's own trim after each write.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
+from ragsift.process import limit_arenas  # noqa: E402
 
 
 def disk_bytes(path: Path) -> int:
@@ -74,7 +78,9 @@ def main() -> None:
     ap.add_argument("--change", type=int, default=12)
     ap.add_argument("--queries", type=int, default=10)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "soak.json"))
+    ap.add_argument("--arena-limit", type=int, default=2, help="malloc arenas at most (0: glibc's default)")
     args = ap.parse_args()
+    limited = limit_arenas(args.arena_limit) if args.arena_limit else False
 
     work = Path(args.work_dir)
     shutil.rmtree(work, ignore_errors=True)
@@ -156,7 +162,8 @@ def main() -> None:
     result = {"date": time.strftime("%Y-%m-%d"),
               "command": "python benchmarks/soak.py " + " ".join(sys.argv[1:]),
               "args": vars(args), "documents": len(live), "samples": samples, "totals": totals, "final": final,
-              "fresh_disk_mb": round(disk_bytes(fresh.path) / 1e6, 2), "rss_mb_end": round(rss_mb(), 1)}
+              "fresh_disk_mb": round(disk_bytes(fresh.path) / 1e6, 2), "rss_mb_end": round(rss_mb(), 1),
+              "arena_limit": args.arena_limit if limited else None}
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
     print(json.dumps({"final": final, "totals": totals, "fresh_disk_mb": result["fresh_disk_mb"]}, indent=1,
                      ensure_ascii=False))

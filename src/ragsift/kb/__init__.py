@@ -41,7 +41,7 @@ from ragsift.kb.files import (
     shown,
 )
 from ragsift.kb.writer import explained_failures
-from ragsift.memory import release
+from ragsift.process import release
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
@@ -272,7 +272,7 @@ class KnowledgeBase:
                     writer.close()
                 finally:
                     self._refresh()
-                    release()  # what the write freed goes back to the system (ragsift.memory)
+                    release()  # what the write freed goes back to the system (ragsift.process)
 
     # ------------------------------------------------------------------ query
     def query(self, question: str, *, filter: dict[str, Any] | None = None, deadline: Deadline | None = None,

@@ -281,7 +281,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
 
 def serve_stdio(kb: KnowledgeBase, allow_ingest: bool = False) -> None:
     """Run the MCP server on stdin/stdout until the client closes it."""
-    from ragsift.memory import limit_arenas
+    from ragsift.process import for_serving
 
-    limit_arenas()  # a long-running process (ragsift.memory)
+    for_serving()  # a long-running process (ragsift.process)
     build_mcp(SinglePool(kb), allow_ingest=allow_ingest).run("stdio")

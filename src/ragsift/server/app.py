@@ -29,7 +29,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ragsift import __version__
-from ragsift.memory import limit_arenas
+from ragsift.process import for_serving
 from ragsift.server.apidocs import install as install_docs
 from ragsift.server.config import WRITE, ServerConfig
 from ragsift.server.deps import kb_path_param
@@ -43,7 +43,7 @@ QUERY_THREADS = 16  # queries answered at once (each also runs its channels on a
 
 def create_app(cfg: ServerConfig) -> FastAPI:
     """The application for a configuration (``ragsift serve`` runs it with uvicorn)."""
-    limit_arenas()  # a server runs for months: its native memory must not creep (ragsift.memory)
+    for_serving()  # a server runs for months: native memory that stays put, no spinning BLAS threads (ragsift.process)
     server = Server(cfg)
     mcp_app, mcp_server = None, None
     if cfg.mcp:

@@ -1,4 +1,5 @@
-"""Native memory of long-running processes (a server, an MCP server, a watcher that ingests).
+"""Native resources of long-running processes (a server, an MCP server, a watcher that ingests):
+malloc arenas, freed memory, BLAS threads.
 
 glibc's malloc gives each thread that allocates its own arena (up to eight per core) and keeps
 freed memory in them; under LanceDB's and ONNX Runtime's thread pools a process that ingests
@@ -10,6 +11,14 @@ docs/benchmarks.md). Two remedies, both no-ops where the C library is not glibc:
   run for long call it at start; a library user may call it.
 - ``release()``: hand freed memory back to the system (``malloc_trim(0)``); the knowledge base
   calls it after each write.
+
+BLAS threads: NumPy's OpenBLAS starts a thread per core for a matrix product and keeps them
+spinning after it; a query's one product (the question against the vectors, a few milliseconds)
+then costs the spin of every core, beside ONNX Runtime's own threads. On this 2-core machine one
+SciFact query took 63 ms of CPU for 32 ms of wall time; with one BLAS thread 32 ms of CPU for 26 ms
+(docs/benchmarks.md). ``limit_blas_threads(1)`` (threadpoolctl; an operator's
+``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` wins) is what a serving process wants.
+``for_serving()`` does all of it: the faces that run for long call it at start.
 """
 from __future__ import annotations
 
@@ -44,6 +53,23 @@ def limit_arenas(n: int = DEFAULT_ARENAS) -> bool:
     if libc is None or os.environ.get("MALLOC_ARENA_MAX"):
         return False
     return bool(libc.mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(max(1, int(n)))))
+
+
+def limit_blas_threads(n: int = 1) -> bool:
+    """At most ``n`` BLAS threads from now on (all BLAS libraries loaded). Skipped when the environment
+    sets ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS``. Returns whether it set it."""
+    if any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")):
+        return False
+    import numpy  # noqa: F401  # its BLAS must be loaded to be limited
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=max(1, int(n)), user_api="blas")  # stays until changed
+    return True
+
+
+def for_serving() -> dict[str, bool]:
+    """What a long-running face calls at start: two malloc arenas, one BLAS thread."""
+    return {"arenas": limit_arenas(), "blas": limit_blas_threads()}
 
 
 def release() -> bool:

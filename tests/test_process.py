@@ -1,0 +1,92 @@
+"""Native resources (ragsift.process): the arena limit and the trim on this machine's glibc, checked
+by what the process's resident memory does; the BLAS thread limit, checked by what threadpoolctl
+reports in a fresh process; the faces that run for long setting them."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+CHILD = textwrap.dedent('''
+    import os, sys, threading
+    from ragsift.process import limit_arenas, release
+
+    def rss_mb():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+    if sys.argv[1] == "limit":
+        print("limited", limit_arenas(2))
+    held = []
+    def work():  # each thread fills its own arena with 1 KB blocks, then frees all but a few
+        blocks = [os.urandom(1024) for _ in range(60_000)]
+        held.extend(blocks[::500])
+        del blocks
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    before = rss_mb()
+    released = release()
+    print("rss", before, rss_mb(), released)
+''')
+
+
+def _run(mode: str, env: dict[str, str] | None = None) -> list[str]:
+    import os
+
+    out = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **(env or {})}, check=True).stdout.split("\n")
+    return [line for line in out if line]
+
+
+def test_release_returns_freed_memory_to_the_system():
+    (rss,) = _run("plain")
+    _, before, after, released = rss.split()
+    assert released == "True"
+    assert float(before) - float(after) > 100  # ~360 MB were freed by Python; the trim hands most back
+
+
+def test_arenas_are_limited_unless_the_operator_chose():
+    lines = _run("limit")
+    assert lines[0] == "limited True"
+    assert _run("limit", {"MALLOC_ARENA_MAX": "4"})[0] == "limited False"  # the operator's variable wins
+
+
+def test_the_server_limits_arenas_when_it_starts(monkeypatch, tmp_path):
+    from ragsift.server import app as app_mod
+    from ragsift.server.config import ServerConfig
+
+    calls = []
+    monkeypatch.setattr(app_mod, "for_serving", lambda: calls.append(1) or {})  # a spy
+    app_mod.create_app(ServerConfig(kb=tmp_path / "kb"))
+    assert calls == [1]
+
+
+BLAS = textwrap.dedent('''
+    import json, numpy
+    from threadpoolctl import threadpool_info
+    from ragsift.process import for_serving
+    before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    done = for_serving()
+    after = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    a = numpy.ones((300, 300), numpy.float32)
+    print(json.dumps({"before": before, "after": after, "done": done, "product": float((a @ a)[0, 0])}))
+''')
+
+
+def test_serving_limits_blas_to_one_thread_unless_the_operator_chose():
+    import json
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                            "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")}
+    out = json.loads(subprocess.run([sys.executable, "-c", BLAS], capture_output=True, text=True, timeout=120,
+                                    env=env, check=True).stdout)
+    assert out["done"] == {"arenas": True, "blas": True}
+    assert out["after"] and set(out["after"]) == {1} and out["product"] == 300.0
+    if (os.cpu_count() or 1) > 1:
+        assert max(out["before"]) > 1  # it was more, and is one now
+    chosen = json.loads(subprocess.run([sys.executable, "-c", BLAS], capture_output=True, text=True, timeout=120,
+                                       env={**env, "OPENBLAS_NUM_THREADS": "2"}, check=True).stdout)
+    assert chosen["done"]["blas"] is False and set(chosen["after"]) == {2}
