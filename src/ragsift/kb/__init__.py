@@ -41,8 +41,8 @@ from ragsift.kb.files import (
     shown,
 )
 from ragsift.kb.writer import explained_failures
-from ragsift.process import release
 from ragsift.models.embedders import Embedder, load_embedder
+from ragsift.process import release
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
 from ragsift.store import check_store, committed_stats, default_store_name, embedded_identity, open_store
