@@ -456,7 +456,24 @@ def workers_section() -> list[str]:
                      f"{x.get('qps_vs_before', 1.0):.2f}x |")
     lines += ["", "- Each worker is a process with its own models and indexes (memory grows with N); rate limits, "
               "in-flight counts and `/metrics` are per worker; writes stay one at a time through the knowledge base's "
-              "lock, and any worker answers for any job.", ""]
+              "lock, and any worker answers for any job."]
+    c = load("serve_cpu.json")
+    if c:
+        st, sf = c["served_trace_true"], c["served_trace_false"]
+        d, o = c["in_process_blas_default"], c["in_process_blas_one"]
+        ceiling = 1000 * c["cores"] / (st["server_cpu_ms_per_query"] + st["client_cpu_ms_per_query"])
+        lines.append(
+            f"- **Missed: 3x per core.** Where the CPU goes (`{c['command']}`, {c['date']}, {c['queries']} queries, "
+            f"{c['clients']} clients, one server process): the server spends {st['server_cpu_ms_per_query']} ms of CPU "
+            f"a query with the trace in the answer ({sf['server_cpu_ms_per_query']} ms without) and the load client "
+            f"on the same machine {st['client_cpu_ms_per_query']} ms; {c['cores']} cores can then answer at most about "
+            f"{ceiling:.0f} queries a second, which two workers come close to. In one process and one thread a query "
+            f"is {o['cpu_ms_per_query']} ms of CPU with one BLAS thread ({d['cpu_ms_per_query']} ms with OpenBLAS's "
+            "default, which spins a thread per core after each matrix product: the server now runs one), of which "
+            f"the query embedding alone (ONNX Runtime) is {c['embedding_only']['cpu_ms_per_query']} ms; the server's "
+            "rest is HTTP, the middleware and building the answer. Three times the throughput per core needs the "
+            "query's own CPU cut by about as much, not more processes.")
+    lines.append("")
     return lines
 
 

@@ -1,0 +1,126 @@
+"""Where a served query's CPU goes: the CPU time of the `ragsift serve` process (from
+/proc/PID/stat) and of this client process per query, under 32 concurrent clients, with and
+without the trace in the answer; beside it the same questions through ``KnowledgeBase.query``
+in one thread of one process (the in-process floor).
+
+    .venv/bin/python benchmarks/serve_cpu.py --kb /tmp/ragsift-bench/eval/scifact-minilm \\
+        --dataset ../shared/datasets/scifact --out benchmarks/results/serve_cpu.json
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from server_process import free_port  # noqa: E402
+
+from ragsift.eval.datasets import load_beir  # noqa: E402
+
+
+def cpu_s(pid: int) -> float:
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+async def load(url: str, questions: list[str], trace: bool, clients: int) -> None:
+    queue: asyncio.Queue = asyncio.Queue()
+    for q in questions:
+        queue.put_nowait(q)
+
+    async def client() -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+            while not queue.empty():
+                r = await c.post("/v1/query", json={"question": queue.get_nowait(), "trace": trace})
+                r.raise_for_status()
+                r.json()
+    await asyncio.gather(*(client() for _ in range(clients)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kb", required=True)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--queries", type=int, default=400)
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_cpu.json"))
+    args = ap.parse_args()
+    qs = list(load_beir(args.dataset).queries.values())[:args.queries]
+    out: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/serve_cpu.py " + " ".join(sys.argv[1:]),
+                 "queries": len(qs), "clients": args.clients, "cores": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        served = Path(tmp) / "kb"
+        shutil.copytree(args.kb, served)
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
+        proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
+                                 "--no-mcp", "--max-inflight", str(args.clients), "--rate-limit", "1000000",
+                                 "--rate-burst", "1000000"], env=env)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(600):
+                try:
+                    if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.5)
+            asyncio.run(load(url, qs[:20], False, 4))
+            for trace in (True, False):
+                s0, c0, t0 = cpu_s(proc.pid), own_cpu_s(), time.perf_counter()
+                asyncio.run(load(url, qs, trace, args.clients))
+                dt = time.perf_counter() - t0
+                out[f"served_trace_{str(trace).lower()}"] = {
+                    "qps": round(len(qs) / dt, 2),
+                    "server_cpu_ms_per_query": round((cpu_s(proc.pid) - s0) / len(qs) * 1000, 1),
+                    "client_cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
+                print(trace, out[f"served_trace_{str(trace).lower()}"], flush=True)
+        finally:
+            proc.terminate()
+            proc.wait(60)
+        from ragsift.kb import KnowledgeBase
+
+        kb = KnowledgeBase.open(served)
+        for q in qs[:10]:
+            kb.query(q, trace=False)
+        from ragsift.process import limit_blas_threads
+
+        for blas, setup in (("default", None), ("one", limit_blas_threads)):
+            if setup:
+                setup()
+            c0, t0 = own_cpu_s(), time.perf_counter()
+            for q in qs:
+                kb.query(q, trace=False)
+            out[f"in_process_blas_{blas}"] = {"qps": round(len(qs) / (time.perf_counter() - t0), 2),
+                                              "cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
+            print(blas, out[f"in_process_blas_{blas}"], flush=True)
+        c0, t0 = own_cpu_s(), time.perf_counter()
+        for q in qs:
+            kb.embedder().embed_queries([q])
+        out["embedding_only"] = {"wall_ms": round((time.perf_counter() - t0) / len(qs) * 1000, 1),
+                                 "cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
+        kb.close()
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
