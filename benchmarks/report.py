@@ -292,7 +292,10 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             f"{last['rss_mb']:,.0f} MB at round {last['round']}"
             + (f"; at most {soak['arena_limit']} malloc arenas and a trim after each write)" if soak.get("arena_limit")
                else "; glibc's default arenas)"), after <= 0.5,
-            "" if after <= 0.5 else "native memory, mostly glibc malloc arenas; not the Python heap, not Lance's caches")
+            "" if after <= 0.5 else ("two arenas and a trim after each write cut the growth to about a fifth of the run "
+                                     "before (+4.33 MB a round); the rest is not isolated" if soak.get("arena_limit")
+                                     else "native memory, mostly glibc malloc arenas; not the Python heap, not "
+                                     "Lance's caches"))
     qp = load("query_path.json")
     if qp:
         r = qp["ratio_to_rank_documents"]
@@ -466,8 +469,9 @@ def workers_section() -> list[str]:
             f"- **Missed: 3x per core.** Where the CPU goes (`{c['command']}`, {c['date']}, {c['queries']} queries, "
             f"{c['clients']} clients, one server process): the server spends {st['server_cpu_ms_per_query']} ms of CPU "
             f"a query with the trace in the answer ({sf['server_cpu_ms_per_query']} ms without) and the load client "
-            f"on the same machine {st['client_cpu_ms_per_query']} ms; {c['cores']} cores can then answer at most about "
-            f"{ceiling:.0f} queries a second, which two workers come close to. In one process and one thread a query "
+            f"on the same machine {st['client_cpu_ms_per_query']} ms; at that cost {c['cores']} cores answer at most "
+            f"about {ceiling:.0f} queries a second (the CPU per query moves by a fifth from run to run here): the "
+            "processes use the core one process left idle, and the cores are then full. In one process and one thread a query "
             f"is {o['cpu_ms_per_query']} ms of CPU with one BLAS thread ({d['cpu_ms_per_query']} ms with OpenBLAS's "
             "default, which spins a thread per core after each matrix product: the server now runs one), of which "
             f"the query embedding alone (ONNX Runtime) is {c['embedding_only']['cpu_ms_per_query']} ms; the server's "
