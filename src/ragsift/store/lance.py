@@ -339,13 +339,9 @@ class LanceStore(ManifestStore):
             if rows is not None:
                 self._selections.move_to_end(clause)
                 return rows
-        q = self._tables["children"].search().where(clause).limit(max(1, index.n))
-        if index.row_ids is not None:
-            found = q.select(["start"]).with_row_id(True).to_arrow().column("_rowid").to_numpy()
-            rows = index.rows_of_row_ids(found)
-        else:  # rows read without their row ids
-            rows = np.sort(index.positions(q.select(["child_id"]).to_arrow().column("child_id").to_pylist()))
-        rows = rows.astype(np.int64)
+        found = (self._tables["children"].search().where(clause).select(["start"]).with_row_id(True)
+                 .limit(max(1, index.n)).to_arrow().column("_rowid").to_numpy())
+        rows = index.rows_of_row_ids(found)  # the hit rows were read with their row ids (_hit_rows)
         rows.setflags(write=False)  # shared by every query with this filter
         with self._selection_lock:
             self._selections[clause] = rows

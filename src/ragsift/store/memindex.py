@@ -187,19 +187,17 @@ class AnnIndex:
         # the full vectors are read row by row for the re-rank (pread, not a memory map: a map's
         # read-ahead made a gigabyte of them resident after a hundred queries at a million children)
         self.dim = dim
-        self._map = None if hasattr(os, "pread") else np.memmap(full, np.float32, "r", shape=(self.n, dim))
         self._fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         self._finalizer = weakref.finalize(self, os.close, self._fd)
-        # many rows at once (an exact search over a filter's rows) are taken from a map without
-        # read-ahead: one system call per row costs more than the page faults
-        self._random = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
+        # many rows at once (an exact search over a filter's rows), or any rows where there is no
+        # pread (Windows), are taken from a map without read-ahead: one system call per row costs
+        # more than the page faults
+        self._map = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         """The full vectors of these rows (sorted), read from the saved file."""
-        if self._map is not None:  # no pread (Windows)
-            return np.asarray(self._map[rows])
-        if self._random is not None and len(rows) > self.MAPPED_ROWS:
-            return self._random[rows]
+        if self._map is not None and (len(rows) > self.MAPPED_ROWS or not hasattr(os, "pread")):
+            return self._map[rows]
         size = self.dim * 4
         buf = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
         return np.frombuffer(buf, np.float32).reshape(len(rows), self.dim)
