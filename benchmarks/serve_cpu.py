@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from server_process import free_port  # noqa: E402
+from serve_load import serve  # noqa: E402
 
 from ragsift.eval.datasets import load_beir  # noqa: E402
 
@@ -68,33 +67,21 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "kb"
         shutil.copytree(args.kb, served)
-        port = free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
-        proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
-                                 "--no-mcp", "--max-inflight", str(args.clients), "--rate-limit", "1000000",
-                                 "--rate-burst", "1000000"], env=env)
-        url = f"http://127.0.0.1:{port}"
+        srv = serve(served, args.clients)
+        url, pid = srv.url, srv.proc.pid
         try:
-            for _ in range(600):
-                try:
-                    if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
             asyncio.run(load(url, qs[:20], False, 4))
             for trace in (True, False):
-                s0, c0, t0 = cpu_s(proc.pid), own_cpu_s(), time.perf_counter()
+                s0, c0, t0 = cpu_s(pid), own_cpu_s(), time.perf_counter()
                 asyncio.run(load(url, qs, trace, args.clients))
                 dt = time.perf_counter() - t0
                 out[f"served_trace_{str(trace).lower()}"] = {
                     "qps": round(len(qs) / dt, 2),
-                    "server_cpu_ms_per_query": round((cpu_s(proc.pid) - s0) / len(qs) * 1000, 1),
+                    "server_cpu_ms_per_query": round((cpu_s(pid) - s0) / len(qs) * 1000, 1),
                     "client_cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
                 print(trace, out[f"served_trace_{str(trace).lower()}"], flush=True)
         finally:
-            proc.terminate()
-            proc.wait(60)
+            srv.stop()
         from ragsift.kb import KnowledgeBase
 
         kb = KnowledgeBase.open(served)

@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from server_process import free_port  # noqa: E402
+from server_process import ServerProcess  # noqa: E402
 
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb  # noqa: E402
@@ -108,35 +107,27 @@ def api_load(kb, questions: list[str], clients: int) -> dict:
     return out
 
 
+def serve(kb_path: Path, clients: int, *extra: str, env: dict[str, str] | None = None) -> ServerProcess:
+    """`ragsift serve` on 127.0.0.1 over ``kb_path``, ready. One caller (this address) sends every
+    query: its per-caller limits are lifted so none is refused."""
+    return ServerProcess(["--kb", str(kb_path), "serve", "--no-mcp", "--max-inflight", str(max(clients, 8)),
+                          "--rate-limit", "1000000", "--rate-burst", "1000000", *extra],
+                         keys=False, env=env).start(timeout=300)
+
+
 def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, workers: int,
               src: Path | None = None) -> dict:
     """The idle load on a fresh server over a copy of the knowledge base (``src``: another checkout)."""
     served = work / "served-kb"
     shutil.rmtree(served, ignore_errors=True)
     shutil.copytree(kb_path, served)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-    extra = ["--workers", str(workers)] if workers > 1 else []
-    # one caller (this address) sends every query: its per-caller limits are lifted so none is refused
-    lifted = ["--max-inflight", str(max(clients, 8)), "--rate-limit", "1000000", "--rate-burst", "1000000"]
-    proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
-                             "--no-mcp", *lifted, *extra], env=env)
-    url = f"http://127.0.0.1:{port}"
+    srv = serve(served, clients, *(["--workers", str(workers)] if workers > 1 else []),
+                env={"PYTHONPATH": str(src)} if src is not None else None)
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        asyncio.run(http_load(url, questions[:20 * workers], 4 * workers))  # warm-up, every worker
-        return asyncio.run(http_load(url, questions, clients))
+        asyncio.run(http_load(srv.url, questions[:20 * workers], 4 * workers))  # warm-up, every worker
+        return asyncio.run(http_load(srv.url, questions, clients))
     finally:
-        proc.terminate()
-        proc.wait(60)
+        srv.stop()
 
 
 def throughput(kb_path: Path, work: Path, questions: list[str], args) -> dict:
@@ -203,20 +194,9 @@ def main() -> int:
     served = work / "served-kb"
     shutil.rmtree(served, ignore_errors=True)
     shutil.copytree(kb.path, served)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("RAGSIFT_API_KEYS", "RAGSIFT_READ_KEYS")}
-    proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "--kb", str(served), "serve", "--port", str(port),
-                             "--no-mcp", "--max-body-mb", "64", "--max-inflight", str(max(args.clients, 8)),
-                             "--rate-limit", "1000000", "--rate-burst", "1000000"], env=env)
-    url = f"http://127.0.0.1:{port}"
+    srv = serve(served, args.clients, "--max-body-mb", "64")
+    url = srv.url
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
         asyncio.run(http_load(url, questions[:20], 4))  # warm-up
         result["idle"] = asyncio.run(http_load(url, questions, args.clients))
         print("idle", result["idle"], flush=True)
@@ -246,8 +226,7 @@ def main() -> int:
                                 "added": sum(len(st["report"]["added"]) for st in states if st["report"])}
         print("ingesting", result["ingesting"], result["ingest_job"], flush=True)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        srv.stop()
     for phase in ("idle", "ingesting"):
         result[phase]["p50_vs_api"] = round(result[phase]["p50_ms"] / result["api"]["p50_ms"], 2)
         result[phase]["qps_vs_api"] = round(result[phase]["qps"] / result["api"]["qps"], 2)
