@@ -152,6 +152,8 @@ def test_restore_refuses_the_empty_generation(made):
 @pytest.mark.parametrize("flags, message", [
     (["--port", "70000"], "--port must be from 1 to 65535"),
     (["--port", "0"], "--port must be from 1 to 65535"),
+    (["--workers", "0"], "--workers must be from 1 to 64"),
+    (["--workers", "65"], "--workers must be from 1 to 64"),
     (["--max-body-mb", "nan"], "--max-body-mb must be a finite number"),
     (["--max-upload-mb", "-1"], "--max-upload-mb must be a finite number"),
     (["--max-batch", "0"], "--max-batch must be a finite number"),
