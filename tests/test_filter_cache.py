@@ -83,22 +83,32 @@ def test_a_filter_is_evaluated_once_per_generation_and_matches_exact_search(tmp_
 
 
 def test_row_ids_map_to_the_same_rows_as_child_ids(tmp_path):
+    """Per segment, a filter's rows (found by the table's row ids) are exactly the live rows of
+    the segment holding the table's matching child ids, after deletions and a rewrite that leave
+    dead rows in a segment read before them."""
     store = LanceStore(tmp_path / "kb", dim=64)
     _fill(store, 0, 30)
+    store.search_dense(vector("tea"), 3, None)  # the first segment read now: it keeps its rows
     txn = store.begin()  # deletions leave gaps in the row ids
     for i in (3, 7, 11):
         txn.delete_document(f"d{i:03d}")
     txn.commit()
     _fill(store, 30, 5)
+    _fill(store, 1, 1)  # d001 written again: its old rows are dead in the first segment
     store.refresh()
-    rows = store._hit_rows()
-    assert rows.row_ids is not None
-    for flt in ({"bucket": {"in": [1, 4]}}, {"locale": "en"}, {"doc_id": {"nin": ["d001", "d031"]}}):
+    segs = store.segments()
+    assert len(segs) >= 2 and all(seg.rows.row_ids is not None for seg in segs)
+    for flt in ({"bucket": {"in": [1, 4]}}, {"locale": "en"}, {"doc_id": {"nin": ["d002", "d031"]}}):
         clause = store._with_kinds(parse_filter(flt, store.fields()), ("chunk",))
-        by_row_id = store._select(rows, parse_filter(flt, store.fields()), ("chunk",))
-        ids = store._tables["children"].search().where(clause).select(["child_id"]).limit(1000).to_arrow()
-        assert by_row_id.tolist() == sorted(rows.positions(ids.column("child_id").to_pylist()).tolist())
-        assert len(by_row_id) == len(ids)
+        selected = store._select(parse_filter(flt, store.fields()), ("chunk",))
+        tbl = store._tables["children"].search().where(clause).select(["child_id", "gen"]).limit(1000).to_arrow()
+        found = 0
+        for seg, rows in zip(segs, selected):
+            mine = [c for c, g in zip(tbl.column("child_id").to_pylist(), tbl.column("gen").to_pylist())
+                    if seg.lo < g <= seg.hi]
+            assert rows.tolist() == sorted(seg.rows.positions(mine).tolist()) or not mine and not len(rows)
+            found += len(rows)
+        assert found == tbl.num_rows
 
 
 def test_the_kept_selections_are_bounded(tmp_path, monkeypatch):

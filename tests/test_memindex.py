@@ -3,6 +3,7 @@ independent implementations written here: BM25 scored with plain Python loops ov
 terms, and exact cosine search by brute force over the stored vectors. Chinese and English."""
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from collections import Counter
@@ -16,6 +17,14 @@ from ragsift.store.memindex import AnnIndex, FlatIndex
 
 QUESTIONS = ["How long does a full charge take?", "绿茶应该怎样保存？", "reset the speaker to factory settings",
              "蓝牙连接不上怎么办", "What does the yellow light ring mean?", "音箱 电池 充电 时间"]
+
+
+def _search(index, terms: str, k: int, rows):
+    """One BM25 index searched alone (its statistics its own: one segment)."""
+    from ragsift.store.segments import BM25Stats, norm_of
+
+    stats = BM25Stats([(index, None)])
+    return index.search(stats.weights(terms), k, rows, norm_of(index, stats.avgdl), stats.avgdl)
 
 
 def _children(store) -> list[dict]:
@@ -95,9 +104,9 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     assert isinstance(kb.store.dense_index(), AnnIndex)
     # the ingest saved the generation's indexes for its readers
     saved = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
-    gen = f"{kb.store.generation:010d}"
-    assert saved == [f"{gen}-bm25", f"{gen}-parents", f"{gen}-vector"]
-    graph = tmp_path / "kb" / lance.CACHE / f"{gen}-vector" / "graph.usearch"
+    (seg,) = (s.name for s in lance.segment_specs(kb.store.manifest))
+    assert saved == [f"{seg}-parents", f"{seg}-postings", f"{seg}-rows", f"{seg}-vector"]
+    graph = tmp_path / "kb" / lance.CACHE / f"{seg}-vector" / "graph.usearch"
     stamp = graph.stat().st_mtime_ns
     found = 0
     for q in QUESTIONS:
@@ -162,9 +171,12 @@ def test_old_generation_caches_are_removed(tmp_path, monkeypatch, sample_dir_fil
         kb.ingest(f)
         kb.query("battery", channels=["dense"])
     names = sorted(d.name for d in (tmp_path / "kb" / lance.CACHE).iterdir())
-    gens = sorted({int(n.split("-")[0]) for n in names})
-    assert f"{kb.store.generation:010d}-vector" in names and f"{kb.store.generation:010d}-parents" in names
-    assert gens == [kb.store.generation - 1, kb.store.generation], names  # the kept generations only
+    current = {s.name for s in lance.segment_specs(kb.store.manifest)}
+    before = {s.name for s in lance.segment_specs(json.loads(
+        (tmp_path / "kb" / "generations" / f"{kb.store.generation - 1:010d}.json").read_text()))}
+    assert all(f"{s}-vector" in names and f"{s}-parents" in names for s in current)
+    assert {n.rsplit("-", 1)[0] for n in names} <= current | before, names  # the kept generations' only
+    assert len(current | before) < 4  # segments were merged and the merged-away ones removed
 
 
 @pytest.fixture()
@@ -178,8 +190,9 @@ def sample_dir_files(tmp_path):
 
 def test_rows_hold_no_python_object_per_row(sample_kb):
     sample_kb.query("battery", channels=["dense", "bm25"])
-    rows = sample_kb.store.dense_index().rows
-    assert rows is sample_kb.store._memory_index("bm25", lambda: None).rows  # one copy, shared
+    seg = sample_kb.store.segments()[-1]
+    rows = seg.rows
+    assert seg.indexes["dense:vector"].rows is rows and seg.indexes["bm25"].rows is rows  # one copy, shared
     for col in (rows.child_ids, rows.parent_ids, rows.doc_ids):
         assert not isinstance(col, list)
     assert rows.starts.dtype == np.int32 and rows.kinds.dtype.kind == "i"
@@ -192,16 +205,18 @@ def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
     """The build tokenises a block of rows at a time (bounded memory); blocks of 5 rows give the
     same postings as one block."""
     from ragsift.store.memindex import BM25Index
+    from ragsift.store.segments import aligned
 
     store = sample_kb.store
-    rows = store._hit_rows()
-    whole = BM25Index(rows, lambda: store._children(["terms"]))
+    seg = store.segments()[0]
+    rows = seg.rows
+    whole = BM25Index(rows, lambda: aligned(store._tables["children"], seg, ["terms"]))
     monkeypatch.setattr(BM25Index, "BLOCK", 5)
-    small = BM25Index(rows, lambda: store._children(["terms"]))
+    small = BM25Index(rows, lambda: aligned(store._tables["children"], seg, ["terms"]))
     assert small.vocab.keys() == whole.vocab.keys() and rows.n > 5 * 10
     for q in QUESTIONS:
         terms = sample_kb.analyzer.analyze(q)
-        a, b = whole.search(terms, 30, None), small.search(terms, 30, None)
+        a, b = _search(whole, terms, 30, None), _search(small, terms, 30, None)
         assert [(h.child_id, round(h.score, 5)) for h in a] == [(h.child_id, round(h.score, 5)) for h in b]
 
 
@@ -227,11 +242,11 @@ def test_bm25_pruning_is_exact_on_common_and_rare_terms():
     for _ in range(60):
         query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3)))
         want = independent_bm25(rows, query)
-        got = index.search(query, 10, None)
+        got = _search(index, query, 10, None)
         assert np.allclose([h.score for h in got], [s for _, s in want[:10]], rtol=1e-5), query
         score_of = dict(want)
         assert all(score_of[h.child_id] == pytest.approx(h.score, rel=1e-5) for h in got)
         keep = {ids[i] for i in allowed}
         want_f = [(c, s) for c, s in want if c in keep][:10]
-        got_f = index.search(query, 10, allowed)
+        got_f = _search(index, query, 10, allowed)
         assert np.allclose([h.score for h in got_f], [s for _, s in want_f], rtol=1e-5), query

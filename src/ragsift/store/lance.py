@@ -6,7 +6,8 @@ Layout of a knowledge base directory::
     manifest.json       the committed generation: table versions + metadata fields
     generations/        the manifests of the last ``keep_generations`` commits (restorable)
     lance/              documents, parents and children tables (Lance format, versioned)
-    search-cache/       saved HNSW graphs and full vectors of large generations (rebuilt if removed)
+    search-cache/       saved indexes of large segments: rows, vectors or HNSW graph, BM25
+                        postings, parents; one folder each (rebuilt if removed)
     .write.lock         held by the one writer
 
 How one commit makes a generation visible: a write transaction appends and deletes rows in
@@ -16,6 +17,10 @@ index, writes the new manifest to ``generations/``, then atomically replaces
 ``manifest.json`` (write, fsync, rename) with it: that rename is the commit. A crash before it
 leaves the old manifest, and the next writer restores each table to the version the manifest
 names.
+
+Search runs on in-memory indexes of the generation's segments (``ragsift.store.segments``): a
+commit adds one segment of the children it wrote, which readers build alone at their next query;
+the writer merges segments in tiers and saves large ones before it commits.
 
 Old table versions are removed every ``optimize_every`` commits (and by ``optimize()``), except
 those of the last ``keep_generations`` generations: ``ragsift check --restore`` can go back to
@@ -32,6 +37,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +77,21 @@ from ragsift.store.lance_files import (
     saved_generations,
     stats_of,
 )
-from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, IdIndex, ParentTable, Rows, SparseIndex
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, ParentTable, SparseIndex
+from ragsift.store.segments import (
+    SAVE_MIN,
+    BM25Stats,
+    Segment,
+    SegmentSpec,
+    aligned,
+    live_rows,
+    load_rows,
+    merge_hits,
+    norm_of,
+    plan,
+    scan,
+    segment_specs,
+)
 from ragsift.types import Child, Document, Parent
 
 log = logging.getLogger(__name__)
@@ -88,9 +108,21 @@ ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_EXPANSION = 1024
 ANN_REFINE_FACTOR = 4
 SELECTIONS_MB = 64  # the rows of recent filters kept per generation (8 bytes a selected child)
-CACHE = "search-cache"  # saved search indexes, one folder per generation and vector column
+CACHE = "search-cache"  # saved search indexes, one folder per segment and index
+STABLE_ROW_IDS = "new_table_enable_stable_row_ids"
 NEVER = timedelta(days=36500)  # optimize() that removes no version
 CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
+
+
+class _Boxed:
+    """A cached value that may be None."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _sparse(seg: Segment, table: Any) -> SparseIndex:
+    return SparseIndex(seg.rows, aligned(table, seg, ["sparse_idx", "sparse_val"]))
 
 
 def _col(field: str) -> str:
@@ -149,6 +181,7 @@ class LanceStore(ManifestStore):
         self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
         self._selection_lock = threading.Lock()
         self._languages: tuple[int, dict[str, int]] | None = None
+        self._segment_cache: dict[str, Segment] = {}
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
@@ -157,14 +190,16 @@ class LanceStore(ManifestStore):
         with WriteLock(self.path, self.lock_timeout_s):
             if (self.path / MANIFEST).exists():
                 return
-            db = self._lancedb.connect(str(self.path / "lance"))
+            # stable row ids: a row keeps its id through compaction, so a segment read once stays valid
+            db = self._lancedb.connect(str(self.path / "lance"), storage_options={STABLE_ROW_IDS: "true"})
             versions = {}
             extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
             for name, schema in _schemas(dim, extra, sparse).items():
                 t = db.create_table(name, schema=schema, exist_ok=True)
                 versions[name] = t.version
             manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},
-                        "dim": dim, "committed_at": time.time(), "fts": False, "vectors": extra, "sparse": sparse}
+                        "dim": dim, "committed_at": time.time(), "fts": False, "vectors": extra, "sparse": sparse,
+                        "stable_row_ids": True, "segments": [], "epoch": 0}
             publish(self.path, self.manifest_to_commit(manifest), self.keep_generations)
 
     def _read_manifest(self) -> dict[str, Any]:
@@ -198,8 +233,11 @@ class LanceStore(ManifestStore):
                 raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
             self._tables[name] = t
-        self._indexes: dict[str, Any] = {}  # in-memory search indexes (and parents) of the pinned generation
-        self._selections: OrderedDict[str, np.ndarray] = OrderedDict()  # a filter's rows in this generation
+        self._gen: dict[Any, Any] = {}  # what the pinned generation computed once (segments, liveness, statistics)
+        # segments read by this object, kept while the generation lists them (``segment_specs``)
+        names = {spec.name for spec in segment_specs(m)}
+        self._segment_cache = {n: seg for n, seg in self._segment_cache.items() if n in names}
+        self._selections: OrderedDict[str, list[np.ndarray]] = OrderedDict()  # a filter's rows in this generation
         # the children's columns, read once: asking the table for its schema is a round trip per query
         self._child_columns = frozenset(self._tables["children"].schema.names)
 
@@ -248,70 +286,89 @@ class LanceStore(ManifestStore):
 
     def search_dense(self, vector: np.ndarray, k: int, where: Node | None,
                      kinds: Sequence[str] = ("chunk",), using: str = "") -> list[StoredHit]:
-        self._column(using)  # an unknown embedder is an error even on an empty store
+        column, dim = self._column(using)  # an unknown embedder is an error even on an empty store
         if self.generation == 0 or self._kinds(kinds) == "":
             return []
-        index = self.dense_index(using)
-        return index.search(np.asarray(vector, np.float32), k, self._select(index.rows, where, kinds))
+        v = np.asarray(vector, np.float32)
+        parts = [self._dense(seg, column, dim).search(v, k, rows)
+                 for seg, rows in zip(self.segments(), self._select(where, kinds)) if rows is None or len(rows)]
+        return merge_hits(parts, k)
 
     def _hit_columns(self) -> list[str]:
         return self._hit_cols + (["kind"] if "kind" in self._child_columns else [])
 
-    def _memory_index(self, key: str, build: Callable[[], Any]) -> Any:
-        """One in-memory index of the pinned generation, built on first use."""
-        index = self._indexes.get(key)
-        if index is None:
+    def _state(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A value of the pinned generation (liveness, statistics), computed on first use."""
+        found = self._gen.get(key)
+        if found is None:
             with self._index_lock:
-                index = self._indexes.get(key)
-                if index is None:
-                    index = self._indexes[key] = build()
-        return index
+                found = self._gen.get(key)
+                if found is None:
+                    found = self._gen[key] = build()
+        return found
 
     def _scan(self, columns: list[str], row_ids: bool = False) -> pa.Table:
         """These columns of every child, read with a projection (never the whole table);
         ``row_ids``: with the table's ``_rowid`` column."""
-        t = self._tables["children"]
-        q = t.search().select(columns)
-        if row_ids:
-            q = q.with_row_id(True)
-        return q.limit(max(1, t.count_rows())).to_arrow()
+        return scan(self._tables["children"], columns, None, row_ids)
 
-    def _children(self, columns: list[str]) -> pa.Table:
-        """These columns of every child, in the row order of the shared hit columns."""
-        rows = self._hit_rows()
-        tbl = self._scan(["child_id", *columns])
-        if not tbl.column("child_id").equals(pa.chunked_array([rows.child_ids])):  # scans keep their order; if not
-            order = IdIndex(tbl.column("child_id").combine_chunks()).rows(rows.child_ids.to_pylist())
-            tbl = tbl.take(pa.array(order))
-        return tbl.drop_columns(["child_id"])
+    def segments(self) -> list[Segment]:
+        """The segments of the pinned generation, oldest first; a segment read by an earlier
+        generation of this object is kept, not read again."""
+        return self._state("segments", lambda: [self._segment(spec, self._tables) for spec in
+                                                segment_specs(self.manifest)])
 
-    def _hit_rows(self) -> Rows:
-        """The hit columns of the generation's children, shared by every in-memory index."""
-        return self._memory_index("rows", lambda: Rows(self._scan(self._hit_columns(), row_ids=True)))
+    def _segment(self, spec: SegmentSpec, tables: dict[str, Any]) -> Segment:
+        seg = self._segment_cache.get(spec.name)
+        if seg is None:
+            table = tables["children"]
+            n = spec.rows if spec.where is not None else table.count_rows()
+            # saved: large segments, and any with an HNSW graph (its files use the saved row order)
+            saving = n >= ANN_MIN_CHILDREN or (spec.where is not None and n >= SAVE_MIN)
+            rows = load_rows(table, spec.name, spec.where, self.path / CACHE, saving, [*self._hit_columns(), "gen"])
+            seg = Segment(spec.name, spec.lo, spec.hi, spec.where, self.path / CACHE, saving, rows)
+            if tables is self._tables:
+                self._segment_cache[spec.name] = seg
+        return seg
 
-    def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
-        """The vectors of the main embedder (or extra embedder ``using``): exact search below
-        ``ANN_MIN_CHILDREN`` children, HNSW with an exact re-rank from it on."""
-        column, dim = self._column(using)
+    def _dense(self, seg: Segment, column: str, dim: int, tables: dict[str, Any] | None = None) -> FlatIndex | AnnIndex:
+        """A segment's vectors of one column: exact below ``ANN_MIN_CHILDREN`` children, HNSW with
+        an exact re-rank from it on."""
+        table = (tables or self._tables)["children"]
 
         def build() -> FlatIndex | AnnIndex:
-            rows = self._hit_rows()
-            if rows.n < ANN_MIN_CHILDREN:
-                return FlatIndex(rows, self._children([column]), column, dim)
-            directory = self._cache_dir(column)
-            index = AnnIndex(rows, lambda: self._children([column]), column, dim, directory,
-                             ANN_EXPANSION, ANN_REFINE_FACTOR)
-            self._drop_old_caches()
-            return index
-        return self._memory_index(f"dense:{column}", build)
+            load = lambda: aligned(table, seg, [column])  # noqa: E731
+            if seg.rows.n < ANN_MIN_CHILDREN:
+                return FlatIndex(seg.rows, load, column, dim, seg.cache_dir(column) if seg.saving else None)
+            return AnnIndex(seg.rows, load, column, dim, seg.cache_dir(column), ANN_EXPANSION, ANN_REFINE_FACTOR)
+        return seg.index(f"dense:{column}", build)
 
-    def _drop_old_caches(self) -> None:
-        """Remove the saved search indexes of generations older than those kept."""
-        kept = saved_generations(self.path)[-self.keep_generations:] + [self.generation]
-        for d in (self.path / CACHE).glob("*-*"):
-            head = d.name.split("-", 1)[0]
-            if head.isdigit() and int(head) < min(kept):
-                shutil.rmtree(d, ignore_errors=True)
+    def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
+        """The newest segment's index of the main embedder's vectors (or extra embedder ``using``)."""
+        column, dim = self._column(using)
+        return self._dense(self.segments()[-1], column, dim)
+
+    def _live(self, seg: Segment) -> np.ndarray | None:
+        """The segment's live rows as a mask (None: all): a segment of the whole table read at this
+        generation is all live; else a row is live while its document still has the row's gen."""
+        if seg.where is None:
+            return None
+        docs = self._state("docs", lambda: scan(self._tables["documents"], ["doc_id", "gen"], None, row_ids=False))
+        return self._state(("live", seg.name), lambda: _Boxed(live_rows(
+            seg.rows, docs.column("doc_id").combine_chunks(), np.asarray(docs.column("gen").to_numpy(), np.int64)))
+        ).value
+
+    def _allowed(self, seg: Segment, kinds: Sequence[str]) -> np.ndarray | None:
+        """The segment's live rows of these kinds (None: every row)."""
+        def build() -> _Boxed:
+            rows, live = seg.rows.rows_of(kinds), self._live(seg)
+            if live is None:
+                return _Boxed(rows)
+            mask = live.copy()
+            if rows is not None:
+                mask &= np.isin(np.arange(seg.rows.n), rows)
+            return _Boxed(np.flatnonzero(mask))
+        return self._state(("allowed", seg.name, tuple(sorted(set(kinds)))), build).value
 
     def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
                       kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
@@ -319,68 +376,121 @@ class LanceStore(ManifestStore):
             raise StoreError("this knowledge base has no learned sparse vectors (set sparse_encoder when creating it)")
         if self.generation == 0 or not query or self._kinds(kinds) == "":
             return []
-        index = self._memory_index("sparse", lambda: SparseIndex(self._hit_rows(),
-                                                                 self._children(["sparse_idx", "sparse_val"])))
-        return index.search(query, k, self._select(index.rows, where, kinds))
+        parts = []
+        for seg, rows in zip(self.segments(), self._select(where, kinds)):
+            if rows is not None and not len(rows):
+                continue
+            table = self._tables["children"]
+            index = seg.index("sparse", partial(_sparse, seg, table))
+            parts.append(index.search(query, k, rows))
+        return merge_hits(parts, k)
 
-    def _select(self, index: Rows, where: Node | None, kinds: Sequence[str]) -> np.ndarray | None:
-        """Rows of an in-memory index that a search may return: its kinds, and (with a filter)
-        the rows the store selects for it. None: every row.
+    def _select(self, where: Node | None, kinds: Sequence[str]) -> Sequence[np.ndarray | None]:
+        """Per segment, the rows a search may return: live, of its kinds, and (with a filter) the
+        rows the store selects for it. None: every row.
 
-        A filter is evaluated by the table once per generation: its rows are kept (a sorted
-        array of row numbers, ``SELECTIONS_MB`` in all, least recently used dropped first), so a
-        filter asked again costs what its search costs, not a scan of the table."""
+        A filter is evaluated by the table once per generation: its rows are kept (per segment, a
+        sorted array of row numbers, ``SELECTIONS_MB`` in all, least recently used dropped first),
+        so a filter asked again costs what its search costs, not a scan of the table. The table
+        holds live rows only: a filter's rows need no liveness test."""
+        segs = self.segments()
         if where is None:
-            return index.rows_of(kinds)
+            return [self._allowed(seg, kinds) for seg in segs]
         clause = self._with_kinds(where, kinds)
         assert clause is not None  # where is not None, so it renders to a clause
         with self._selection_lock:
-            rows = self._selections.get(clause)
-            if rows is not None:
+            found = self._selections.get(clause)
+            if found is not None:
                 self._selections.move_to_end(clause)
-                return rows
-        found = (self._tables["children"].search().where(clause).select(["start"]).with_row_id(True)
-                 .limit(max(1, index.n)).to_arrow().column("_rowid").to_numpy())
-        rows = index.rows_of_row_ids(found)  # the hit rows were read with their row ids (_hit_rows)
-        rows.setflags(write=False)  # shared by every query with this filter
+                return found
+        table = self._tables["children"]
+        ids = (table.search().where(clause).select(["start"]).with_row_id(True)
+               .limit(max(1, table.count_rows())).to_arrow().column("_rowid").to_numpy())
+        found = [seg.rows.rows_of_row_ids(ids) for seg in segs]  # segment rows were read with their row ids
+        for rows in found:
+            rows.setflags(write=False)  # shared by every query with this filter
         with self._selection_lock:
-            self._selections[clause] = rows
+            self._selections[clause] = found
             budget = SELECTIONS_MB * 2**20
-            while len(self._selections) > 1 and sum(r.nbytes for r in self._selections.values()) > budget:
+            while len(self._selections) > 1 and sum(r.nbytes for f in self._selections.values() for r in f
+                                                    if r is not None) > budget:
                 self._selections.popitem(last=False)
-        return rows
+        return found
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
         if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
-        return self._bm25_index().search(terms, k, self._select(self._hit_rows(), where, kinds))
+        segs = self.segments()
+        stats = self._bm25_stats()
+        items = stats.weights(terms)
+        if not items:
+            return []
+        parts = []
+        for seg, rows in zip(segs, self._select(where, kinds)):
+            if rows is not None and not len(rows):
+                continue
+            norm = self._state(("norm", seg.name), partial(norm_of, self._bm25(seg), stats.avgdl))
+            parts.append(self._bm25(seg).search(items, k, rows, norm, stats.avgdl))
+        return merge_hits(parts, k)
 
-    def _bm25_index(self) -> BM25Index:
-        def build() -> BM25Index:
-            rows = self._hit_rows()
-            terms = lambda: self._children(["terms"])  # noqa: E731
-            if rows.n < ANN_MIN_CHILDREN:
-                return BM25Index(rows, terms)
-            index = BM25Index(rows, terms, self._cache_dir("bm25"))
-            self._drop_old_caches()
-            return index
-        return self._memory_index("bm25", build)
+    def _bm25(self, seg: Segment, tables: dict[str, Any] | None = None) -> BM25Index:
+        table = (tables or self._tables)["children"]
+        return seg.index("bm25", lambda: BM25Index(seg.rows, lambda: aligned(table, seg, ["terms"]),
+                                                   seg.cache_dir("postings") if seg.saving else None))
 
-    def _cache_dir(self, what: str) -> Path:
-        return self.path / CACHE / f"{self.generation:010d}-{what}"
+    def _bm25_stats(self) -> BM25Stats:
+        """BM25's statistics over every segment's live rows (one merged index's)."""
+        return self._state("bm25", lambda: BM25Stats([(self._bm25(seg), self._live(seg)) for seg in self.segments()]))
 
     def save_search_indexes(self) -> bool:
-        """In a large store (``ANN_MIN_CHILDREN`` children or more), build and save the committed
-        generation's HNSW graph, BM25 postings and parents table, so that readers map them from
-        disk instead of building them at their first query. Returns whether it did."""
-        if self.generation == 0 or self._tables["children"].count_rows() < ANN_MIN_CHILDREN:
+        """Build and save the search indexes of the committed generation's large segments (of
+        ``SAVE_MIN`` children or more; ``ANN_MIN_CHILDREN`` in a store written before segments),
+        so that readers map them from disk instead of building them at their first query. The
+        writer does this for every segment it commits; returns whether any segment is saved."""
+        if self.generation == 0:
             return False
-        self.dense_index()
-        self._bm25_index()
-        self._parent_table()
-        self._indexes.clear()  # this object was only the builder: its memory goes back now
-        return True
+        saved = self._save_segments(self.manifest, self._tables)
+        self._drop_old_caches()
+        return saved
+
+    def _save_segments(self, manifest: dict[str, Any], tables: dict[str, Any]) -> bool:
+        """Build and save each large segment of ``manifest`` from ``tables`` (a writer's, before it
+        commits: readers of the new generation find them saved)."""
+        saved = False
+        columns = [("vector", int(manifest["dim"])),
+                   *[(v["column"], int(v["dim"])) for v in manifest.get("vectors", {}).values()]]
+        for spec in segment_specs(manifest):
+            parts = ["rows", "postings", "parents", *(c for c, _ in columns)]
+            if all((self.path / CACHE / f"{spec.name}-{what}").is_dir() for what in parts):
+                saved = True  # saved by an earlier commit
+                continue
+            seg = self._segment(spec, tables)
+            if not seg.saving:
+                continue
+            for column, dim in columns:
+                self._dense(seg, column, dim, tables)
+            self._bm25(seg, tables)
+            self._parents(seg, tables)
+            seg.indexes.clear()  # the files are what readers use; this was only the builder
+            saved = True
+        return saved
+
+    def _drop_old_caches(self) -> None:
+        """Remove the saved indexes of segments that no kept generation lists."""
+        keep = {spec.name for spec in segment_specs(self.manifest)}
+        for g in saved_generations(self.path)[-self.keep_generations:]:
+            try:
+                m = json.loads(generation_file(self.path, g).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return  # cannot tell what it lists: keep everything
+            keep |= {spec.name for spec in segment_specs(m)}
+        folder = self.path / CACHE
+        if not folder.is_dir():
+            return
+        for d in folder.iterdir():
+            if d.is_dir() and not d.name.startswith(".") and d.name.rsplit("-", 1)[0] not in keep:
+                shutil.rmtree(d, ignore_errors=True)
 
     def _rows(self, table: str, key: str, ids: Iterable[str], columns: list[str] | None = None,
               per_key: int | None = 4) -> pa.Table:
@@ -421,19 +531,27 @@ class LanceStore(ManifestStore):
         ids = list(dict.fromkeys(parent_ids))
         if not ids or self.generation == 0:
             return {}
-        rows = self._parent_table().take(ids).to_pylist()
-        return {r["parent_id"]: self._stored_parent(r) for r in rows}
+        out: dict[str, StoredParent] = {}
+        for seg in reversed(self.segments()):  # newest first: a rewritten document's parents are there
+            rows = self._parents(seg).take([i for i in ids if i not in out]).to_pylist()
+            if seg.where is not None:
+                current = self._state("doc_gens", self._doc_gens)
+                rows = [r for r in rows if current.get(r["doc_id"]) == r["gen"]]
+            out.update((r["parent_id"], self._stored_parent(r)) for r in rows)
+            if len(out) == len(ids):
+                break
+        return out
 
-    def _parent_table(self) -> ParentTable:
-        """The generation's parents by id: in memory, memory-mapped from a saved file in large stores."""
-        def build() -> ParentTable:
-            table = lambda: self._tables["parents"].to_arrow().select(self._PARENT_COLS)  # noqa: E731
-            if self._tables["parents"].count_rows() < ANN_MIN_CHILDREN:
-                return ParentTable(table, None)
-            parents = ParentTable(table, self._cache_dir("parents"))
-            self._drop_old_caches()
-            return parents
-        return self._memory_index("parents", build)
+    def _doc_gens(self) -> dict[str, int]:
+        docs = self._state("docs", lambda: scan(self._tables["documents"], ["doc_id", "gen"], None, row_ids=False))
+        return dict(zip(docs.column("doc_id").to_pylist(), docs.column("gen").to_pylist()))
+
+    def _parents(self, seg: Segment, tables: dict[str, Any] | None = None) -> ParentTable:
+        """A segment's parents by id: in memory, memory-mapped from a saved file in large segments."""
+        table = (tables or self._tables)["parents"]
+        cols = [*self._PARENT_COLS, "gen"]
+        return seg.index("parents", lambda: ParentTable(lambda: scan(table, cols, seg.where, row_ids=False),
+                                                        seg.cache_dir("parents") if seg.saving else None))
 
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
         out: dict[str, list[StoredParent]] = {}
@@ -666,12 +784,25 @@ class LanceTransaction(TransactionBase):
             manifest.update(generation=self.generation, fields=self.fields, fts=fts,
                             committed_at=time.time(), counts=counts,
                             versions={n: self.tables[n].version for n in TABLES})
+            if manifest.get("stable_row_ids"):
+                manifest["segments"] = self._segments(counts["children"], optimize)
+                self.store._save_segments(manifest, self.tables)  # readers of it map them, never build them
             publish(self.store.path, manifest, self.store.keep_generations)
             self.store._load_manifest()
+            self.store._drop_old_caches()
             return self.generation
         finally:
             self._done = True
             self.lock.release()
+
+    def _segments(self, children: int, optimize: bool) -> list[list[int]]:
+        """The segments of the generation being committed (``segments.plan``); ``optimize``: one."""
+        table = self.tables["children"]
+        if optimize:
+            return [[0, self.generation, children]] if children else []
+        added = table.count_rows(f"gen = {self.generation}")
+        return plan(self.manifest.get("segments", []), int(self.manifest["generation"]), self.generation, added,
+                    lambda lo, hi: table.count_rows(f"gen > {lo} AND gen <= {hi}"))
 
     def _remove_old_versions(self) -> None:
         """Compact each table and remove its versions older than those of the generations

@@ -223,6 +223,8 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
             if t.version != latest:
                 t.restore()
             versions[name] = t.version
+        # the restored rows are read afresh: a new epoch names new segments (a segment read after
+        # the chosen generation may lack rows that the restore brings back)
         publish(path, {**m, "generation": new, "versions": versions, "committed_at": time.time(),
-                       "restored_from": chosen}, keep)
+                       "restored_from": chosen, "epoch": new}, keep)
         return new

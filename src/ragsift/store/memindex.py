@@ -52,12 +52,39 @@ class Rows:
         # the store's own row ids (Lance ``_rowid``) in row order, when the scan gave them: a filter
         # the store evaluates comes back as row ids, mapped to rows by binary search on integers
         self.row_ids: np.ndarray | None = None
+        self.ordered_row_ids: np.ndarray | None = None  # the row ids in row order
         if "_rowid" in tbl.column_names:
-            ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
+            ids = self.ordered_row_ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
             self._row_order = None if n < 2 or bool((ids[1:] > ids[:-1]).all()) else np.argsort(ids)
             self.row_ids = ids if self._row_order is None else ids[self._row_order]
+        # the generation that wrote each row (segments: which rows are live)
+        self.gens = _ints(tbl, "gen") if "gen" in tbl.column_names else None
+        self._documents: tuple[pa.Array, np.ndarray, np.ndarray] | None = None
         self._ids: IdIndex | None = None
         self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    def documents(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """The documents of these rows: their ids, each row's position among them, and the
+        generation each was written by (all rows of a document are written by one commit)."""
+        if self._documents is None:
+            assert self.gens is not None
+            enc = pc.dictionary_encode(self.doc_ids)
+            codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+            gens = np.zeros(len(enc.dictionary), np.int64)
+            gens[codes] = self.gens
+            self._documents = (enc.dictionary, codes, gens)
+        return self._documents
+
+    def positions_of_row_ids(self, row_ids: np.ndarray) -> np.ndarray:
+        """The row of each of the store's row ids, -1 where it is not one of these rows."""
+        assert self.row_ids is not None
+        q = np.asarray(row_ids, np.uint64)
+        if not len(self.row_ids):
+            return np.full(len(q), -1, np.int64)
+        pos = np.minimum(np.searchsorted(self.row_ids, q), len(self.row_ids) - 1)
+        hit = self.row_ids[pos] == q
+        rows = pos if self._row_order is None else self._row_order[pos]
+        return np.where(hit, rows, -1).astype(np.int64)
 
     def positions(self, child_ids: Sequence[str]) -> np.ndarray:
         """Row numbers of child ids (the look-up is built on first use: only filtered searches need it)."""
@@ -133,18 +160,34 @@ def _unit_rows(raw: np.ndarray) -> np.ndarray:
 
 
 def vectors_of(tbl: pa.Table, column: str, dim: int) -> np.ndarray:
+    """A vector column as a matrix; null rows (of children deleted since: never searched) are zeros."""
     n = tbl.num_rows
     if not n:
         return np.zeros((0, dim), np.float32)
-    return np.asarray(tbl.column(column).combine_chunks().flatten(), dtype=np.float32).reshape(n, dim)
+    col = tbl.column(column).combine_chunks()
+    if col.null_count:
+        out = np.zeros((n, dim), np.float32)
+        valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+        out[valid] = np.asarray(col.filter(pa.array(valid)).flatten(), np.float32).reshape(-1, dim)
+        return out
+    return np.asarray(col.flatten(), dtype=np.float32).reshape(n, dim)
 
 
 class FlatIndex:
     """Exact cosine search over one generation's L2-normalised vectors held in memory."""
 
-    def __init__(self, rows: Rows, tbl: pa.Table, column: str, dim: int) -> None:
+    def __init__(self, rows: Rows, table: Callable[[], pa.Table], column: str, dim: int,
+                 directory: Path | None = None) -> None:
         self.rows = rows
-        self.matrix = _unit_rows(vectors_of(tbl, column, dim))  # a new array: arrow's buffer stays untouched
+        path = directory / "vectors.f32" if directory is not None else None
+        if path is not None and path.exists():  # saved: mapped (the page cache holds it, shared)
+            self.matrix = np.memmap(path, np.float32, mode="r", shape=(rows.n, dim)) if rows.n else \
+                np.zeros((0, dim), np.float32)
+            return
+        self.matrix = _unit_rows(vectors_of(table(), column, dim))  # a new array: arrow's buffer stays untouched
+        if directory is not None:
+            with saved_folder(directory) as tmp:
+                self.matrix.tofile(tmp / "vectors.f32")
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
@@ -237,7 +280,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
                expansion_add: int) -> None:
     from usearch.index import Index
 
-    with _saved_folder(directory) as tmp:
+    with saved_folder(directory) as tmp:
         n = tbl.num_rows
         full = np.memmap(tmp / "vectors.f32", dtype=np.float32, mode="w+", shape=(max(n, 1), dim))
         index = Index(ndim=dim, metric="cos", dtype="i8", connectivity=connectivity, expansion_add=expansion_add)
@@ -247,14 +290,18 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         for start in range(0, n, step):  # a slice at a time: no second full copy of the vectors
             part = _unit_rows(vectors_of(tbl.slice(start, step), column, dim))
             full[start:start + len(part)] = part
-            index.add(np.arange(start, start + len(part), dtype=np.uint64), part, threads=threads)
+            keys = np.arange(start, start + len(part), dtype=np.uint64)
+            held = part.any(axis=1)  # rows deleted since the segment was read come as zeros: not in the graph
+            if not held.all():
+                keys, part = keys[held], part[held]
+            index.add(keys, part, threads=threads)
         full.flush()
         del full
         index.save(str(tmp / "graph.usearch"))
 
 
 @contextmanager
-def _saved_folder(directory: Path) -> Iterator[Path]:
+def saved_folder(directory: Path) -> Iterator[Path]:
     """A folder to fill that becomes ``directory`` whole (one rename) or not at all: readers never
     see half a saved index. Where another process saved it first, theirs stays."""
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -270,16 +317,19 @@ def _saved_folder(directory: Path) -> Iterator[Path]:
 
 
 class BM25Index:
-    """BM25 (k1 1.2, b 0.75; idf ln(1 + (N - df + 0.5) / (df + 0.5))) over the analyzer's terms.
+    """BM25 postings of one segment (k1 1.2, b 0.75; idf ln(1 + (N - df + 0.5) / (df + 0.5))).
 
-    Postings are CSR arrays per term: the row of each posting and its precomputed term weight
-    ``tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))``. A query adds idf times the weights of
-    its own terms' postings; a term repeated in the query counts once per occurrence. Statistics
-    (N, df, average length) cover every row of the generation, as the store's full-text index did.
+    Postings are CSR arrays per term: the row of each posting and its term frequency; each row's
+    length is kept beside them. The statistics a score needs (N, the average length, a term's
+    document frequency) are the caller's (``ragsift.store.segments.BM25Stats``: global over every
+    segment's live rows), so each weight ``tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))`` is
+    computed at query time from the row's normalisation ``norm`` and the term's frequency. A
+    query adds its terms in the order it is given (the same for every segment): a row's score is
+    the same float32 sum whichever segments it is split into.
     """
 
     BLOCK = 131_072  # rows tokenised at a time: the transient memory of a build stays bounded
-    ARRAYS = ("post_rows", "post_weights", "indptr", "idf", "max_weights")
+    ARRAYS = ("post_rows", "post_tf", "indptr", "df", "max_tf", "min_dl", "dl")
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], directory: Path | None = None) -> None:
         self.rows = rows
@@ -295,7 +345,7 @@ class BM25Index:
         n = self.n
         vocab: dict[str, int] = {}
         blocks = []  # per block of rows: (term, row, tf) sorted by term, then row
-        dl = np.zeros(n, np.float64)
+        dl = np.zeros(n, np.float32)
         for start in range(0, n, self.BLOCK):
             part = terms.slice(start, self.BLOCK)
             m = len(part)
@@ -323,31 +373,27 @@ class BM25Index:
         self.indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         total = int(self.indptr[-1])
         self.post_rows = np.empty(total, np.int32)
-        post_tf = np.empty(total, np.uint16)
+        self.post_tf = np.empty(total, np.uint16)
         fill = self.indptr[:-1].copy()
         while blocks:  # blocks in row order: each term's postings stay sorted by row
             t, d, f = blocks.pop(0)
             uniq, first, cnt = np.unique(t, return_index=True, return_counts=True)
             pos = fill[t] + (np.arange(len(t)) - np.repeat(first, cnt))
             self.post_rows[pos] = d
-            post_tf[pos] = f
+            self.post_tf[pos] = f
             fill[uniq] += cnt
-        avgdl = dl.mean() if n else 1.0
-        norm = (BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl or 1.0))).astype(np.float32)
-        self.post_weights = np.empty(total, np.float32)
-        step = 1 << 22
-        for i in range(0, total, step):
-            tf = post_tf[i:i + step].astype(np.float32)
-            self.post_weights[i:i + step] = tf * (BM25_K1 + 1) / (tf + norm[self.post_rows[i:i + step]])
-        df = counts.astype(np.float64)
-        self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        # each term's largest weight: the bound MaxScore prunes with (every term has a posting)
-        self.max_weights = (np.maximum.reduceat(self.post_weights, self.indptr[:-1]) if total
-                            else np.zeros(len(vocab), np.float32))
+        self.dl = dl
+        self.df = counts
+        # each term's largest frequency and shortest row: the bound MaxScore prunes with
+        if total:
+            self.max_tf = np.maximum.reduceat(self.post_tf, self.indptr[:-1])
+            self.min_dl = np.minimum.reduceat(dl[self.post_rows], self.indptr[:-1])
+        else:
+            self.max_tf, self.min_dl = np.zeros(len(vocab), np.uint16), np.zeros(len(vocab), np.float32)
         self.vocab = vocab
 
     def _save(self, directory: Path) -> None:
-        with _saved_folder(directory) as tmp:
+        with saved_folder(directory) as tmp:
             for name in self.ARRAYS:
                 np.save(tmp / f"{name}.npy", getattr(self, name))
             words = pa.array(list(self.vocab), pa.large_string())
@@ -358,29 +404,41 @@ class BM25Index:
     def _load(self, directory: Path) -> None:
         for name in self.ARRAYS:
             setattr(self, name, np.load(directory / f"{name}.npy", mmap_mode="r"))
+        self.dl = np.asarray(self.dl)  # read whole by every generation's statistics
         words = pa.ipc.open_file(pa.memory_map(str(directory / "vocab.arrow"))).read_all().column("w").to_pylist()
         self.vocab = {w: i for i, w in enumerate(words)}
 
-    def search(self, terms: str, k: int, rows: np.ndarray | None) -> list[StoredHit]:
-        """The k best rows, exactly, without reading every posting of common terms (MaxScore).
+    def live_df(self, term: str, live: np.ndarray | None) -> int:
+        """How many of the live rows (a mask; None: all) hold ``term``."""
+        i = self.vocab.get(term)
+        if i is None:
+            return 0
+        if live is None:
+            return int(self.df[i])
+        return int(live[self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])]].sum())
 
-        Terms go in order of their highest possible contribution (idf x the term's largest
-        weight), rare terms first. Once the k-th best score of the rows seen so far (counting only
-        the terms read) beats the most a row seen by none of them could score (the sum of the
-        unread terms' bounds), no unseen row can enter the top k: the rows seen get the unread
-        terms' contributions by binary search in those terms' postings, and the rest of those
-        postings is never read.
+    def _weights(self, i: int, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Term ``i``'s posting rows and their weights under these row normalisations."""
+        a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+        rows = np.asarray(self.post_rows[a:b])
+        tf = np.asarray(self.post_tf[a:b]).astype(np.float32)
+        return rows, tf * np.float32(BM25_K1 + 1) / (tf + norm[rows])
+
+    def search(self, items: Sequence[tuple[str, float]], k: int, rows: np.ndarray | None,
+               norm: np.ndarray, avgdl: float) -> list[StoredHit]:
+        """The k best rows (of ``rows`` when given), exactly, without reading every posting of
+        common terms (MaxScore). ``items``: the query's terms and weights in the order to add them.
+
+        Once the k-th best score of the rows seen so far (counting only the terms read) beats the
+        most a row seen by none of them could score (the sum of the unread terms' bounds), no
+        unseen row can enter the top k: the rows seen get the unread terms' weights by binary
+        search in those terms' postings, term after term in the same order (the same float32 sum
+        as reading every posting), and the rest of those postings is never read.
         """
-        counts: dict[int, int] = {}
-        for t in terms.split():
-            i = self.vocab.get(t)
-            if i is not None:
-                counts[i] = counts.get(i, 0) + 1
-        if not counts or k <= 0:
+        local = [(self.vocab[t], w) for t, w in items if t in self.vocab]
+        if not local or k <= 0:
             return []
-        items = sorted(((int(i), float(self.idf[i]) * c) for i, c in counts.items()),
-                       key=lambda x: -x[1] * float(self.max_weights[x[0]]))
-        bounds = [w * float(self.max_weights[i]) for i, w in items]
+        bounds = [w * self._bound(i, avgdl) for i, w in local]
         rest = np.concatenate((np.cumsum(bounds[::-1])[::-1], [0.0]))  # rest[j]: bound of terms j..
         acc = np.zeros(self.n, np.float32)
         seen = np.zeros(self.n, bool)
@@ -389,22 +447,20 @@ class BM25Index:
             allowed = np.zeros(self.n, bool)
             allowed[rows] = True
         parts: list[np.ndarray] = []  # the allowed rows seen, each once
-        for j, (i, w) in enumerate(items):
-            a, b = int(self.indptr[i]), int(self.indptr[i + 1])
-            found = np.asarray(self.post_rows[a:b])
-            acc[found] += np.asarray(self.post_weights[a:b]) * np.float32(w)  # rows are unique within a term
+        for j, (i, w) in enumerate(local):
+            found, weights = self._weights(i, norm)
+            acc[found] += weights * np.float32(w)  # rows are unique within a term
             new = found[~seen[found]]
             seen[new] = True
             parts.append(new if allowed is None else new[allowed[new]])
-            if j + 1 == len(items):
+            if j + 1 == len(local):
                 break
             ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
             parts = [ok]
-            # the rows seen so far score at least what the read terms gave them: once the k-th best
-            # of that beats every unread term's bound together, no unseen row can enter the top k
             if len(ok) >= k and np.partition(acc[ok], len(ok) - k)[len(ok) - k] > rest[j + 1]:
                 ok = np.sort(ok)
-                acc[ok] += self._contributions(items[j + 1:], ok)
+                for i2, w2 in local[j + 1:]:
+                    self._add(acc, i2, w2, ok, norm)
                 parts = [ok]
                 break
         ok = np.sort(np.concatenate(parts)).astype(np.int64)
@@ -412,16 +468,21 @@ class BM25Index:
         top = top_k(scores, k)
         return self.rows.hits(ok[top], scores[top])
 
-    def _contributions(self, items: list[tuple[int, float]], rows: np.ndarray) -> np.ndarray:
-        """What these terms add to each of these rows (sorted), by binary search in their postings."""
-        out = np.zeros(len(rows), np.float32)
-        for i, w in items:
-            a, b = int(self.indptr[i]), int(self.indptr[i + 1])
-            postings = self.post_rows[a:b]
-            pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
-            hit = postings[pos] == rows
-            out[hit] += np.asarray(self.post_weights[a:b])[pos[hit]] * np.float32(w)
-        return out
+    def _bound(self, i: int, avgdl: float) -> float:
+        """The most term ``i`` can weigh in a row (its largest frequency in its shortest row)."""
+        tf = float(self.max_tf[i])
+        return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * float(self.min_dl[i]) / (avgdl or 1.0))) \
+            * (1 + 1e-6)
+
+    def _add(self, acc: np.ndarray, i: int, w: float, rows: np.ndarray, norm: np.ndarray) -> None:
+        """Add term ``i``'s weight to these rows (sorted) where it occurs, by binary search in its postings."""
+        a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+        postings = self.post_rows[a:b]
+        pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
+        hit = postings[pos] == rows
+        at, target = a + pos[hit], rows[hit]
+        tf = np.asarray(self.post_tf[at]).astype(np.float32)
+        acc[target] += tf * np.float32(BM25_K1 + 1) / (tf + norm[target]) * np.float32(w)
 
 
 class SparseIndex:
@@ -434,7 +495,8 @@ class SparseIndex:
         idx = tbl.column("sparse_idx").combine_chunks()
         val = tbl.column("sparse_val").combine_chunks()
         n = tbl.num_rows
-        offsets = np.asarray(idx.offsets, np.int64) if n else np.zeros(1, np.int64)
+        lengths = np.asarray(pc.list_value_length(idx).fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)  # null rows (deleted since): empty
         cols = np.asarray(idx.flatten(), np.int64) if n else np.zeros(0, np.int64)
         data = np.asarray(val.flatten(), np.float32) if n else np.zeros(0, np.float32)
         self.width = int(cols.max()) + 1 if len(cols) else 1
@@ -500,7 +562,7 @@ class ParentTable:
             path = directory / "parents.arrow"
             if not path.exists():
                 tbl = table()
-                with _saved_folder(directory) as tmp, pa.OSFile(str(tmp / path.name), "wb") as sink, \
+                with saved_folder(directory) as tmp, pa.OSFile(str(tmp / path.name), "wb") as sink, \
                         pa.ipc.new_file(sink, tbl.schema) as writer:
                     writer.write_table(tbl, max_chunksize=65_536)
             reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(_random_access_map(path))))

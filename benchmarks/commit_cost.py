@@ -1,0 +1,170 @@
+"""What a small commit costs in a large store, and what readers see of it (segments).
+
+For each size, a store of N synthetic children is built as ``benchmarks/scale.py`` builds it
+(one commit; its segment saved by the writer). Then, side by side, alternating sizes:
+
+- ``commit``: 100 new real documents (SciFact abstracts, each once) added through
+  ``KnowledgeBase.add_documents`` (split, query-free embedding with the real model, write,
+  commit): seconds per commit;
+- ``first_query``: a reader that answered before the commit asks its next question: refresh,
+  the new segment read and indexed, the query (embedding included);
+- ``steady``: query p50 of a reader while another process commits 100 documents every 10 s,
+  against the same reader idle (hybrid dense + BM25, the real query path).
+
+    .venv/bin/python benchmarks/commit_cost.py --sizes 10000,1000000 --rounds 5 \\
+        --dataset ../shared/datasets/scifact --work-dir /tmp/ragsift-commit --out benchmarks/results/commit_cost.json
+
+The floor beside each figure: the embedding of the 100 documents alone (``embed_s``) and of one
+query (``query_embedding_ms``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DOCS_PER_COMMIT = 100
+
+
+def corpus(dataset: Path) -> list[dict]:
+    with open(dataset / "corpus.jsonl", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def batch(docs: list[dict], tag: str, start: int) -> list[dict]:
+    """100 documents with ids of their own (``tag``: the size and round)."""
+    out = []
+    for j in range(DOCS_PER_COMMIT):
+        d = docs[(start + j) % len(docs)]
+        out.append({"id": f"{tag}-{d['_id']}", "title": d.get("title", ""), "text": d["text"]})
+    return out
+
+
+def queries(dataset: Path, n: int) -> list[str]:
+    out = []
+    with open(dataset / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            out.append(json.loads(line)["text"])
+            if len(out) == n:
+                break
+    return out
+
+
+def build(n: int, work: Path, dataset: Path) -> None:
+    if (work / f"scale-{n}" / "manifest.json").exists():
+        return
+    proc = subprocess.run([sys.executable, str(HERE / "scale.py"), "--one", str(n), "--phase", "build",
+                           "--work-dir", str(work), "--dataset", str(dataset), "--out", "/dev/null"],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"build of {n} failed:\n{proc.stderr[-3000:]}")
+    print(f"built {n}: {proc.stdout.strip().splitlines()[-1]}", flush=True)
+
+
+def p50(xs: list[float]) -> float:
+    return float(np.percentile(xs, 50)) if xs else float("nan")
+
+
+def query_loop(kb, qs: list[str], seconds: float) -> list[float]:
+    out: list[float] = []
+    end = time.perf_counter() + seconds
+    i = 0
+    while time.perf_counter() < end:
+        t = time.perf_counter()
+        kb.query(qs[i % len(qs)], channels=["dense", "bm25"])
+        out.append((time.perf_counter() - t) * 1000)
+        i += 1
+    return out
+
+
+def writer(kb_path: str, dataset: str, every: float, duration: float, tag: str, start: int) -> None:
+    """Another process's steady ingest: 100 documents every ``every`` seconds."""
+    from ragsift.kb import KnowledgeBase
+
+    kb = KnowledgeBase.open(kb_path, create=False)
+    docs = corpus(Path(dataset))
+    end = time.time() + duration
+    r = 0
+    while time.time() < end:
+        t = time.time()
+        kb.add_documents(batch(docs, f"{tag}-{r}", start + r * DOCS_PER_COMMIT))
+        r += 1
+        time.sleep(max(0.0, every - (time.time() - t)))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="10000,1000000")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--steady-s", type=float, default=60.0)
+    p.add_argument("--dataset", default="../shared/datasets/scifact")
+    p.add_argument("--work-dir", default="/tmp/ragsift-commit")
+    p.add_argument("--out", required=True)
+    p.add_argument("--writer", nargs=5, help=argparse.SUPPRESS)  # internal: kb every duration tag start
+    args = p.parse_args()
+    if args.writer:
+        kb_path, every, duration, tag, start = args.writer
+        writer(kb_path, args.dataset, float(every), float(duration), tag, int(start))
+        return 0
+    from ragsift.kb import KnowledgeBase
+
+    work, dataset = Path(args.work_dir), Path(args.dataset)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for n in sizes:
+        build(n, work, dataset)
+    docs = corpus(dataset)
+    qs = queries(dataset, 200)
+    stamp = int(time.time())
+    writers = {n: KnowledgeBase.open(work / f"scale-{n}", create=False) for n in sizes}
+    readers = {n: KnowledgeBase.open(work / f"scale-{n}", create=False) for n in sizes}
+    for n in sizes:
+        for q in qs[:5]:
+            readers[n].query(q, channels=["dense", "bm25"])  # opened, model loaded, indexes read
+    res: dict = {n: {"commit_s": [], "first_query_s": [], "segments": []} for n in sizes}
+    emb = writers[sizes[0]].embedder()
+    t = time.perf_counter()
+    emb.embed_passages([d["text"] for d in batch(docs, "floor", 0)])
+    floor_embed = time.perf_counter() - t
+    for r in range(args.rounds):
+        for n in sizes:  # side by side: one commit into each size per round
+            t = time.perf_counter()
+            writers[n].add_documents(batch(docs, f"c{stamp}-{r}", r * DOCS_PER_COMMIT))
+            res[n]["commit_s"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            readers[n].query(qs[r], channels=["dense", "bm25"])
+            res[n]["first_query_s"].append(time.perf_counter() - t)
+            res[n]["segments"].append([s[2] for s in readers[n].store.manifest.get("segments", [])])
+            print(f"{n:>9}: commit {res[n]['commit_s'][-1]:.2f} s, first query {res[n]['first_query_s'][-1]:.3f} s, "
+                  f"segments {res[n]['segments'][-1]}", flush=True)
+    for n in sizes:
+        kb = readers[n]
+        idle = query_loop(kb, qs, args.steady_s / 2)
+        proc = subprocess.Popen([sys.executable, __file__, "--out", "-", "--dataset", str(dataset), "--writer",
+                                 str(work / f"scale-{n}"), "10", str(args.steady_s), f"s{stamp}", "5000"])
+        busy = query_loop(kb, qs, args.steady_s)
+        proc.wait()
+        res[n]["idle_p50_ms"], res[n]["steady_p50_ms"] = p50(idle), p50(busy)
+        res[n]["steady_p95_ms"] = float(np.percentile(busy, 95))
+        t = time.perf_counter()
+        for q in qs[:50]:
+            kb.embedder().embed_queries([q])
+        res[n]["query_embedding_ms"] = (time.perf_counter() - t) * 1000 / 50
+        res[n]["children"] = kb.stats()["children"]
+        res[n]["commit_p50_s"], res[n]["first_query_p50_s"] = p50(res[n]["commit_s"]), p50(res[n]["first_query_s"])
+        print(f"{n:>9}: idle p50 {res[n]['idle_p50_ms']:.1f} ms, steady p50 {res[n]['steady_p50_ms']:.1f} ms", flush=True)
+    big, small = sizes[-1], sizes[0]
+    out = {"date": time.strftime("%Y-%m-%d"), "docs_per_commit": DOCS_PER_COMMIT, "embed_100_docs_s": floor_embed,
+           "results": res, "commit_ratio": res[big]["commit_p50_s"] / res[small]["commit_p50_s"]}
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    print(f"commit p50 {big} / {small}: {out['commit_ratio']:.2f}x; embedding 100 documents alone {floor_embed:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""Segments of an embedded store: a generation's children as a list of immutable parts.
+
+A segment holds the children (and parents) written by the commits ``lo + 1 .. hi``: every row
+carries the generation that wrote it (``gen``), and a document's rows are all written by one
+commit. A segment's in-memory indexes (``ragsift.store.memindex``) are built once, from one
+scan of ``gen > lo AND gen <= hi``, and kept by a reader across generations: a commit adds one
+small segment, which is all a reader has to build at its first query after it. Segments merge
+in tiers chosen by the writer (``plan``); one of ``SAVE_MIN`` children or more is built and saved
+by the writer before it commits, so readers map it from disk instead of building it.
+
+Nothing in a segment changes after it is built. What a later generation changes is which of its
+rows are live: a row is live while its document's current ``gen`` (in the small documents table)
+is the row's own ``gen``; a rewrite gives the document a newer one and a delete removes it
+(``live_rows``). Rows are matched to the table by the table's stable row ids (Lance
+``_rowid`` of a table created with stable row ids), which compaction does not change.
+
+BM25 keeps its statistics global (``BM25Stats``): the number of live rows, their average length
+and each query term's document frequency are summed over the segments' live rows, every term
+weight is computed from them at query time, and terms are added in one order for every segment,
+so a row scores the same float32 value as in one merged index.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragsift.store.base import StoredHit
+from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Rows, saved_folder, top_k
+
+SAVE_MIN = 16_384  # segments of this many children or more are built and saved by the writer
+TIER = 2  # the newest two segments merge while the newer holds at least 1/TIER of the older
+
+
+def plan(segments: list[list[int]], lo: int, hi: int, added: int,
+         count: Callable[[int, int], int]) -> list[list[int]]:
+    """The segments after a commit of generation ``hi`` (the one before: ``lo``) that wrote
+    ``added`` children: a new segment for them, then the newest two merged while the newer is at
+    least half the older (each child is rebuilt O(log n) times over the store's life; at most
+    O(log n) segments). ``count(lo, hi)``: the live children of a merged range."""
+    out = [list(s) for s in segments]
+    if added:
+        out.append([lo, hi, added])
+    while len(out) >= 2 and out[-1][2] * TIER >= out[-2][2]:
+        a, b = out[-2], out[-1]
+        out[-2:] = [[a[0], b[1], count(a[0], b[1])]]
+    return out
+
+
+@dataclass(frozen=True)
+class SegmentSpec:
+    """A segment a manifest lists: its name (its saved folders' prefix), generations and rows."""
+
+    name: str
+    lo: int
+    hi: int
+    rows: int
+    where: str | None
+
+
+def segment_specs(manifest: dict[str, Any]) -> list[SegmentSpec]:
+    """The segments of a committed generation. A store created before segments (no stable row
+    ids) is one segment of the whole table per generation, read again at each."""
+    if manifest.get("stable_row_ids") and isinstance(manifest.get("segments"), list):
+        epoch = int(manifest.get("epoch", 0))
+        return [SegmentSpec(f"s{epoch}-{lo:010d}-{hi:010d}", int(lo), int(hi), int(n), f"gen > {lo} AND gen <= {hi}")
+                for lo, hi, n in manifest["segments"]]
+    g = int(manifest["generation"])
+    return [SegmentSpec(f"{g:010d}", 0, g, -1, None)] if g else []
+
+
+@dataclass
+class Segment:
+    """One segment: its hit rows and the indexes built over them, in its own row order."""
+
+    name: str
+    lo: int
+    hi: int
+    where: str | None  # the scan of its rows (None: the whole table, one generation)
+    cache: Path  # where its saved indexes live (``<cache>/<name>-<what>``)
+    saving: bool  # whether its indexes are saved (large segments)
+    rows: Rows
+    indexes: dict[str, Any] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def cache_dir(self, what: str) -> Path:
+        return self.cache / f"{self.name}-{what}"
+
+    def index(self, key: str, build: Callable[[], Any]) -> Any:
+        found = self.indexes.get(key)
+        if found is None:
+            with self.lock:
+                found = self.indexes.get(key)
+                if found is None:
+                    found = self.indexes[key] = build()
+        return found
+
+
+ROW_COLUMNS = ["child_id", "parent_id", "doc_id", "start", "end", "gen"]
+
+
+def scan(table: Any, columns: list[str], where: str | None, row_ids: bool = True) -> pa.Table:
+    """These columns of the rows ``where`` selects (all rows when None), with ``_rowid``."""
+    q = table.search()
+    if where is not None:
+        q = q.where(where)
+    q = q.select(columns)
+    if row_ids:
+        q = q.with_row_id(True)
+    return q.limit(max(1, table.count_rows(where) if where else table.count_rows())).to_arrow()
+
+
+def load_rows(table: Any, name: str, where: str | None, cache: Path, saving: bool,
+              columns: list[str]) -> Rows:
+    """A segment's hit rows: from its saved file when there is one, else scanned (and saved when
+    ``saving``: indexes saved beside them use this row order)."""
+    path = cache / f"{name}-rows" / "rows.arrow"
+    if path.exists():
+        return Rows(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
+    tbl = scan(table, columns, where)
+    if saving:
+        with saved_folder(path.parent) as tmp, pa.OSFile(str(tmp / path.name), "wb") as sink, \
+                pa.ipc.new_file(sink, tbl.schema) as w:
+            w.write_table(tbl)
+        if path.exists():  # another process saved it first: use theirs (its row order)
+            return Rows(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
+    return Rows(tbl)
+
+
+def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
+    """These columns of a segment's rows, in the segment's row order. Rows deleted since the
+    segment was read are absent from the table now: they come back null (never searched: they
+    are not live)."""
+    tbl = scan(table, columns, seg.where)
+    ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
+    tbl = tbl.drop_columns(["_rowid"])
+    rows = seg.rows
+    if rows.row_ids is not None and len(ids) == rows.n and rows.ordered_row_ids is not None \
+            and np.array_equal(ids, rows.ordered_row_ids):
+        return tbl
+    pos = rows.positions_of_row_ids(ids)
+    keep = pos >= 0
+    inverse = np.full(rows.n, -1, np.int64)
+    inverse[pos[keep]] = np.flatnonzero(keep)
+    take = pa.array(inverse, mask=inverse < 0)
+    return tbl.take(take)
+
+
+def live_rows(rows: Rows, doc_ids: pa.Array, doc_gens: np.ndarray) -> np.ndarray | None:
+    """A segment's live rows as a mask (None: all live): a row is live while its document's
+    current generation (``doc_ids`` / ``doc_gens``: the documents table) is the row's own."""
+    if rows.gens is None or not rows.n:
+        return None
+    names, codes, gens = rows.documents()
+    pos = np.asarray(pc.index_in(names, value_set=doc_ids).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    current = np.where(pos >= 0, doc_gens[np.maximum(pos, 0)] if len(doc_gens) else -1, -1)
+    live_doc = current == gens
+    if live_doc.all():
+        return None
+    return live_doc[codes]
+
+
+class BM25Stats:
+    """BM25's statistics over the live rows of every segment of one generation: N, the average
+    row length, and each term's document frequency (cached per term)."""
+
+    def __init__(self, parts: Sequence[tuple[BM25Index, np.ndarray | None]]) -> None:
+        self.parts = parts
+        self.n = sum(int(ix.n if live is None else live.sum()) for ix, live in parts)
+        total = sum(float(ix.dl.sum() if live is None else ix.dl[live].sum()) for ix, live in parts)
+        self.avgdl = total / self.n if self.n else 1.0
+        self._df: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def df(self, term: str) -> int:
+        found = self._df.get(term)
+        if found is None:
+            found = sum(ix.live_df(term, live) for ix, live in self.parts)
+            with self._lock:
+                if len(self._df) > 100_000:
+                    self._df.clear()
+                self._df[term] = found
+        return found
+
+    def weights(self, terms: str) -> list[tuple[str, float]]:
+        """The query's terms with their weights (idf x times asked), in the one order every
+        segment adds them in: highest weight first, then by term."""
+        counts: dict[str, int] = {}
+        for t in terms.split():
+            counts[t] = counts.get(t, 0) + 1
+        items = []
+        for t, c in counts.items():
+            df = self.df(t)
+            if df:
+                idf = np.float32(np.log(1.0 + (self.n - df + 0.5) / (df + 0.5)))
+                items.append((t, float(idf) * c))
+        return sorted(items, key=lambda x: (-x[1], x[0]))
+
+
+def norm_of(index: BM25Index, avgdl: float) -> np.ndarray:
+    """Each row's length normalisation ``k1 (1 - b + b len / avglen)`` for this average length."""
+    return (BM25_K1 * (1 - BM25_B + BM25_B * index.dl.astype(np.float64) / (avgdl or 1.0))).astype(np.float32)
+
+
+def merge_hits(parts: list[list[StoredHit]], k: int) -> list[StoredHit]:
+    """The k best hits of several segments' lists (ties: the older segment's first)."""
+    if len(parts) == 1:
+        return parts[0][:k]
+    flat = [h for p in parts for h in p]
+    if not flat:
+        return []
+    order = top_k(np.asarray([h.score for h in flat], np.float64), k)
+    return [flat[i] for i in order.tolist()]
