@@ -159,7 +159,8 @@ def main() -> int:
         res[n]["commit_p50_s"], res[n]["first_query_p50_s"] = p50(res[n]["commit_s"]), p50(res[n]["first_query_s"])
         print(f"{n:>9}: idle p50 {res[n]['idle_p50_ms']:.1f} ms, steady p50 {res[n]['steady_p50_ms']:.1f} ms", flush=True)
     big, small = sizes[-1], sizes[0]
-    out = {"date": time.strftime("%Y-%m-%d"), "docs_per_commit": DOCS_PER_COMMIT, "embed_100_docs_s": floor_embed,
+    out = {"date": time.strftime("%Y-%m-%d"), "command": ".venv/bin/python benchmarks/commit_cost.py " + " ".join(sys.argv[1:]),
+           "docs_per_commit": DOCS_PER_COMMIT, "embed_100_docs_s": floor_embed,
            "results": res, "commit_ratio": res[big]["commit_p50_s"] / res[small]["commit_p50_s"]}
     Path(args.out).write_text(json.dumps(out, indent=1))
     print(f"commit p50 {big} / {small}: {out['commit_ratio']:.2f}x; embedding 100 documents alone {floor_embed:.2f} s")

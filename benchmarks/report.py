@@ -314,6 +314,22 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             "measured at 200,000 children only (a million takes over an hour to build and save here); "
             + ("the p50 target is missed at that size too: " if worst > 30 else "")
             + "see the filtered search section")
+    cc = load("commit_cost.json")
+    if cc:
+        res = cc["results"]
+        small, big = sorted(res, key=int)[0], sorted(res, key=int)[-1]
+        b = res[big]
+        row(f"a commit of 100 documents at {b['children']:,} children costs at most 2x the same commit at "
+            f"{res[small]['children']:,}", f"{cc['commit_ratio']:.2f}x (p50 {b['commit_p50_s']:.1f} s vs "
+            f"{res[small]['commit_p50_s']:.1f} s; embedding alone {cc['embed_100_docs_s']:.1f} s)", cc["commit_ratio"] <= 2)
+        worst = max(b["first_query_s"])
+        row(f"the first query after a commit under 0.5 s at {b['children']:,} children",
+            f"p50 {b['first_query_p50_s']:.3f} s, at most {worst:.3f} s", worst < 0.5,
+            "" if worst < 0.5 else "see the commit section")
+        ratio = b["steady_p50_ms"] / b["idle_p50_ms"]
+        row(f"query p50 during a steady ingest within 1.5x of idle at {b['children']:,} children",
+            f"{ratio:.2f}x ({b['steady_p50_ms']:.1f} vs {b['idle_p50_ms']:.1f} ms)", ratio <= 1.5,
+            "" if ratio <= 1.5 else "the writer embeds its documents on the same two cores the reader queries on")
     sw = load("serve_workers.json")
     if sw and "before_workers_1" in sw["throughput"]:
         t = sw["throughput"]
@@ -417,6 +433,34 @@ def filtered_section() -> list[str]:
               "A filter of 10-20% at a million would take the graph path 5-10x wider than unfiltered: in-graph "
               "filtering (a predicate inside the HNSW search, which usearch's Python API does not offer) is the "
               "way to the target there.", ""]
+    return lines
+
+
+def commit_section() -> list[str]:
+    r, lines = _opened("commit_cost.json", "Small commits into a large store (segments; `benchmarks/commit_cost.py`)",
+                       "benchmarks/commit_cost.py")
+    if r is None:
+        return lines
+    res = r["results"]
+    sizes = sorted(res, key=int)
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+              f"- Each store: synthetic children built as `benchmarks/scale.py` builds them (one commit; the writer "
+              f"saves its segment). Then, alternating the sizes, commits of {r['docs_per_commit']} new SciFact "
+              "abstracts through `KnowledgeBase.add_documents` (split, embedded by minilm, written, committed), and "
+              "after each the next question of a reader that answered before it (refresh, the new segment read and "
+              "indexed, a hybrid query with its embedding). Steady ingest: the reader's hybrid queries for a minute "
+              "while another process commits 100 abstracts every 10 s, against the same reader idle for 30 s.", "",
+              "| children | commit p50 s (each) | first query after a commit p50 s (each) | segments after | idle p50 ms | "
+              "steady-ingest p50 / p95 ms | query embedding ms |", "|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        x = res[n]
+        lines.append(f"| {x['children']:,} | {x['commit_p50_s']:.2f} ({', '.join(f'{v:.1f}' for v in x['commit_s'])}) | "
+                     f"{x['first_query_p50_s']:.3f} ({', '.join(f'{v:.2f}' for v in x['first_query_s'])}) | "
+                     f"{x['segments'][-1]} | {x['idle_p50_ms']:.1f} | {x['steady_p50_ms']:.1f} / "
+                     f"{x['steady_p95_ms']:.1f} | {x['query_embedding_ms']:.1f} |")
+    lines += ["", f"- Floor in the same run: embedding the {r['docs_per_commit']} abstracts alone took "
+              f"{r['embed_100_docs_s']:.1f} s. Commit p50 at {int(sizes[-1]):,} against {int(sizes[0]):,}: "
+              f"{r['commit_ratio']:.2f}x.", ""]
     return lines
 
 
@@ -1468,7 +1512,7 @@ def main() -> int:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(),
            *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(),
-           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *filtered_section()]
+           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *filtered_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

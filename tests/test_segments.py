@@ -100,7 +100,11 @@ def test_segments_with_deletions_score_as_one_merged_index(tmp_path):
     assert set(parents) == {"d006#p0"} and "第二版" in parents["d006#p0"].parent.text
 
 
-def test_a_rewritten_document_has_its_new_parents_and_a_deleted_one_none(tmp_path):
+def test_a_rewritten_document_has_its_new_parents_and_a_deleted_one_none(tmp_path, monkeypatch):
+    def no_table_read(*a, **kw):  # a fault injected: the commits in between list what they dropped
+        raise AssertionError("the documents table was read")
+
+    monkeypatch.setattr(lance_mod, "dead_documents", no_table_read)
     store = LanceStore(tmp_path / "kb", dim=64)
     _put(store, range(0, 10))
     reader = LanceStore(tmp_path / "kb")
@@ -206,3 +210,28 @@ def test_a_store_written_before_segments_reads_one_segment_per_generation(tmp_pa
         got = [h.score for h in store.search_bm25(ANALYZER.analyze(q), 8, None)]
         assert np.allclose(got, _independent_bm25(store, ANALYZER.analyze(q), 8), rtol=1e-5), q
     assert all(h.doc_id != "d003" for h in store.search_dense(vector(TEXTS[3]), 20, None))
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_readers_far_behind_or_after_large_deletes_work_liveness_out_from_the_table(tmp_path, monkeypatch, listed):
+    """A reader that kept its segments through commits it cannot see listed (more commits than
+    are kept, or one that deleted more documents than a manifest lists) reads the documents
+    table instead; either way it finds what a fresh reader finds."""
+    if not listed:
+        monkeypatch.setattr(lance_mod, "DROPPED_MAX", 1)
+    store = LanceStore(tmp_path / "kb", dim=64, keep_generations=2)
+    _put(store, range(0, 20))
+    reader = LanceStore(tmp_path / "kb")
+    reader.search_dense(vector("tea"), 3, None)
+    first = reader.segments()[0]
+    _delete(store, [1, 2])
+    _put(store, range(20, 22))
+    _put(store, range(4, 6), version="第二版 second edition")
+    _put(store, range(22, 23))
+    reader.refresh()
+    assert reader.segments()[0] is first
+    fresh = LanceStore(tmp_path / "kb")
+    assert _results(reader) == _results(fresh)
+    assert reader._dead(first) == {"d001", "d002", "d004", "d005"}
+    assert "第二版" in reader.get_parents(["d004#p0"])["d004#p0"].parent.text
+    assert reader.get_parents(["d001#p0"]) == {}

@@ -84,7 +84,8 @@ from ragsift.store.segments import (
     Segment,
     SegmentSpec,
     aligned,
-    live_rows,
+    dead_documents,
+    live_mask,
     load_rows,
     merge_hits,
     norm_of,
@@ -107,6 +108,7 @@ BATCH_CHILDREN = 4096
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_EXPANSION = 1024
 ANN_REFINE_FACTOR = 4
+DROPPED_MAX = 20_000  # doc ids a manifest lists as deleted or replaced by its commit (more: readers scan)
 SELECTIONS_MB = 64  # the rows of recent filters kept per generation (8 bytes a selected child)
 CACHE = "search-cache"  # saved search indexes, one folder per segment and index
 STABLE_ROW_IDS = "new_table_enable_stable_row_ids"
@@ -182,6 +184,8 @@ class LanceStore(ManifestStore):
         self._selection_lock = threading.Lock()
         self._languages: tuple[int, dict[str, int]] | None = None
         self._segment_cache: dict[str, Segment] = {}
+        # per segment: the generation this object last worked out its dead documents at, and them
+        self._liveness: dict[str, tuple[int, frozenset[str]]] = {}
         self._load_manifest()
 
     # ------------------------------------------------------------------ set-up
@@ -237,6 +241,7 @@ class LanceStore(ManifestStore):
         # segments read by this object, kept while the generation lists them (``segment_specs``)
         names = {spec.name for spec in segment_specs(m)}
         self._segment_cache = {n: seg for n, seg in self._segment_cache.items() if n in names}
+        self._liveness = {n: v for n, v in self._liveness.items() if n in names}
         self._selections: OrderedDict[str, list[np.ndarray]] = OrderedDict()  # a filter's rows in this generation
         # the children's columns, read once: asking the table for its schema is a round trip per query
         self._child_columns = frozenset(self._tables["children"].schema.names)
@@ -315,21 +320,63 @@ class LanceStore(ManifestStore):
     def segments(self) -> list[Segment]:
         """The segments of the pinned generation, oldest first; a segment read by an earlier
         generation of this object is kept, not read again."""
-        return self._state("segments", lambda: [self._segment(spec, self._tables) for spec in
-                                                segment_specs(self.manifest)])
+        return self._state("segments", lambda: [self._segment(spec, self._tables, self.generation)
+                                                for spec in segment_specs(self.manifest)])
 
-    def _segment(self, spec: SegmentSpec, tables: dict[str, Any]) -> Segment:
+    def _segment(self, spec: SegmentSpec, tables: dict[str, Any], generation: int) -> Segment:
+        """A segment (``tables``: of ``generation``), from this object's cache when it read it before."""
         seg = self._segment_cache.get(spec.name)
         if seg is None:
             table = tables["children"]
             n = spec.rows if spec.where is not None else table.count_rows()
             # saved: large segments, and any with an HNSW graph (its files use the saved row order)
             saving = n >= ANN_MIN_CHILDREN or (spec.where is not None and n >= SAVE_MIN)
-            rows = load_rows(table, spec.name, spec.where, self.path / CACHE, saving, [*self._hit_columns(), "gen"])
-            seg = Segment(spec.name, spec.lo, spec.hi, spec.where, self.path / CACHE, saving, rows)
+            rows, read_at = load_rows(table, spec.name, spec.where, self.path / CACHE, saving,
+                                      [*self._hit_columns(), "gen"], generation)
+            seg = Segment(spec.name, spec.lo, spec.hi, spec.where, self.path / CACHE, saving, rows, read_at)
             if tables is self._tables:
                 self._segment_cache[spec.name] = seg
         return seg
+
+    def _dead(self, seg: Segment) -> frozenset[str]:
+        """The segment's documents deleted or rewritten since its rows were read (their rows are dead)."""
+        if seg.where is None:
+            return frozenset()  # the whole table read at this generation: all live
+        return self._state(("dead", seg.name), lambda: self._dead_now(seg))
+
+    def _dead_now(self, seg: Segment) -> frozenset[str]:
+        """From what this object knew at an earlier generation (or the segment's reading) and the
+        documents each commit since lists as deleted or replaced (its manifest's ``dropped``);
+        from the whole documents table where a commit in between is not kept or listed none."""
+        start, dead = self._liveness.get(seg.name, (seg.read_at, frozenset()))
+        drops = self._drops(start) if start >= 0 else None
+        if drops is None:
+            docs = scan(self._tables["documents"], ["doc_id", "gen"], None, row_ids=False)
+            dead = dead_documents(seg.rows, docs.column("doc_id").combine_chunks(),
+                                  np.asarray(docs.column("gen").to_numpy(), np.int64))
+        elif drops:
+            dead = dead | {d for g, ids in drops.items() if seg.lo < g <= seg.hi for d in ids}
+        self._liveness[seg.name] = (self.generation, dead)
+        return dead
+
+    def _drops(self, since: int) -> dict[int, list[str]] | None:
+        """The documents deleted or replaced by the commits after ``since`` up to the pinned one,
+        by the generation that wrote them; None when a commit in between is not known."""
+        out: dict[int, list[str]] = {}
+        for g in range(since + 1, self.generation + 1):
+            if g == self.generation:
+                m = self.manifest
+            else:
+                try:
+                    m = json.loads(generation_file(self.path, g).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    return None
+            dropped = m.get("dropped")
+            if not isinstance(dropped, dict) or int(m.get("generation", -1)) != g:
+                return None
+            for written, ids in dropped.items():
+                out.setdefault(int(written), []).extend(ids)
+        return out
 
     def _dense(self, seg: Segment, column: str, dim: int, tables: dict[str, Any] | None = None) -> FlatIndex | AnnIndex:
         """A segment's vectors of one column: exact below ``ANN_MIN_CHILDREN`` children, HNSW with
@@ -349,14 +396,10 @@ class LanceStore(ManifestStore):
         return self._dense(self.segments()[-1], column, dim)
 
     def _live(self, seg: Segment) -> np.ndarray | None:
-        """The segment's live rows as a mask (None: all): a segment of the whole table read at this
-        generation is all live; else a row is live while its document still has the row's gen."""
+        """The segment's live rows as a mask (None: all)."""
         if seg.where is None:
             return None
-        docs = self._state("docs", lambda: scan(self._tables["documents"], ["doc_id", "gen"], None, row_ids=False))
-        return self._state(("live", seg.name), lambda: _Boxed(live_rows(
-            seg.rows, docs.column("doc_id").combine_chunks(), np.asarray(docs.column("gen").to_numpy(), np.int64)))
-        ).value
+        return self._state(("live", seg.name), lambda: _Boxed(live_mask(seg.rows, self._dead(seg)))).value
 
     def _allowed(self, seg: Segment, kinds: Sequence[str]) -> np.ndarray | None:
         """The segment's live rows of these kinds (None: every row)."""
@@ -465,7 +508,7 @@ class LanceStore(ManifestStore):
             if all((self.path / CACHE / f"{spec.name}-{what}").is_dir() for what in parts):
                 saved = True  # saved by an earlier commit
                 continue
-            seg = self._segment(spec, tables)
+            seg = self._segment(spec, tables, int(manifest["generation"]))
             if not seg.saving:
                 continue
             for column, dim in columns:
@@ -534,17 +577,13 @@ class LanceStore(ManifestStore):
         out: dict[str, StoredParent] = {}
         for seg in reversed(self.segments()):  # newest first: a rewritten document's parents are there
             rows = self._parents(seg).take([i for i in ids if i not in out]).to_pylist()
-            if seg.where is not None:
-                current = self._state("doc_gens", self._doc_gens)
-                rows = [r for r in rows if current.get(r["doc_id"]) == r["gen"]]
+            dead = self._dead(seg)
+            if dead:
+                rows = [r for r in rows if r["doc_id"] not in dead]
             out.update((r["parent_id"], self._stored_parent(r)) for r in rows)
             if len(out) == len(ids):
                 break
         return out
-
-    def _doc_gens(self) -> dict[str, int]:
-        docs = self._state("docs", lambda: scan(self._tables["documents"], ["doc_id", "gen"], None, row_ids=False))
-        return dict(zip(docs.column("doc_id").to_pylist(), docs.column("gen").to_pylist()))
 
     def _parents(self, seg: Segment, tables: dict[str, Any] | None = None) -> ParentTable:
         """A segment's parents by id: in memory, memory-mapped from a saved file in large segments."""
@@ -659,8 +698,11 @@ class LanceTransaction(TransactionBase):
                 self.tables["children"].add_columns({"lang": "''"})
             self._pending: dict[str, list] = {n: [] for n in TABLES}
             self._pending_docs: set[str] = set()  # doc ids with rows in _pending
-            self._stored = set(self.tables["documents"].to_arrow().column("doc_id").to_pylist())
+            self._stored = set(scan(self.tables["documents"], ["doc_id"], None, row_ids=False)
+                               .column("doc_id").to_pylist())
             self._doomed: set[str] = set()
+            # the documents this commit deletes or replaces, by the generation that wrote them
+            self._dropped: dict[str, list[str]] | None = {}
             self._pending_children = 0
             self._done = False
         except BaseException:
@@ -727,6 +769,13 @@ class LanceTransaction(TransactionBase):
         doomed = sorted(self._doomed)
         for i in range(0, len(doomed), 500):
             where = f"doc_id IN ({', '.join(sql_literal(d) for d in doomed[i:i + 500])})"
+            if self._dropped is not None:  # which generation wrote each: readers mark its rows dead
+                gone = self.tables["documents"].search().where(where).select(["doc_id", "gen"]).limit(
+                    len(doomed[i:i + 500]) + 1).to_arrow()
+                for d, g in zip(gone.column("doc_id").to_pylist(), gone.column("gen").to_pylist()):
+                    self._dropped.setdefault(str(g), []).append(d)
+                if sum(len(v) for v in self._dropped.values()) > DROPPED_MAX:
+                    self._dropped = None  # too many to list: readers work liveness out from the table
             for name in TABLES:
                 self.tables[name].delete(where)
         self._doomed.clear()
@@ -786,6 +835,7 @@ class LanceTransaction(TransactionBase):
                             versions={n: self.tables[n].version for n in TABLES})
             if manifest.get("stable_row_ids"):
                 manifest["segments"] = self._segments(counts["children"], optimize)
+                manifest["dropped"] = self._dropped
                 self.store._save_segments(manifest, self.tables)  # readers of it map them, never build them
             publish(self.store.path, manifest, self.store.keep_generations)
             self.store._load_manifest()

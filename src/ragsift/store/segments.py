@@ -86,6 +86,7 @@ class Segment:
     cache: Path  # where its saved indexes live (``<cache>/<name>-<what>``)
     saving: bool  # whether its indexes are saved (large segments)
     rows: Rows
+    read_at: int  # the generation its rows were read at (-1: unknown)
     indexes: dict[str, Any] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -117,20 +118,22 @@ def scan(table: Any, columns: list[str], where: str | None, row_ids: bool = True
 
 
 def load_rows(table: Any, name: str, where: str | None, cache: Path, saving: bool,
-              columns: list[str]) -> Rows:
-    """A segment's hit rows: from its saved file when there is one, else scanned (and saved when
-    ``saving``: indexes saved beside them use this row order)."""
+              columns: list[str], generation: int) -> tuple[Rows, int]:
+    """A segment's hit rows and the generation they were read at (every row live then): from its
+    saved file when there is one, else scanned from ``table`` (of ``generation``) and saved when
+    ``saving`` (indexes saved beside them use this row order)."""
     path = cache / f"{name}-rows" / "rows.arrow"
-    if path.exists():
-        return Rows(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
-    tbl = scan(table, columns, where)
-    if saving:
+    if not path.exists():
+        tbl = scan(table, columns, where)
+        if not saving:
+            return Rows(tbl), generation
+        tbl = tbl.replace_schema_metadata({"generation": str(generation)})
         with saved_folder(path.parent) as tmp, pa.OSFile(str(tmp / path.name), "wb") as sink, \
                 pa.ipc.new_file(sink, tbl.schema) as w:
             w.write_table(tbl)
-        if path.exists():  # another process saved it first: use theirs (its row order)
-            return Rows(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
-    return Rows(tbl)
+    # saved (by another process first, perhaps): its row order is the one its indexes use
+    tbl = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    return Rows(tbl), int((tbl.schema.metadata or {}).get(b"generation", b"-1"))
 
 
 def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
@@ -152,18 +155,24 @@ def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
     return tbl.take(take)
 
 
-def live_rows(rows: Rows, doc_ids: pa.Array, doc_gens: np.ndarray) -> np.ndarray | None:
-    """A segment's live rows as a mask (None: all live): a row is live while its document's
-    current generation (``doc_ids`` / ``doc_gens``: the documents table) is the row's own."""
+def dead_documents(rows: Rows, doc_ids: pa.Array, doc_gens: np.ndarray) -> frozenset[str]:
+    """A segment's documents whose rows are dead: a row is live while its document's current
+    generation (``doc_ids`` / ``doc_gens``: the whole documents table) is the row's own."""
     if rows.gens is None or not rows.n:
-        return None
-    names, codes, gens = rows.documents()
+        return frozenset()
+    names, _, gens = rows.documents()
     pos = np.asarray(pc.index_in(names, value_set=doc_ids).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
     current = np.where(pos >= 0, doc_gens[np.maximum(pos, 0)] if len(doc_gens) else -1, -1)
-    live_doc = current == gens
-    if live_doc.all():
+    return frozenset(names.filter(pa.array(current != gens)).to_pylist())
+
+
+def live_mask(rows: Rows, dead: frozenset[str]) -> np.ndarray | None:
+    """The rows not of these documents, as a mask (None: all)."""
+    if not dead or not rows.n:
         return None
-    return live_doc[codes]
+    mask = ~np.asarray(pc.is_in(rows.doc_ids, value_set=pa.array(sorted(dead), pa.string()))
+                       .to_numpy(zero_copy_only=False), bool)
+    return None if mask.all() else mask
 
 
 class BM25Stats:
