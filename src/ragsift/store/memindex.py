@@ -459,8 +459,18 @@ class BM25Index:
             parts = [ok]
             if len(ok) >= k and np.partition(acc[ok], len(ok) - k)[len(ok) - k] > rest[j + 1]:
                 ok = np.sort(ok)
+                member = None
                 for i2, w2 in local[j + 1:]:
-                    self._add(acc, i2, w2, ok, norm)
+                    size = int(self.indptr[i2 + 1] - self.indptr[i2])
+                    if len(ok) * np.log2(size + 2) < size:  # few rows: binary search in the postings
+                        self._add(acc, i2, w2, ok, norm)
+                        continue
+                    if member is None:  # many: read the postings whole, keep the rows seen
+                        member = np.zeros(self.n, bool)
+                        member[ok] = True
+                    found, weights = self._weights(i2, norm)
+                    keep = member[found]
+                    acc[found[keep]] += weights[keep] * np.float32(w2)
                 parts = [ok]
                 break
         ok = np.sort(np.concatenate(parts)).astype(np.int64)
