@@ -235,3 +235,23 @@ def test_readers_far_behind_or_after_large_deletes_work_liveness_out_from_the_ta
     assert reader._dead(first) == {"d001", "d002", "d004", "d005"}
     assert "第二版" in reader.get_parents(["d004#p0"])["d004#p0"].parent.text
     assert reader.get_parents(["d001#p0"]) == {}
+
+
+def test_segments_saved_by_a_writer_that_died_before_its_commit_are_not_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(lance_mod, "SAVE_MIN", 10)
+    store = LanceStore(tmp_path / "kb", dim=64)
+    _put(store, range(0, 12))
+
+    def die(*a, **kw):  # a fault injected: the writer dies after saving its segments, before the commit
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(lance_mod, "publish", die)
+    with pytest.raises(RuntimeError):
+        _put(store, range(12, 24))  # merged with the first: one large segment saved, never committed
+    monkeypatch.undo()
+    monkeypatch.setattr(lance_mod, "SAVE_MIN", 10)
+    _put(store, range(40, 52), version="另一批 another batch")  # the same generation, other rows
+    fresh = LanceStore(tmp_path / "kb")
+    docs = {h.doc_id for h in fresh.search_dense(vector("tea"), 100, None)}
+    assert docs == {f"d{i:03d}" for i in [*range(0, 12), *range(40, 52)]}
+    assert _results(fresh) == _results(store)

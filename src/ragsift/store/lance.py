@@ -519,6 +519,18 @@ class LanceStore(ManifestStore):
             saved = True
         return saved
 
+    def _drop_uncommitted_caches(self) -> None:
+        """Remove saved segments of generations after the committed one: a writer saved them and died
+        before its commit, and the next commit of that generation writes other rows."""
+        folder = self.path / CACHE
+        if not folder.is_dir():
+            return
+        for d in folder.iterdir():
+            parts = d.name.split("-")
+            hi = parts[2] if d.name.startswith("s") and len(parts) > 3 else parts[0]
+            if hi.isdigit() and int(hi) > self.generation:
+                shutil.rmtree(d, ignore_errors=True)
+
     def _drop_old_caches(self) -> None:
         """Remove the saved indexes of segments that no kept generation lists."""
         keep = {spec.name for spec in segment_specs(self.manifest)}
@@ -692,6 +704,7 @@ class LanceTransaction(TransactionBase):
             for g in saved_generations(store.path):  # written by a writer that died before its commit
                 if g > int(self.manifest["generation"]):
                     generation_file(store.path, g).unlink(missing_ok=True)
+            store._drop_uncommitted_caches()
             if "kind" not in self.tables["children"].schema.names:  # written before entry kinds
                 self.tables["children"].add_columns({"kind": "'chunk'"})
             if "lang" not in self.tables["children"].schema.names:  # written before entry languages
