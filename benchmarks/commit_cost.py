@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -103,6 +104,8 @@ def main() -> int:
     p.add_argument("--sizes", default="10000,1000000")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steady-s", type=float, default=60.0)
+    p.add_argument("--writer-threads", default="0,1",
+                   help="RAGSIFT_THREADS of the steady writer, one run each (0: its default)")
     p.add_argument("--dataset", default="../shared/datasets/scifact")
     p.add_argument("--work-dir", default="/tmp/ragsift-commit")
     p.add_argument("--out", required=True)
@@ -145,12 +148,17 @@ def main() -> int:
     for n in sizes:
         kb = readers[n]
         idle = query_loop(kb, qs, args.steady_s / 2)
-        proc = subprocess.Popen([sys.executable, __file__, "--out", "-", "--dataset", str(dataset), "--writer",
-                                 str(work / f"scale-{n}"), "10", str(args.steady_s), f"s{stamp}", "5000"])
-        busy = query_loop(kb, qs, args.steady_s)
-        proc.wait()
-        res[n]["idle_p50_ms"], res[n]["steady_p50_ms"] = p50(idle), p50(busy)
-        res[n]["steady_p95_ms"] = float(np.percentile(busy, 95))
+        res[n]["idle_p50_ms"] = p50(idle)
+        for k, threads in enumerate(args.writer_threads.split(",")):
+            # the writer's embedding threads: its default (every core), or as an operator may set them
+            env = {**os.environ, "RAGSIFT_THREADS": threads}
+            proc = subprocess.Popen([sys.executable, __file__, "--out", "-", "--dataset", str(dataset), "--writer",
+                                     str(work / f"scale-{n}"), "10", str(args.steady_s), f"s{stamp}-{k}",
+                                     str(5000 + 2000 * k)], env=env)
+            busy = query_loop(kb, qs, args.steady_s)
+            proc.wait()
+            key = "steady" if threads == "0" else f"steady_threads_{threads}"
+            res[n][f"{key}_p50_ms"], res[n][f"{key}_p95_ms"] = p50(busy), float(np.percentile(busy, 95))
         t = time.perf_counter()
         for q in qs[:50]:
             kb.embedder().embed_queries([q])
