@@ -457,17 +457,20 @@ class BM25Index:
                 break
             ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
             parts = [ok]
-            if len(ok) >= k and np.partition(acc[ok], len(ok) - k)[len(ok) - k] > rest[j + 1]:
+            theta = float(np.partition(acc[ok], len(ok) - k)[len(ok) - k]) if len(ok) >= k else -1.0
+            if theta > rest[j + 1]:
                 ok = np.sort(ok)
-                member = None
-                for i2, w2 in local[j + 1:]:
+                for j2 in range(j + 1, len(local)):
+                    # a row that cannot reach the k-th best seen even with every unread term's bound is out
+                    # (theta: k rows score at least it; the bounds carry a margin over float32 rounding)
+                    ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
+                    i2, w2 = local[j2]
                     size = int(self.indptr[i2 + 1] - self.indptr[i2])
                     if len(ok) * np.log2(size + 2) < size:  # few rows: binary search in the postings
                         self._add(acc, i2, w2, ok, norm)
                         continue
-                    if member is None:  # many: read the postings whole, keep the rows seen
-                        member = np.zeros(self.n, bool)
-                        member[ok] = True
+                    member = np.zeros(self.n, bool)  # many: read the postings whole, keep the rows seen
+                    member[ok] = True
                     found, weights = self._weights(i2, norm)
                     keep = member[found]
                     acc[found[keep]] += weights[keep] * np.float32(w2)
