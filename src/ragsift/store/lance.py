@@ -108,6 +108,8 @@ BATCH_CHILDREN = 4096
 ANN_MIN_CHILDREN = int(os.environ.get("RAGSIFT_ANN_MIN_CHILDREN", "200000"))
 ANN_EXPANSION = 1024
 ANN_REFINE_FACTOR = 4
+COMPACT_FRAGMENTS = 16  # a commit compacts a table holding this many fragments under LanceDB's target size
+COMPACT_ALWAYS_ROWS = 65_536  # or holding fewer rows than this (rewriting them costs little)
 DROPPED_MAX = 20_000  # doc ids a manifest lists as deleted or replaced by its commit (more: readers scan)
 SELECTIONS_MB = 64  # the rows of recent filters kept per generation (8 bytes a selected child)
 CACHE = "search-cache"  # saved search indexes, one folder per segment and index
@@ -831,7 +833,14 @@ class LanceTransaction(TransactionBase):
             # (ragsift.store.memindex); a knowledge base written before keeps its full-text index up to date
             fts = bool(self.manifest.get("fts"))
             for name in TABLES:
-                self.tables[name].optimize(cleanup_older_than=NEVER)
+                # LanceDB compacts every fragment under a million rows into one: a store's big fragment is
+                # rewritten whole by each compaction (1.7 GB of children at a million, measured), so a commit
+                # compacts a table only once its small fragments pile up (and at optimize: every
+                # ``optimize_every`` commits and ``optimize()``)
+                st = self.tables[name].stats()
+                if optimize or fts or st["num_rows"] < COMPACT_ALWAYS_ROWS \
+                        or st["fragment_stats"]["num_small_fragments"] >= COMPACT_FRAGMENTS:
+                    self.tables[name].optimize(cleanup_older_than=NEVER)
             if not self.manifest.get("scalar_indexes") and counts["children"] > 0:
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
