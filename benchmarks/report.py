@@ -330,8 +330,10 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
         one = b.get("steady_threads_1_p50_ms", float("nan")) / b["idle_p50_ms"]
         row(f"query p50 during a steady ingest within 1.5x of idle at {b['children']:,} children",
             f"{ratio:.2f}x ({b['steady_p50_ms']:.1f} vs {b['idle_p50_ms']:.1f} ms); {one:.2f}x with the writer "
-            "on one embedding thread (RAGSIFT_THREADS=1)", ratio <= 1.5,
-            "" if ratio <= 1.5 else "the writer embeds its documents on the same two cores the reader queries on")
+            "on one embedding thread (RAGSIFT_THREADS=1)", None if ratio < 1 else ratio <= 1.5,
+            "the idle window was the slower one (it came right after the commits, on an AMD host): no reliable "
+            "idle figure, so not counted as met" if ratio < 1 else
+            ("" if ratio <= 1.5 else "the writer embeds its documents on the same two cores the reader queries on"))
     sw = load("serve_workers.json")
     if sw and "before_workers_1" in sw["throughput"]:
         t = sw["throughput"]
@@ -464,7 +466,29 @@ def commit_section() -> list[str]:
                      f"{x.get('steady_threads_1_p95_ms', float('nan')):.1f} | {x['query_embedding_ms']:.1f} |")
     lines += ["", f"- Floor in the same run: embedding the {r['docs_per_commit']} abstracts alone took "
               f"{r['embed_100_docs_s']:.1f} s. Commit p50 at {int(sizes[-1]):,} against {int(sizes[0]):,}: "
-              f"{r['commit_ratio']:.2f}x.", ""]
+              f"{r['commit_ratio']:.2f}x.",
+              "- Found on the way: LanceDB's compaction takes every fragment under its target size (about a "
+              "million rows), so each commit into the million rewrote its big fragment whole (1.7 GB of children, "
+              "about 15 s a commit, and 9.7 GB of data files after five commits). A commit now compacts a table "
+              "only while it is small (under 65,536 rows) or once 16 small fragments pile up, and at `optimize` "
+              "(every 20 commits by default): those commits still rewrite it. This run had the rule without the "
+              "small-table part (the 10,000 store compacted at 16 fragments, not at every commit).",
+              "- The idle and steady figures at the million are close to each other and far above the scale "
+              "table's: this run was on an AMD host (query embedding "
+              f"{res[sizes[-1]]['query_embedding_ms']:.1f} ms here, 3.5 ms on the Intel host of the scale table), "
+              "and the idle window (20 s) came right after the commits.", ""]
+    sc = load("scale_segments.json")
+    if sc:
+        x = sc["results"]["1000000"]["latency"]
+        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {sc['host']}; {sc['store']}; "
+                  f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
+                  f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
+                  f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
+                  f"{x['bm25']['p50_ms']:.1f} ms, dense alone {x['dense']['p50_ms']:.1f} ms; the query embedding "
+                  f"{x['query_embedding_ms']:.1f} ms; first query {x['open_s']:.1f} s; max RSS "
+                  f"{sc['results']['1000000']['max_rss_mb']:.0f} MB. Not comparable to the scale table (another "
+                  "host kind, more segments); the code before segments cannot serve this store without rebuilding "
+                  "its indexes, so no before was run beside it here.", ""]
     return lines
 
 
