@@ -489,6 +489,14 @@ def commit_section() -> list[str]:
                   f"{sc['results']['1000000']['max_rss_mb']:.0f} MB. Not comparable to the scale table (another "
                   "host kind, more segments); the code before segments cannot serve this store without rebuilding "
                   "its indexes, so no before was run beside it here.", ""]
+    ab = load("segments_ab.json")
+    if ab:
+        cells = "; ".join(f"{x['side']} {x['run']}: hybrid {x['hybrid_p50_ms']:.1f}, BM25 channel "
+                          f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
+                          f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
+        lines += [f"**Before and after, one host, one store** ({ab['date']}; {ab['host']}; {ab['store']}; "
+                  f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
+                  "slower with segments where a store has one.", ""]
     return lines
 
 
