@@ -333,8 +333,10 @@ class LanceStore(ManifestStore):
             n = spec.rows if spec.where is not None else table.count_rows()
             # saved: large segments, and any with an HNSW graph (its files use the saved row order)
             saving = n >= ANN_MIN_CHILDREN or (spec.where is not None and n >= SAVE_MIN)
+            # a segment's rows only die after its commit: the manifest's count bounds them
             rows, read_at = load_rows(table, spec.name, spec.where, self.path / CACHE, saving,
-                                      [*self._hit_columns(), "gen"], generation)
+                                      [*self._hit_columns(), "gen"], generation,
+                                      spec.rows if spec.where is not None else None)
             seg = Segment(spec.name, spec.lo, spec.hi, spec.where, self.path / CACHE, saving, rows, read_at)
             if tables is self._tables:
                 self._segment_cache[spec.name] = seg

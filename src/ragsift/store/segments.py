@@ -106,25 +106,28 @@ class Segment:
 ROW_COLUMNS = ["child_id", "parent_id", "doc_id", "start", "end", "gen"]
 
 
-def scan(table: Any, columns: list[str], where: str | None, row_ids: bool = True) -> pa.Table:
-    """These columns of the rows ``where`` selects (all rows when None), with ``_rowid``."""
+def scan(table: Any, columns: list[str], where: str | None, row_ids: bool = True, most: int | None = None) -> pa.Table:
+    """These columns of the rows ``where`` selects (all rows when None), with ``_rowid``. ``most``: a
+    bound on how many there are, known beforehand (else they are counted first: one more scan)."""
     q = table.search()
     if where is not None:
         q = q.where(where)
     q = q.select(columns)
     if row_ids:
         q = q.with_row_id(True)
-    return q.limit(max(1, table.count_rows(where) if where else table.count_rows())).to_arrow()
+    if most is None:
+        most = table.count_rows(where) if where else table.count_rows()
+    return q.limit(max(1, most)).to_arrow()
 
 
 def load_rows(table: Any, name: str, where: str | None, cache: Path, saving: bool,
-              columns: list[str], generation: int) -> tuple[Rows, int]:
+              columns: list[str], generation: int, most: int | None = None) -> tuple[Rows, int]:
     """A segment's hit rows and the generation they were read at (every row live then): from its
     saved file when there is one, else scanned from ``table`` (of ``generation``) and saved when
     ``saving`` (indexes saved beside them use this row order)."""
     path = cache / f"{name}-rows" / "rows.arrow"
     if not path.exists():
-        tbl = scan(table, columns, where)
+        tbl = scan(table, columns, where, most=most)
         if not saving:
             return Rows(tbl), generation
         tbl = tbl.replace_schema_metadata({"generation": str(generation)})
@@ -140,7 +143,7 @@ def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
     """These columns of a segment's rows, in the segment's row order. Rows deleted since the
     segment was read are absent from the table now: they come back null (never searched: they
     are not live)."""
-    tbl = scan(table, columns, seg.where)
+    tbl = scan(table, columns, seg.where, most=seg.rows.n if seg.where is not None else None)  # rows only die
     ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
     tbl = tbl.drop_columns(["_rowid"])
     rows = seg.rows
