@@ -87,6 +87,7 @@ from ragsift.store.segments import (
     dead_documents,
     live_mask,
     load_rows,
+    memo,
     merge_hits,
     norm_of,
     plan,
@@ -116,13 +117,6 @@ CACHE = "search-cache"  # saved search indexes, one folder per segment and index
 STABLE_ROW_IDS = "new_table_enable_stable_row_ids"
 NEVER = timedelta(days=36500)  # optimize() that removes no version
 CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
-
-
-class _Boxed:
-    """A cached value that may be None."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
 
 
 def _sparse(seg: Segment, table: Any) -> SparseIndex:
@@ -306,13 +300,7 @@ class LanceStore(ManifestStore):
 
     def _state(self, key: Any, build: Callable[[], Any]) -> Any:
         """A value of the pinned generation (liveness, statistics), computed on first use."""
-        found = self._gen.get(key)
-        if found is None:
-            with self._index_lock:
-                found = self._gen.get(key)
-                if found is None:
-                    found = self._gen[key] = build()
-        return found
+        return memo(self._gen, self._index_lock, key, build)
 
     def _scan(self, columns: list[str], row_ids: bool = False) -> pa.Table:
         """These columns of every child, read with a projection (never the whole table);
@@ -325,18 +313,23 @@ class LanceStore(ManifestStore):
         return self._state("segments", lambda: [self._segment(spec, self._tables, self.generation)
                                                 for spec in segment_specs(self.manifest)])
 
-    def _segment(self, spec: SegmentSpec, tables: dict[str, Any], generation: int) -> Segment:
+    @staticmethod
+    def _size(spec: SegmentSpec, table: Any) -> tuple[int, bool]:
+        """A segment's rows (a bound: its rows only die after its commit, so the manifest's count
+        bounds them) and whether its indexes are saved: large segments, and any with an HNSW graph
+        (its files use the saved row order)."""
+        n = spec.rows if spec.where is not None else table.count_rows()
+        return n, n >= ANN_MIN_CHILDREN or (spec.where is not None and n >= SAVE_MIN)
+
+    def _segment(self, spec: SegmentSpec, tables: dict[str, Any], generation: int,
+                 size: tuple[int, bool] | None = None) -> Segment:
         """A segment (``tables``: of ``generation``), from this object's cache when it read it before."""
         seg = self._segment_cache.get(spec.name)
         if seg is None:
             table = tables["children"]
-            n = spec.rows if spec.where is not None else table.count_rows()
-            # saved: large segments, and any with an HNSW graph (its files use the saved row order)
-            saving = n >= ANN_MIN_CHILDREN or (spec.where is not None and n >= SAVE_MIN)
-            # a segment's rows only die after its commit: the manifest's count bounds them
+            n, saving = size or self._size(spec, table)
             rows, read_at = load_rows(table, spec.name, spec.where, self.path / CACHE, saving,
-                                      [*self._hit_columns(), "gen"], generation,
-                                      spec.rows if spec.where is not None else None)
+                                      [*self._hit_columns(), "gen"], generation, n)
             seg = Segment(spec.name, spec.lo, spec.hi, spec.where, self.path / CACHE, saving, rows, read_at)
             if tables is self._tables:
                 self._segment_cache[spec.name] = seg
@@ -403,19 +396,19 @@ class LanceStore(ManifestStore):
         """The segment's live rows as a mask (None: all)."""
         if seg.where is None:
             return None
-        return self._state(("live", seg.name), lambda: _Boxed(live_mask(seg.rows, self._dead(seg)))).value
+        return self._state(("live", seg.name), lambda: live_mask(seg.rows, self._dead(seg)))
 
     def _allowed(self, seg: Segment, kinds: Sequence[str]) -> np.ndarray | None:
         """The segment's live rows of these kinds (None: every row)."""
-        def build() -> _Boxed:
+        def build() -> np.ndarray | None:
             rows, live = seg.rows.rows_of(kinds), self._live(seg)
             if live is None:
-                return _Boxed(rows)
+                return rows
             mask = live.copy()
             if rows is not None:
                 mask &= np.isin(np.arange(seg.rows.n), rows)
-            return _Boxed(np.flatnonzero(mask))
-        return self._state(("allowed", seg.name, tuple(sorted(set(kinds)))), build).value
+            return np.flatnonzero(mask)
+        return self._state(("allowed", seg.name, tuple(sorted(set(kinds)))), build)
 
     def search_sparse(self, query: dict[int, float], k: int, where: Node | None,
                       kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
@@ -424,10 +417,10 @@ class LanceStore(ManifestStore):
         if self.generation == 0 or not query or self._kinds(kinds) == "":
             return []
         parts = []
+        table = self._tables["children"]
         for seg, rows in zip(self.segments(), self._select(where, kinds)):
             if rows is not None and not len(rows):
                 continue
-            table = self._tables["children"]
             index = seg.index("sparse", partial(_sparse, seg, table))
             parts.append(index.search(query, k, rows))
         return merge_hits(parts, k)
@@ -450,9 +443,9 @@ class LanceStore(ManifestStore):
             if found is not None:
                 self._selections.move_to_end(clause)
                 return found
-        table = self._tables["children"]
-        ids = (table.search().where(clause).select(["start"]).with_row_id(True)
-               .limit(max(1, table.count_rows())).to_arrow().column("_rowid").to_numpy())
+        # the segments' rows bound the table's (rows only die): no count first
+        ids = scan(self._tables["children"], ["start"], clause, most=sum(seg.rows.n for seg in segs)
+                   ).column("_rowid").to_numpy()
         found = [seg.rows.rows_of_row_ids(ids) for seg in segs]  # segment rows were read with their row ids
         for rows in found:
             rows.setflags(write=False)  # shared by every query with this filter
@@ -512,9 +505,10 @@ class LanceStore(ManifestStore):
             if all((self.path / CACHE / f"{spec.name}-{what}").is_dir() for what in parts):
                 saved = True  # saved by an earlier commit
                 continue
-            seg = self._segment(spec, tables, int(manifest["generation"]))
-            if not seg.saving:
-                continue
+            size = self._size(spec, tables["children"])
+            if not size[1]:
+                continue  # small: readers build it (reading its rows here would be for nothing)
+            seg = self._segment(spec, tables, int(manifest["generation"]), size)
             for column, dim in columns:
                 self._dense(seg, column, dim, tables)
             self._bm25(seg, tables)

@@ -95,14 +95,8 @@ class Rows:
 
     def rows_of_row_ids(self, row_ids: np.ndarray) -> np.ndarray:
         """Row numbers (sorted) of the store's row ids (``_rowid``); ids not in this generation are dropped."""
-        assert self.row_ids is not None
-        if not len(self.row_ids):
-            return np.zeros(0, np.int64)
-        q = np.asarray(row_ids, np.uint64)
-        pos = np.minimum(np.searchsorted(self.row_ids, q), len(self.row_ids) - 1)
-        pos = pos[self.row_ids[pos] == q]
-        rows = pos if self._row_order is None else self._row_order[pos]
-        return np.sort(rows.astype(np.int64))
+        rows = self.positions_of_row_ids(row_ids)
+        return np.sort(rows[rows >= 0])
 
     def rows_of(self, kinds: Sequence[str]) -> np.ndarray | None:
         """Row numbers of the given kinds (None: every row)."""
@@ -421,8 +415,7 @@ class BM25Index:
         """Term ``i``'s posting rows and their weights under these row normalisations."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         rows = np.asarray(self.post_rows[a:b])
-        tf = np.asarray(self.post_tf[a:b]).astype(np.float32)
-        return rows, tf * np.float32(BM25_K1 + 1) / (tf + norm[rows])
+        return rows, _weight(self.post_tf[a:b], norm[rows])
 
     def search(self, items: Sequence[tuple[str, float]], k: int, rows: np.ndarray | None,
                norm: np.ndarray, avgdl: float) -> list[StoredHit]:
@@ -431,9 +424,10 @@ class BM25Index:
 
         Once the k-th best score of the rows seen so far (counting only the terms read) beats the
         most a row seen by none of them could score (the sum of the unread terms' bounds), no
-        unseen row can enter the top k: the rows seen get the unread terms' weights by binary
-        search in those terms' postings, term after term in the same order (the same float32 sum
-        as reading every posting), and the rest of those postings is never read.
+        unseen row can enter the top k: the rows seen (less those that cannot reach the k-th best
+        even with every unread term's bound) get the unread terms' weights, by binary search in
+        those terms' postings or by reading a common term's postings whole, whichever costs less,
+        term after term in the same order (the same float32 sum as reading every posting).
         """
         local = [(self.vocab[t], w) for t, w in items if t in self.vocab]
         if not local or k <= 0:
@@ -494,8 +488,14 @@ class BM25Index:
         pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
         hit = postings[pos] == rows
         at, target = a + pos[hit], rows[hit]
-        tf = np.asarray(self.post_tf[at]).astype(np.float32)
-        acc[target] += tf * np.float32(BM25_K1 + 1) / (tf + norm[target]) * np.float32(w)
+        acc[target] += _weight(self.post_tf[at], norm[target]) * np.float32(w)
+
+
+def _weight(tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """BM25's term weights ``tf (k1 + 1) / (tf + norm)`` in float32, computed one way everywhere (the
+    scores of one row must not depend on which path read its postings)."""
+    f = np.asarray(tf).astype(np.float32)
+    return f * np.float32(BM25_K1 + 1) / (f + norm)
 
 
 class SparseIndex:

@@ -11,7 +11,7 @@ by the writer before it commits, so readers map it from disk instead of building
 Nothing in a segment changes after it is built. What a later generation changes is which of its
 rows are live: a row is live while its document's current ``gen`` (in the small documents table)
 is the row's own ``gen``; a rewrite gives the document a newer one and a delete removes it
-(``live_rows``). Rows are matched to the table by the table's stable row ids (Lance
+(``dead_documents``, ``live_mask``). Rows are matched to the table by the table's stable row ids (Lance
 ``_rowid`` of a table created with stable row ids), which compaction does not change.
 
 BM25 keeps its statistics global (``BM25Stats``): the number of live rows, their average length
@@ -94,16 +94,21 @@ class Segment:
         return self.cache / f"{self.name}-{what}"
 
     def index(self, key: str, build: Callable[[], Any]) -> Any:
-        found = self.indexes.get(key)
-        if found is None:
-            with self.lock:
-                found = self.indexes.get(key)
-                if found is None:
-                    found = self.indexes[key] = build()
-        return found
+        return memo(self.indexes, self.lock, key, build)
 
 
-ROW_COLUMNS = ["child_id", "parent_id", "doc_id", "start", "end", "gen"]
+_MISSING = object()
+
+
+def memo(cache: dict[Any, Any], lock: threading.RLock, key: Any, build: Callable[[], Any]) -> Any:
+    """``cache[key]``, built under ``lock`` by the first caller that misses it (a value may be None)."""
+    found = cache.get(key, _MISSING)
+    if found is _MISSING:
+        with lock:
+            found = cache.get(key, _MISSING)
+            if found is _MISSING:
+                found = cache[key] = build()
+    return found
 
 
 def scan(table: Any, columns: list[str], where: str | None, row_ids: bool = True, most: int | None = None) -> pa.Table:
@@ -147,8 +152,7 @@ def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
     ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
     tbl = tbl.drop_columns(["_rowid"])
     rows = seg.rows
-    if rows.row_ids is not None and len(ids) == rows.n and rows.ordered_row_ids is not None \
-            and np.array_equal(ids, rows.ordered_row_ids):
+    if rows.ordered_row_ids is not None and np.array_equal(ids, rows.ordered_row_ids):
         return tbl
     pos = rows.positions_of_row_ids(ids)
     keep = pos >= 0
