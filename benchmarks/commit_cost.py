@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scale import queries, run_phase
 
-HERE = Path(__file__).resolve().parent
 DOCS_PER_COMMIT = 100
 
 
@@ -47,25 +47,12 @@ def batch(docs: list[dict], tag: str, start: int) -> list[dict]:
     return out
 
 
-def queries(dataset: Path, n: int) -> list[str]:
-    out = []
-    with open(dataset / "queries.jsonl", encoding="utf-8") as f:
-        for line in f:
-            out.append(json.loads(line)["text"])
-            if len(out) == n:
-                break
-    return out
-
-
 def build(n: int, work: Path, dataset: Path) -> None:
+    """The store of n synthetic children, built by ``scale.py`` in a process of its own."""
     if (work / f"scale-{n}" / "manifest.json").exists():
         return
-    proc = subprocess.run([sys.executable, str(HERE / "scale.py"), "--one", str(n), "--phase", "build",
-                           "--work-dir", str(work), "--dataset", str(dataset), "--out", "/dev/null"],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        raise SystemExit(f"build of {n} failed:\n{proc.stderr[-3000:]}")
-    print(f"built {n}: {proc.stdout.strip().splitlines()[-1]}", flush=True)
+    info = run_phase(n, argparse.Namespace(work_dir=str(work), dataset=str(dataset), out="/dev/null"), "build")
+    print(f"built {n}: {json.dumps(info)}", flush=True)
 
 
 def p50(xs: list[float]) -> float:

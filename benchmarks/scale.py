@@ -113,6 +113,17 @@ def measure(kb_path: Path, queries: list[str]) -> dict:
     return out
 
 
+def queries(dataset: Path, n: int) -> list[str]:
+    """The first n questions of a BEIR dataset, in file order."""
+    out = []
+    with open(dataset / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            out.append(json.loads(line)["text"])
+            if len(out) == n:
+                break
+    return out
+
+
 def one_size(n: int, work: Path, dataset: Path, phase: str) -> dict:
     kb_path = work / f"scale-{n}"
     info: dict = {"children_requested": n}
@@ -126,18 +137,12 @@ def one_size(n: int, work: Path, dataset: Path, phase: str) -> dict:
         info["save_search_indexes_s"] = time.perf_counter() - t
         info["build_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return info
-    queries = []
-    with open(dataset / "queries.jsonl", encoding="utf-8") as f:
-        for line in f:
-            queries.append(json.loads(line)["text"])
-            if len(queries) == QUERIES:
-                break
-    info["latency"] = measure(kb_path, queries)
+    info["latency"] = measure(kb_path, queries(dataset, QUERIES))
     info["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return info
 
 
-def _run(n: int, args, phase: str) -> dict:
+def run_phase(n: int, args, phase: str) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--phase", phase, "--work-dir", args.work_dir,
                            "--dataset", args.dataset, "--out", args.out], capture_output=True, text=True)
     if proc.returncode:
@@ -160,8 +165,8 @@ def main() -> int:
         return 0
     results = {}
     for n in (int(s) for s in args.sizes.split(",")):
-        results[n] = _run(n, args, "build")
-        results[n].update(_run(n, args, "measure"))
+        results[n] = run_phase(n, args, "build")
+        results[n].update(run_phase(n, args, "measure"))
         lat = results[n]["latency"]
         print(f"{n:>9} children: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, p95 {lat['hybrid']['p95_ms']:.1f} ms; "
               f"bm25 p50 {lat['bm25']['p50_ms']:.1f}; dense p50 {lat['dense']['p50_ms']:.1f}; "
