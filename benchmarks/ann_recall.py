@@ -136,7 +136,7 @@ def main() -> int:
         recalls, times = [], []
         for j, v in enumerate(qv):
             t = time.perf_counter()
-            hits = index.search(v, 10, None)
+            hits = index.search(v, 10, None).hits()
             times.append((time.perf_counter() - t) * 1000)
             got = {int(h.child_id[1:]) for h in hits}
             recalls.append(len(got & exact[j]) / len(exact[j]))

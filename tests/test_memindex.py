@@ -24,7 +24,7 @@ def _search(index, terms: str, k: int, rows):
     from ragsift.store.segments import BM25Stats, norm_of
 
     stats = BM25Stats([(index, None)])
-    return index.search(stats.weights(terms), k, rows, norm_of(index, stats.avgdl), stats.avgdl)
+    return index.search(stats.weights(terms), k, rows, norm_of(index, stats.avgdl), stats.avgdl).hits()
 
 
 def _children(store) -> list[dict]:

@@ -77,7 +77,7 @@ from ragsift.store.lance_files import (
     saved_generations,
     stats_of,
 )
-from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, ParentTable, SparseIndex
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, Found, ParentTable, SparseIndex
 from ragsift.store.segments import (
     SAVE_MIN,
     BM25Stats,
@@ -85,6 +85,7 @@ from ragsift.store.segments import (
     SegmentSpec,
     aligned,
     dead_documents,
+    kth_score,
     live_mask,
     load_rows,
     memo,
@@ -466,12 +467,14 @@ class LanceStore(ManifestStore):
         items = stats.weights(terms)
         if not items:
             return []
-        parts = []
+        parts: list[Found] = []
+        # the largest (oldest) segment first: the k-th best score found so far is a floor later
+        # segments prune with
         for seg, rows in zip(segs, self._select(where, kinds)):
             if rows is not None and not len(rows):
                 continue
             norm = self._state(("norm", seg.name), partial(norm_of, self._bm25(seg), stats.avgdl))
-            parts.append(self._bm25(seg).search(items, k, rows, norm, stats.avgdl))
+            parts.append(self._bm25(seg).search(items, k, rows, norm, stats.avgdl, kth_score(parts, k)))
         return merge_hits(parts, k)
 
     def _bm25(self, seg: Segment, tables: dict[str, Any] | None = None) -> BM25Index:

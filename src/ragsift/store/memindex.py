@@ -21,11 +21,12 @@ import mmap
 import os
 import shutil
 import tempfile
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +36,21 @@ from ragsift.store.base import StoredHit
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+
+class Found(NamedTuple):
+    """One segment's best rows (row numbers) and their scores, best first. Hits (ids, strings) are
+    built only for the rows that win the merge of every segment's results (``hits``)."""
+
+    rows: Rows
+    idx: np.ndarray
+    scores: np.ndarray
+
+    def hits(self) -> list[StoredHit]:
+        return self.rows.hits(self.idx, self.scores)
+
+
+NOTHING = np.zeros(0, np.int64)
 
 
 class Rows:
@@ -106,6 +122,10 @@ class Rows:
             mask = np.isin(self.kinds, codes)
             self._rows[key] = None if mask.all() else np.flatnonzero(mask)
         return self._rows[key]
+
+    def found(self, rows: np.ndarray, scores: np.ndarray) -> Found:
+        """These row numbers and their scores, in rank order: a search's result before hits are built."""
+        return Found(self, np.asarray(rows, np.int64), np.asarray(scores))
 
     def hits(self, rows: np.ndarray, scores: np.ndarray) -> list[StoredHit]:
         """Hits for row numbers in rank order, with their scores."""
@@ -183,14 +203,14 @@ class FlatIndex:
             with saved_folder(directory) as tmp:
                 self.matrix.tofile(tmp / "vectors.f32")
 
-    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         matrix = self.matrix if rows is None else self.matrix[rows]
         if matrix.shape[0] == 0:
-            return []
+            return self.rows.found(NOTHING, NOTHING)
         scores = matrix @ v
         top = top_k(scores, k)
-        return self.rows.hits(top if rows is None else rows[top], scores[top])
+        return self.rows.found(top if rows is None else rows[top], scores[top])
 
 
 class AnnIndex:
@@ -239,7 +259,7 @@ class AnnIndex:
         buf = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
         return np.frombuffer(buf, np.float32).reshape(len(rows), self.dim)
 
-    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[StoredHit]:
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
         """The k nearest rows (of ``rows``, when given: a filter's rows).
 
         A filter keeping m of the n rows is searched one of two ways, whichever costs less: exactly
@@ -263,11 +283,11 @@ class AnnIndex:
                 if len(cand) < min(k, len(rows)):
                     cand = rows
         if not len(cand):
-            return []
+            return self.rows.found(NOTHING, NOTHING)
         order = np.sort(cand)  # read the vectors in file order
         scores = self.vectors(order) @ v
         top = top_k(scores, k)
-        return self.rows.hits(order[top], scores[top])
+        return self.rows.found(order[top], scores[top])
 
 
 def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivity: int,
@@ -328,6 +348,7 @@ class BM25Index:
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], directory: Path | None = None) -> None:
         self.rows = rows
         self.n = rows.n
+        self._local = threading.local()
         if directory is not None and (directory / "vocab.arrow").exists():
             self._load(directory)
             return
@@ -418,9 +439,11 @@ class BM25Index:
         return rows, _weight(self.post_tf[a:b], norm[rows])
 
     def search(self, items: Sequence[tuple[str, float]], k: int, rows: np.ndarray | None,
-               norm: np.ndarray, avgdl: float) -> list[StoredHit]:
+               norm: np.ndarray, avgdl: float, floor: float = -1.0) -> Found:
         """The k best rows (of ``rows`` when given), exactly, without reading every posting of
         common terms (MaxScore). ``items``: the query's terms and weights in the order to add them.
+        ``floor``: a score k rows elsewhere (other segments) already reach; rows that cannot reach
+        it may be left out.
 
         Once the k-th best score of the rows seen so far (counting only the terms read) beats the
         most a row seen by none of them could score (the sum of the unread terms' bounds), no
@@ -431,49 +454,84 @@ class BM25Index:
         """
         local = [(self.vocab[t], w) for t, w in items if t in self.vocab]
         if not local or k <= 0:
-            return []
-        bounds = [w * self._bound(i, avgdl) for i, w in local]
+            return self.rows.found(NOTHING, NOTHING)
+        bounds = np.array([w * self._bound(i, avgdl) for i, w in local])
         rest = np.concatenate((np.cumsum(bounds[::-1])[::-1], [0.0]))  # rest[j]: bound of terms j..
-        acc = np.zeros(self.n, np.float32)
-        seen = np.zeros(self.n, bool)
+        read = np.cumsum(bounds) * (1 + 1e-5)  # read[j]: the most a row can score from terms ..j
+        scratch = self._scratch()
+        acc = scratch.acc  # zero outside the rows touched, which are zeroed again before returning
+        touched: list[np.ndarray] = []
         allowed = None
         if rows is not None:
-            allowed = np.zeros(self.n, bool)
+            allowed = scratch.allowed
             allowed[rows] = True
-        parts: list[np.ndarray] = []  # the allowed rows seen, each once
-        for j, (i, w) in enumerate(local):
-            found, weights = self._weights(i, norm)
-            acc[found] += weights * np.float32(w)  # rows are unique within a term
-            new = found[~seen[found]]
-            seen[new] = True
-            parts.append(new if allowed is None else new[allowed[new]])
-            if j + 1 == len(local):
-                break
-            ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
-            parts = [ok]
-            theta = float(np.partition(acc[ok], len(ok) - k)[len(ok) - k]) if len(ok) >= k else -1.0
-            if theta > rest[j + 1]:
-                ok = np.sort(ok)
-                for j2 in range(j + 1, len(local)):
-                    # a row that cannot reach the k-th best seen even with every unread term's bound is out
-                    # (theta: k rows score at least it; the bounds carry a margin over float32 rounding)
-                    ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
-                    i2, w2 = local[j2]
-                    size = int(self.indptr[i2 + 1] - self.indptr[i2])
-                    if len(ok) * np.log2(size + 2) < size:  # few rows: binary search in the postings
-                        self._add(acc, i2, w2, ok, norm)
-                        continue
-                    member = np.zeros(self.n, bool)  # many: read the postings whole, keep the rows seen
-                    member[ok] = True
-                    found, weights = self._weights(i2, norm)
-                    keep = member[found]
-                    acc[found[keep]] += weights[keep] * np.float32(w2)
+        try:
+            parts: list[np.ndarray] = []  # the allowed rows seen, each once
+            for j, (i, w) in enumerate(local):
+                found, weights = self._weights(i, norm)
+                before = acc[found]
+                new = found[before == 0]  # every weight is > 0: a row scored 0 is one not seen yet
+                acc[found] = before + weights * np.float32(w)  # rows are unique within a term
+                touched.append(new)
+                parts.append(new if allowed is None else new[allowed[new]])
+                if j + 1 == len(local):
+                    break
+                if read[j] <= rest[j + 1] and floor <= rest[j + 1]:
+                    continue  # no row seen can yet beat the unread terms' bound: no cut possible
+                ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
                 parts = [ok]
-                break
-        ok = np.sort(np.concatenate(parts)).astype(np.int64)
-        scores = acc[ok]
-        top = top_k(scores, k)
-        return self.rows.hits(ok[top], scores[top])
+                # the cut needs k rows above the unread terms' bound (or the floor above it): the
+                # k-th best is looked for among those rows only
+                high = acc[ok]
+                high = high[high > rest[j + 1]]
+                theta = float(np.partition(high, len(high) - k)[len(high) - k]) if len(high) >= k else -1.0
+                theta = max(theta, floor)
+                if theta > rest[j + 1]:
+                    parts = [self._complete(acc, np.sort(ok), local, j + 1, rest, theta, norm, scratch.member)]
+                    break
+            ok = np.sort(np.concatenate(parts)).astype(np.int64)
+            scores = acc[ok]
+            top = top_k(scores, k)
+            return self.rows.found(ok[top], scores[top])
+        finally:
+            if sum(len(t) for t in touched) > self.n // 16:
+                acc.fill(0)
+            else:
+                for t in touched:
+                    acc[t] = 0
+            if rows is not None:
+                allowed[rows] = False  # type: ignore[index]
+
+    def _complete(self, acc: np.ndarray, ok: np.ndarray, local: list[tuple[int, float]], first: int,
+                  rest: np.ndarray, theta: float, norm: np.ndarray, member: np.ndarray) -> np.ndarray:
+        """Add terms ``first``.. to the rows ``ok`` (sorted) in order, dropping before each term the
+        rows that cannot reach ``theta`` with every unread term's bound; the rows left."""
+        for j2 in range(first, len(local)):
+            # theta: k rows score at least it; the bounds carry a margin over float32 rounding
+            ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
+            i2, w2 = local[j2]
+            size = int(self.indptr[i2 + 1] - self.indptr[i2])
+            if len(ok) * np.log2(size + 2) < size:  # few rows: binary search in the postings
+                self._add(acc, i2, w2, ok, norm)
+                continue
+            member[ok] = True  # many: read the postings whole, keep the rows seen
+            try:
+                a, b = int(self.indptr[i2]), int(self.indptr[i2 + 1])
+                found = np.asarray(self.post_rows[a:b])
+                keep = np.flatnonzero(member[found])
+                target = found[keep]
+                acc[target] += _weight(self.post_tf[a + keep], norm[target]) * np.float32(w2)
+            finally:
+                member[ok] = False
+        return ok
+
+    def _scratch(self) -> _Scratch:
+        """This thread's zeroed working arrays for this index (kept: a million rows' accumulator
+        is 4 MB, zeroed again by each search where it wrote)."""
+        found = getattr(self._local, "scratch", None)
+        if found is None:
+            found = self._local.scratch = _Scratch(self.n)
+        return found
 
     def _bound(self, i: int, avgdl: float) -> float:
         """The most term ``i`` can weigh in a row (its largest frequency in its shortest row)."""
@@ -489,6 +547,15 @@ class BM25Index:
         hit = postings[pos] == rows
         at, target = a + pos[hit], rows[hit]
         acc[target] += _weight(self.post_tf[at], norm[target]) * np.float32(w)
+
+
+class _Scratch:
+    """A search's per-thread working arrays: the score of each row, and two row masks."""
+
+    def __init__(self, n: int) -> None:
+        self.acc = np.zeros(n, np.float32)
+        self.allowed = np.zeros(n, bool)
+        self.member = np.zeros(n, bool)
 
 
 def _weight(tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
@@ -515,7 +582,7 @@ class SparseIndex:
         self.width = int(cols.max()) + 1 if len(cols) else 1
         self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
 
-    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> list[StoredHit]:
+    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> Found:
         q = np.zeros(self.width, np.float32)
         for i, w in query.items():
             if 0 <= i < self.width:
@@ -525,9 +592,9 @@ class SparseIndex:
             scores = scores[rows]
         pos = np.flatnonzero(scores > 0)
         if not len(pos):
-            return []
+            return self.rows.found(NOTHING, NOTHING)
         top = pos[np.argsort(-scores[pos], kind="stable")[:k]]
-        return self.rows.hits(top if rows is None else rows[top], scores[top])
+        return self.rows.found(top if rows is None else rows[top], scores[top])
 
 
 

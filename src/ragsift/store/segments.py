@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragsift.store.base import StoredHit
-from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Rows, saved_folder, top_k
+from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Found, Rows, saved_folder, top_k
 
 SAVE_MIN = 16_384  # segments of this many children or more are built and saved by the writer
 TIER = 2  # the newest two segments merge while the newer holds at least 1/TIER of the older
@@ -224,12 +224,28 @@ def norm_of(index: BM25Index, avgdl: float) -> np.ndarray:
     return (BM25_K1 * (1 - BM25_B + BM25_B * index.dl.astype(np.float64) / (avgdl or 1.0))).astype(np.float32)
 
 
-def merge_hits(parts: list[list[StoredHit]], k: int) -> list[StoredHit]:
-    """The k best hits of several segments' lists (ties: the older segment's first)."""
-    if len(parts) == 1:
-        return parts[0][:k]
-    flat = [h for p in parts for h in p]
-    if not flat:
-        return []
-    order = top_k(np.asarray([h.score for h in flat], np.float64), k)
-    return [flat[i] for i in order.tolist()]
+def merge_hits(parts: list[Found], k: int) -> list[StoredHit]:
+    """The k best hits of several segments' results (ties: the older segment's first); hits are
+    built for those k rows only."""
+    parts = [p for p in parts if len(p.idx)]
+    if len(parts) <= 1:
+        return Found(parts[0].rows, parts[0].idx[:k], parts[0].scores[:k]).hits() if parts else []
+    scores = np.concatenate([np.asarray(p.scores, np.float64) for p in parts])
+    part = np.repeat(np.arange(len(parts)), [len(p.idx) for p in parts])
+    at = np.concatenate([np.arange(len(p.idx)) for p in parts])
+    order = top_k(scores, k)
+    hits: list[StoredHit | None] = [None] * len(order)
+    for j, p in enumerate(parts):
+        mine = np.flatnonzero(part[order] == j)
+        for slot, hit in zip(mine.tolist(), p.rows.hits(p.idx[at[order[mine]]], p.scores[at[order[mine]]])):
+            hits[slot] = hit
+    return [h for h in hits if h is not None]
+
+
+def kth_score(parts: list[Found], k: int) -> float:
+    """The k-th best score of several segments' results (-1 while they hold fewer than k rows): a
+    floor the next segment's rows must reach to enter the merged top k."""
+    if sum(len(p.idx) for p in parts) < k:
+        return -1.0
+    scores = np.concatenate([p.scores for p in parts])
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
