@@ -432,11 +432,11 @@ class BM25Index:
             return int(self.df[i])
         return int(live[self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])]].sum())
 
-    def _weights(self, i: int, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Term ``i``'s posting rows and their weights under these row normalisations."""
+    def _weights(self, i: int, w: float, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Term ``i``'s posting rows and their weights (``w``: the term's) under these row normalisations."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         rows = np.asarray(self.post_rows[a:b])
-        return rows, _weight(self.post_tf[a:b], norm[rows])
+        return rows, _weigh(self.post_tf[a:b], norm[rows], w)
 
     def search(self, items: Sequence[tuple[str, float]], k: int, rows: np.ndarray | None,
                norm: np.ndarray, avgdl: float, floor: float = -1.0) -> Found:
@@ -468,10 +468,11 @@ class BM25Index:
         try:
             parts: list[np.ndarray] = []  # the allowed rows seen, each once
             for j, (i, w) in enumerate(local):
-                found, weights = self._weights(i, norm)
+                found, weights = self._weights(i, w, norm)
                 before = acc[found]
                 new = found[before == 0]  # every weight is > 0: a row scored 0 is one not seen yet
-                acc[found] = before + weights * np.float32(w)  # rows are unique within a term
+                before += weights
+                acc[found] = before  # rows are unique within a term
                 touched.append(new)
                 parts.append(new if allowed is None else new[allowed[new]])
                 if j + 1 == len(local):
@@ -520,7 +521,7 @@ class BM25Index:
                 found = np.asarray(self.post_rows[a:b])
                 keep = np.flatnonzero(member[found])
                 target = found[keep]
-                acc[target] += _weight(self.post_tf[a + keep], norm[target]) * np.float32(w2)
+                acc[target] += _weigh(self.post_tf[a + keep], norm[target], w2)
             finally:
                 member[ok] = False
         return ok
@@ -546,7 +547,7 @@ class BM25Index:
         pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
         hit = postings[pos] == rows
         at, target = a + pos[hit], rows[hit]
-        acc[target] += _weight(self.post_tf[at], norm[target]) * np.float32(w)
+        acc[target] += _weigh(self.post_tf[at], norm[target], w)
 
 
 class _Scratch:
@@ -558,11 +559,15 @@ class _Scratch:
         self.member = np.zeros(n, bool)
 
 
-def _weight(tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """BM25's term weights ``tf (k1 + 1) / (tf + norm)`` in float32, computed one way everywhere (the
-    scores of one row must not depend on which path read its postings)."""
+def _weigh(tf: np.ndarray, norm: np.ndarray, w: float) -> np.ndarray:
+    """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf times
+    the times asked), computed one way everywhere: the score of one row must not depend on which
+    path read its postings. ``norm`` is a new array (a gather) and is overwritten."""
     f = np.asarray(tf).astype(np.float32)
-    return f * np.float32(BM25_K1 + 1) / (f + norm)
+    np.add(norm, f, out=norm)
+    f *= np.float32((BM25_K1 + 1) * w)
+    f /= norm
+    return f
 
 
 class SparseIndex:
