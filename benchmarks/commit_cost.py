@@ -71,19 +71,55 @@ def query_loop(kb, qs: list[str], seconds: float) -> list[float]:
     return out
 
 
-def writer(kb_path: str, dataset: str, every: float, duration: float, tag: str, start: int) -> None:
-    """Another process's steady ingest: 100 documents every ``every`` seconds."""
+def writer(kb_path: str, dataset: str, every: float, duration: float, tag: str, start: int, flag: str) -> None:
+    """Another process's steady ingest: 100 documents every ``every`` seconds while the file
+    ``flag`` exists (the busy windows), idle otherwise, for ``duration`` seconds; ``flag.ready``
+    is written once the knowledge base and the model are loaded."""
     from ragsift.kb import KnowledgeBase
 
     kb = KnowledgeBase.open(kb_path, create=False)
     docs = corpus(Path(dataset))
+    kb.embedder().embed_passages(["warm"])
+    Path(flag + ".ready").touch()
     end = time.time() + duration
     r = 0
     while time.time() < end:
+        if not os.path.exists(flag):
+            time.sleep(0.1)
+            continue
         t = time.time()
         kb.add_documents(batch(docs, f"{tag}-{r}", start + r * DOCS_PER_COMMIT))
         r += 1
         time.sleep(max(0.0, every - (time.time() - t)))
+
+
+def steady(kb, n: int, work: Path, dataset: Path, qs: list[str], seconds: float, windows: int,
+           threads: str, tag: str, start: int) -> tuple[list[float], list[float]]:
+    """Query times of one reader in alternating windows, idle then busy (another process
+    committing 100 documents every 10 s), ``windows`` of each, ``seconds`` of each kind in all:
+    the two are measured side by side, not one after the other."""
+    flag = work / f"busy-{tag}"
+    flag.unlink(missing_ok=True)
+    Path(str(flag) + ".ready").unlink(missing_ok=True)
+    env = {**os.environ, "RAGSIFT_THREADS": threads}  # the writer's threads: its default, or as an operator sets them
+    proc = subprocess.Popen([sys.executable, __file__, "--out", "-", "--dataset", str(dataset), "--writer",
+                             str(work / f"scale-{n}"), "10", str(seconds * 2 + 600), tag, str(start), str(flag)],
+                            env=env)
+    try:
+        while not Path(str(flag) + ".ready").exists():
+            time.sleep(0.2)
+        query_loop(kb, qs, 5)  # warm: every segment read and indexed
+        idle: list[float] = []
+        busy: list[float] = []
+        for _ in range(windows):
+            idle += query_loop(kb, qs, seconds / windows)
+            flag.touch()
+            busy += query_loop(kb, qs, seconds / windows)
+            flag.unlink()
+    finally:
+        proc.kill()
+        proc.wait()
+    return idle, busy
 
 
 def main() -> int:
@@ -96,11 +132,12 @@ def main() -> int:
     p.add_argument("--dataset", default="../shared/datasets/scifact")
     p.add_argument("--work-dir", default="/tmp/ragsift-commit")
     p.add_argument("--out", required=True)
-    p.add_argument("--writer", nargs=5, help=argparse.SUPPRESS)  # internal: kb every duration tag start
+    p.add_argument("--windows", type=int, default=4, help="idle and busy windows, alternating")
+    p.add_argument("--writer", nargs=6, help=argparse.SUPPRESS)  # internal: kb every duration tag start flag
     args = p.parse_args()
     if args.writer:
-        kb_path, every, duration, tag, start = args.writer
-        writer(kb_path, args.dataset, float(every), float(duration), tag, int(start))
+        kb_path, every, duration, tag, start, flag = args.writer
+        writer(kb_path, args.dataset, float(every), float(duration), tag, int(start), flag)
         return 0
     from ragsift.kb import KnowledgeBase
 
@@ -134,25 +171,21 @@ def main() -> int:
                   f"segments {res[n]['segments'][-1]}", flush=True)
     for n in sizes:
         kb = readers[n]
-        idle = query_loop(kb, qs, args.steady_s / 2)
-        res[n]["idle_p50_ms"] = p50(idle)
         for k, threads in enumerate(args.writer_threads.split(",")):
-            # the writer's embedding threads: its default (every core), or as an operator may set them
-            env = {**os.environ, "RAGSIFT_THREADS": threads}
-            proc = subprocess.Popen([sys.executable, __file__, "--out", "-", "--dataset", str(dataset), "--writer",
-                                     str(work / f"scale-{n}"), "10", str(args.steady_s), f"s{stamp}-{k}",
-                                     str(5000 + 2000 * k)], env=env)
-            busy = query_loop(kb, qs, args.steady_s)
-            proc.wait()
+            idle, busy = steady(kb, n, work, dataset, qs, args.steady_s, args.windows, threads, f"s{stamp}-{k}",
+                                5000 + 2000 * k)
             key = "steady" if threads == "0" else f"steady_threads_{threads}"
+            res[n][f"{key}_idle_p50_ms"] = p50(idle)
             res[n][f"{key}_p50_ms"], res[n][f"{key}_p95_ms"] = p50(busy), float(np.percentile(busy, 95))
+            res[n][f"{key}_ratio"] = p50(busy) / p50(idle)
         t = time.perf_counter()
         for q in qs[:50]:
             kb.embedder().embed_queries([q])
         res[n]["query_embedding_ms"] = (time.perf_counter() - t) * 1000 / 50
         res[n]["children"] = kb.stats()["children"]
         res[n]["commit_p50_s"], res[n]["first_query_p50_s"] = p50(res[n]["commit_s"]), p50(res[n]["first_query_s"])
-        print(f"{n:>9}: idle p50 {res[n]['idle_p50_ms']:.1f} ms, steady p50 {res[n]['steady_p50_ms']:.1f} ms", flush=True)
+        print(f"{n:>9}: steady p50 {res[n]['steady_p50_ms']:.1f} ms against idle {res[n]['steady_idle_p50_ms']:.1f} ms "
+              "in the windows between", flush=True)
     big, small = sizes[-1], sizes[0]
     out = {"date": time.strftime("%Y-%m-%d"), "command": ".venv/bin/python benchmarks/commit_cost.py " + " ".join(sys.argv[1:]),
            "docs_per_commit": DOCS_PER_COMMIT, "embed_100_docs_s": floor_embed,

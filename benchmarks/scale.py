@@ -106,6 +106,17 @@ def measure(kb_path: Path, queries: list[str]) -> dict:
                 vals = [p[ch] for p in per_channel]
                 out[f"hybrid.{ch}_channel"] = {"p50_ms": float(np.percentile(vals, 50)),
                                                "p95_ms": float(np.percentile(vals, 95))}
+    # the store's BM25 search alone (the channel's depth, no filter): the index, without the query path
+    depth = kb.settings.query.channel_depth
+    terms = [kb.analyzer.analyze(q) for q in queries]
+    kb.store.search_bm25(terms[0], depth, None)
+    times = []
+    for t_ in terms:
+        t = time.perf_counter()
+        kb.store.search_bm25(t_, depth, None)
+        times.append((time.perf_counter() - t) * 1000)
+    out["bm25_store_search"] = {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
+                                "depth": depth}
     t = time.perf_counter()
     for q in queries:
         kb.embedder().embed_queries([q])

@@ -90,3 +90,42 @@ def test_serving_limits_blas_to_one_thread_unless_the_operator_chose():
     chosen = json.loads(subprocess.run([sys.executable, "-c", BLAS], capture_output=True, text=True, timeout=120,
                                        env={**env, "OPENBLAS_NUM_THREADS": "2"}, check=True).stdout)
     assert chosen["done"]["blas"] is False and set(chosen["after"]) == {2}
+
+
+ORT_CHILD = textwrap.dedent('''
+    import json
+    from ragsift.models.embedders import load_embedder
+    from ragsift.process import release
+
+    def rss_mb():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+    emb = load_embedder("minilm")
+    emb.embed_queries(["warm"])
+    base = rss_mb()
+    texts = [("Retrieval keeps the passage whole. " * 40), ("检索保留完整的段落。" * 120)]
+    for size in (48, 7, 23, 2):  # batches of other shapes, one of them large, in both languages
+        emb.embed_passages([texts[i % 2] for i in range(size)])
+    release()
+    print(json.dumps({"base": base, "after": rss_mb()}))
+''')
+
+
+def _embed_rss(env: dict[str, str]) -> dict:
+    import json
+    import os
+
+    out = subprocess.run([sys.executable, "-c", ORT_CHILD, "x"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", **env}, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_onnx_runtime_hands_a_large_batch_back_unless_the_operator_keeps_its_arena():
+    """A batch of 48 long passages (zh + en) needs hundreds of megabytes of activations: without
+    ONNX Runtime's arena they are returned after the batch; with it (RAGSIFT_ORT_ARENA=1) they stay."""
+    off = _embed_rss({"RAGSIFT_ORT_ARENA": "0"})
+    on = _embed_rss({"RAGSIFT_ORT_ARENA": "1"})
+    assert off["after"] - off["base"] < 150, off
+    assert on["after"] - on["base"] > 300, on  # the arena keeps what the large batch took

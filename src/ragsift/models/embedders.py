@@ -52,11 +52,19 @@ def _ort_options(ort: Any) -> Any:
     """ONNX Runtime session options: ``$RAGSIFT_THREADS`` intra-op threads, one inter-op thread, and no
     busy-waiting after a run unless ``$RAGSIFT_ORT_SPINNING=1``: spinning threads starve the store's
     and numpy's work that follows each query embedding (measured: embed + search 15.8 ms spinning,
-    5 ms not); for ingest throughput benchmarks/throughput.py measures both."""
+    5 ms not); for ingest throughput benchmarks/throughput.py measures both.
+
+    No CPU memory arena and no memory patterns unless ``$RAGSIFT_ORT_ARENA=1``: ONNX Runtime's arena
+    keeps the largest batch's activations for the life of the session and grows in steps as batch
+    shapes vary (minilm: 1,775 MB resident after varied batches, and still growing, against 183 MB
+    flat without; embedding speed the same: benchmarks/soak.py, docs/benchmarks.md)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = _threads()
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", os.environ.get("RAGSIFT_ORT_SPINNING", "0"))
+    if os.environ.get("RAGSIFT_ORT_ARENA", "0") != "1":
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
     return opts
 
 
