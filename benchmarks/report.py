@@ -304,7 +304,7 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             f"{r['query']:.2f}x with the trace's unit names, {r['query_no_trace']:.2f}x without "
             f"({qp['p50_ms']['query']:.1f} / {qp['p50_ms']['query_no_trace']:.1f} / {qp['p50_ms']['rank_documents']:.1f} ms)",
             r["query"] <= 2)
-    fl = load("filtered.json")
+    fl = load("filtered_1m.json") or load("filtered.json")
     if fl:
         a = fl["after"]
         worst = max(a[s]["hybrid_p50_ms"] for s in FILTER_SHARES)
@@ -312,9 +312,9 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
         row("filtered search at 1M children, filters of 0.1/1/10/50%: p50 <= 30 ms each, recall@10 >= 0.98",
             f"at {fl['n']:,} children: hybrid p50 at most {worst:.1f} ms (query embedding {a['query_embedding_ms']:.1f} ms), "
             f"recall@10 at least {rec:.3f}", False if fl["n"] < 1_000_000 else (worst <= 30 and rec >= 0.98),
-            "measured at 200,000 children only (a million takes over an hour to build and save here); "
-            + ("the p50 target is missed at that size too: " if worst > 30 else "")
-            + "see the filtered search section")
+            ("measured at 200,000 children only (a million takes over an hour to build and save here); "
+             + ("the p50 target is missed at that size too: " if worst > 30 else "") if fl["n"] < 1_000_000 else "")
+            + ("" if worst <= 30 and rec >= 0.98 else "see the filtered search section"))
     cc = load("commit_cost.json")
     if cc:
         res = cc["results"]
@@ -421,22 +421,11 @@ def _soak_slope(r: dict) -> float:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
-def filtered_section() -> list[str]:
-    r, lines = _opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
-    if r is None:
-        return lines
+def _filtered_table(r: dict) -> list[str]:
     sides = [s for s in ("before", "after") if s in r]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: the commit before the filter changes, "
-              "`git worktree add /tmp/filter-before <commit>`).",
-              f"- {r['n']:,} synthetic children (`benchmarks/scale.py`'s generator), each with an int field `bucket` "
-              "drawn uniformly from 0..999; the filter `{\"bucket\": {\"lt\": t}}` keeps t/1000 of them. At this "
-              "size dense search runs on the saved HNSW graph. 100 SciFact queries embedded by minilm through "
-              "`KnowledgeBase.query` (trace off), the first query with each filter timed on its own (the filter "
-              "evaluated by the table), then p50 / p95 over all 100. Recall@10: the dense channel's ten against "
-              "exact filtered search computed in NumPy from every stored vector.", "",
-              "| filter keeps | children | " + " | ".join(f"{s}: hybrid first / p50 / p95 ms | {s}: dense p50 | {s}: BM25 p50 | {s}: recall@10"
-                                                      for s in sides) + " |",
-              "|---|---|" + "---|---|---|---|" * len(sides)]
+    lines = ["| filter keeps | children | " + " | ".join(f"{s}: hybrid first / p50 / p95 ms | {s}: dense p50 | "
+                                                     f"{s}: BM25 p50 | {s}: recall@10" for s in sides) + " |",
+             "|---|---|" + "---|---|---|---|" * len(sides)]
     for share in FILTER_SHARES:
         cells = []
         for side in sides:
@@ -446,17 +435,50 @@ def filtered_section() -> list[str]:
         lines.append(f"| {float(share):.1%} | {r[sides[-1]][share]['selected']:,} | " + " | ".join(cells) + " |")
     a = r[sides[-1]]
     lines += ["", f"- Floors in the same run: the query embedding {a['query_embedding_ms']:.1f} ms, one exact scan of "
-              f"every vector (NumPy) {a['exact_scan_ms']:.1f} ms.",
+              f"every vector (NumPy) {a['exact_scan_ms']:.1f} ms"
+              + (f"; dense recall@10 without a filter {a['unfiltered_recall_at_10']:.3f}"
+                 if "unfiltered_recall_at_10" in a else "") + "."]
+    return lines
+
+
+def filtered_section() -> list[str]:
+    r, lines = _opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
+    if r is None:
+        return lines
+    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: the commit before the filter changes, "
+              "`git worktree add /tmp/filter-before <commit>`).",
+              f"- {r['n']:,} synthetic children (`benchmarks/scale.py`'s generator), each with an int field `bucket` "
+              "drawn uniformly from 0..999; the filter `{\"bucket\": {\"lt\": t}}` keeps t/1000 of them. At this "
+              "size dense search runs on the saved HNSW graph. 100 SciFact queries embedded by minilm through "
+              "`KnowledgeBase.query` (trace off), the first query with each filter timed on its own (the filter "
+              "evaluated by the table), then p50 / p95 over all 100. Recall@10: the dense channel's ten against "
+              "exact filtered search computed in NumPy from every stored vector.", "", *_filtered_table(r),
               "- What changed: a filter is evaluated by the table once per generation and its rows kept (64 MB of "
               "recent filters; `LanceStore._select`), found by the table's row ids (an integer search) instead of "
               "mapping every selected child id; dense search takes the cheaper of an exact pass over the filter's "
               "rows (read from a map without read-ahead) and the graph searched `expansion / share` wide "
-              "(`AnnIndex.search`: exact while m^2 < 8 x 1024 x n, the ratio measured here).",
-              "- Not met: the target is at a million children, not run (building and saving a million takes over an "
-              "hour on this machine, next to the test suite); at 200,000 the p50s above include the query embedding. "
-              "A filter of 10-20% at a million would take the graph path 5-10x wider than unfiltered: in-graph "
-              "filtering (a predicate inside the HNSW search, which usearch's Python API does not offer) is the "
-              "way to the target there.", ""]
+              "(`AnnIndex.search`: exact while m^2 < 8 x 1024 x n, the ratio measured here).", ""]
+    big = load("filtered_1m.json")
+    if big:
+        a = big["after"]
+        lines += [f"### At a million children ({big['date']}; `{big['command']}`)", "",
+                  "The same benchmark on a store of 1,000,000 children (built and saved by the command's first "
+                  f"phase in {big.get('build_s', float('nan')) / 60:.0f} minutes, HNSW graph included), on the AMD "
+                  "host of this round (query embedding about 2.5x the Intel host's).", "", *_filtered_table(big),
+                  "- Met at 0.1% (exact over the filter's rows). Missed from 1% up, causes measured beside:",
+                  "  - the query path around the indexes costs about 10 ms here (the 0.1% dense query is "
+                  f"{a['0.001']['dense_p50_ms']:.1f} ms with a {a['query_embedding_ms']:.1f} ms embedding and an exact "
+                  "pass over ~1,000 rows), and the filtered BM25 channel 18-20 ms, so a hybrid query spends most of "
+                  "the 30 ms before dense search starts;",
+                  "  - on these synthetic vectors (256 clusters, heavy noise: a hard case for a graph) the graph's own "
+                  "recall@10 is low at the default width: measured directly on this graph, 0.71 / 0.89 / 0.975 / "
+                  "0.997 at 1,024 / 2,048 / 4,096 / 8,192 candidates without a filter, and the same with 10% or 50% "
+                  "filters (0.66-0.69 / 0.84-0.86 / 0.94-0.95 / 0.98), 13 / 18 / 33 / 64 ms a search. The recall the "
+                  "target asks for costs the graph 8,192 candidates, over 60 ms on this host; the real-text vectors "
+                  "of `benchmarks/ann_recall.py` reach 0.98 at the default width. An exact pass over 100,000 "
+                  "selected rows is about 53 ms.",
+                  "  - what would reach it: a filter predicate inside the graph search (usearch's Python API has "
+                  "none) or a smaller resident copy of the vectors for exact passes (int8 or PQ).", ""]
     return lines
 
 
