@@ -7,6 +7,9 @@ queries (query embedding through the real model included) per channel and end to
 
     .venv/bin/python benchmarks/scale.py --sizes 10000,100000 --out /tmp/scale.json
 
+With ``--before <checkout>``, nothing is built: the stores in --work-dir are measured by this code
+and by the other checkout's, alternating, ``--repeat`` times each.
+
 Each size is built in one process and measured in another, so that the peak memory (max RSS,
 mapped pages included) is the serving process's own. The build ends as an ingest of a large
 store does: it saves the generation's search indexes (from 200,000 children: the HNSW graph,
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import subprocess
@@ -153,9 +157,11 @@ def one_size(n: int, work: Path, dataset: Path, phase: str) -> dict:
     return info
 
 
-def run_phase(n: int, args, phase: str) -> dict:
+def run_phase(n: int, args, phase: str, src: str | None = None) -> dict:
+    """One phase of one size in a process of its own (``src``: the ``src/`` of another checkout to run)."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
     proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--phase", phase, "--work-dir", args.work_dir,
-                           "--dataset", args.dataset, "--out", args.out], capture_output=True, text=True)
+                           "--dataset", args.dataset, "--out", args.out], capture_output=True, text=True, env=env)
     if proc.returncode:
         raise SystemExit(f"{phase} of {n} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -169,10 +175,25 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: run one size in this process
     p.add_argument("--phase", default="measure", help=argparse.SUPPRESS)
+    p.add_argument("--before", help="measure only, on the stores already built: this code against another "
+                                    "checkout's (its src/), alternating, --repeat times each")
+    p.add_argument("--repeat", type=int, default=2)
     args = p.parse_args()
     work, dataset = Path(args.work_dir), Path(args.dataset)
     if args.one:
         print(json.dumps(one_size(args.one, work, dataset, args.phase)))
+        return 0
+    if args.before:
+        sides = {"before": str(Path(args.before) / "src"), "after": str(Path(__file__).resolve().parent.parent / "src")}
+        ab: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/scale.py " + " ".join(sys.argv[1:]),
+                    "queries": QUERIES, "results": {}}
+        for n in (int(s) for s in args.sizes.split(",")):
+            runs: dict = {side: [] for side in sides}
+            for _ in range(args.repeat):
+                for side, src in sides.items():
+                    runs[side].append(run_phase(n, args, "measure", src)["latency"])
+            ab["results"][n] = runs
+            Path(args.out).write_text(json.dumps(ab, indent=1))
         return 0
     results = {}
     for n in (int(s) for s in args.sizes.split(",")):
