@@ -463,9 +463,14 @@ def filtered_section() -> list[str]:
     if big:
         a = big["after"]
         lines += [f"### At a million children ({big['date']}; `{big['command']}`)", "",
-                  "The same benchmark on a store of 1,000,000 children (built and saved by the command's first "
+                  f"The same benchmark on a store of {a['children']:,} children (built and saved by the command's first "
                   f"phase in {big.get('build_s', float('nan')) / 60:.0f} minutes, HNSW graph included), on the AMD "
-                  "host of this round (query embedding about 2.5x the Intel host's).", "", *_filtered_table(big),
+                  "host of this round (query embedding about 2.5x the Intel host's)"
+                  + (f"; {big['store_note']}" if big.get("store_note") else "") + ".", "", *_filtered_table(big),
+                  "- A filter keeping 10% now takes the exact path at a million (an exact row is cheaper against a "
+                  "graph candidate there than at 200,000: `AnnIndex.search`); before that rule the same run gave "
+                  + ", ".join(f"{float(k):.1%}: hybrid {v['hybrid_p50_ms']:.1f} ms, recall {v['dense_recall_at_10']:.3f}"
+                              for k, v in big.get("previous_run", {}).items()) + ".",
                   "- Met at 0.1% (exact over the filter's rows). Missed from 1% up, causes measured beside:",
                   "  - the query path around the indexes costs about 10 ms here (the 0.1% dense query is "
                   f"{a['0.001']['dense_p50_ms']:.1f} ms with the {a['query_embedding_ms']:.1f} ms embedding and an exact "

@@ -266,11 +266,14 @@ class AnnIndex:
         over its m rows (cost ~ m), or in the graph as broadly as the filter narrows it (a search
         ``expansion / share`` wide, so as many allowed candidates are seen as an unfiltered search
         sees; cost ~ expansion * n / m). Measured at 200,000 children (benchmarks/filtered.py):
-        an exact row costs about an eighth of a graph candidate, so exact wins while
-        m^2 < 8 * expansion * n (40,000 rows at 200,000; 90,000 at a million)."""
+        an exact row costs about an eighth of a graph candidate; at a million a graph candidate
+        costs more (a larger graph, more cache misses: a 10% filter took 135-204 ms in the graph,
+        82-90 ms exact), about 8 * sqrt(n / 200,000) exact rows. Exact wins while
+        m^2 < c(n) * expansion * n (40,000 rows at 200,000; 135,000 at a million)."""
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         want = max(k * self.refine, k)
-        if rows is not None and len(rows) ** 2 < self.EXACT_PER_CANDIDATE * self.expansion * self.n:
+        per_candidate = self.EXACT_PER_CANDIDATE * max(1.0, self.n / 200_000) ** 0.5
+        if rows is not None and len(rows) ** 2 < per_candidate * self.expansion * self.n:
             cand = rows  # exact over the filter's rows
         else:
             count = want
