@@ -514,13 +514,12 @@ class BM25Index:
             # theta: k rows score at least it; the bounds carry a margin over float32 rounding
             ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
             i2, w2 = local[j2]
-            size = int(self.indptr[i2 + 1] - self.indptr[i2])
-            if len(ok) * np.log2(size + 2) < size:  # few rows: binary search in the postings
+            a, b = int(self.indptr[i2]), int(self.indptr[i2 + 1])
+            if len(ok) * np.log2(b - a + 2) < b - a:  # few rows: binary search in the postings
                 self._add(acc, i2, w2, ok, norm)
                 continue
             member[ok] = True  # many: read the postings whole, keep the rows seen
             try:
-                a, b = int(self.indptr[i2]), int(self.indptr[i2 + 1])
                 found = np.asarray(self.post_rows[a:b])
                 keep = np.flatnonzero(member[found])
                 target = found[keep]

@@ -237,7 +237,8 @@ def merge_hits(parts: list[Found], k: int) -> list[StoredHit]:
     hits: list[StoredHit | None] = [None] * len(order)
     for j, p in enumerate(parts):
         mine = np.flatnonzero(part[order] == j)
-        for slot, hit in zip(mine.tolist(), p.rows.hits(p.idx[at[order[mine]]], p.scores[at[order[mine]]])):
+        pick = at[order[mine]]
+        for slot, hit in zip(mine.tolist(), p.rows.hits(p.idx[pick], p.scores[pick])):
             hits[slot] = hit
     return [h for h in hits if h is not None]
 
