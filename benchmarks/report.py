@@ -477,13 +477,7 @@ def filtered_section() -> list[str]:
                   f"pass over ~1,000 rows), and the filtered BM25 channel {min(a[f]['bm25_p50_ms'] for f in FILTER_SHARES):.0f}-"
                   f"{max(a[f]['bm25_p50_ms'] for f in FILTER_SHARES):.0f} ms, so a hybrid query spends most of "
                   "the 30 ms before dense search starts;",
-                  "  - on these synthetic vectors (256 clusters, heavy noise: a hard case for a graph) the graph's own "
-                  "recall@10 is low at the default width: measured directly on this graph, 0.71 / 0.89 / 0.975 / "
-                  "0.997 at 1,024 / 2,048 / 4,096 / 8,192 candidates without a filter, and the same with 10% or 50% "
-                  "filters (0.66-0.69 / 0.84-0.86 / 0.94-0.95 / 0.98), 13 / 18 / 33 / 64 ms a search. The recall the "
-                  "target asks for costs the graph 8,192 candidates, over 60 ms on this host; the real-text vectors "
-                  "of `benchmarks/ann_recall.py` reach 0.98 at the default width. An exact pass over 100,000 "
-                  "selected rows is about 53 ms.",
+                  *_graph_width_lines(),
                   "  - what would reach it: a filter predicate inside the graph search (usearch's Python API has "
                   "none) or a smaller resident copy of the vectors for exact passes (int8 or PQ).", ""]
     return lines
@@ -498,6 +492,33 @@ def _ab_medians(ab: dict) -> dict[str, dict[str, float]]:
         out[side] = {k: sorted(x[k] if isinstance(x[k], float) else x[k]["p50_ms"] for x in xs)[len(xs) // 2]
                      for k in keys}
     return out
+
+
+def _graph_width_lines() -> list[str]:
+    g = load("graph_width.json")
+    if not g:
+        return ["  - the graph's recall by width: _not run yet: `benchmarks/graph_width.py`_;"]
+    def at(share: float) -> str:
+        xs = [x for x in g["graph"] if x["share"] == share]
+        return (" / ".join(f"{x['recall_at_10']:.3f}" for x in xs) + " recall@10, "
+                + " / ".join(f"{x['p50_ms']:.0f}" for x in xs) + " ms")
+    widths = " / ".join(f"{x['width']:,}" for x in g["graph"] if x["share"] == 1.0)
+    return [f"  - on these synthetic vectors (256 clusters, heavy noise: a hard case for a graph) the graph's own "
+            f"recall is low at the default width, filter or not (`{g['command']}`): at {widths} candidates, "
+            f"without a filter {at(1.0)}; keeping 10% {at(0.1)}; keeping 50% {at(0.5)}. The real-text vectors of "
+            "`benchmarks/ann_recall.py` reach 0.98 at the default width."]
+
+
+def _blocks_line() -> str:
+    g = load("graph_width.json")
+    if not g:
+        return "Block-max: _not run yet: `benchmarks/graph_width.py`_."
+    sizes = list(g["blocks"])
+    return ("Block-max, measured on this index with each block's exact best weight as its bound (`" + g["command"]
+            + "`): on these documents (words drawn independently, no locality) blocks of " + " / ".join(sizes)
+            + " rows leave " + " / ".join(f"{g['blocks'][b]['mean_share_to_score']:.0%}" for b in sizes)
+            + " of blocks to score, so it would not halve the work; a compiled scorer (one pass over the "
+            "postings) would.")
 
 
 def bm25_ab_section() -> list[str]:
@@ -518,14 +539,10 @@ def bm25_ab_section() -> list[str]:
               "written (not 5 MB of new zeros a query), the cut's k-th best looked for only among rows above the "
               "unread terms' bound, a term's weights computed in place (5 passes over its postings, not 7), a common "
               "term read whole weighs only the candidates' postings, hits built only for the merged top k, later "
-              "segments pruned by the k-th best of the earlier ones. In one process on an in-memory index of the "
-              "same million rows: 9.0 -> 6.7 ms p50 of thread time.",
+              "segments pruned by the k-th best of the earlier ones.",
               "- Why not 5 ms: with 100 results per channel and SciFact's word frequencies spread over a million "
-              "rows, MaxScore reads 200,000-400,000 postings a query before the k-th best passes the unread terms' "
-              "bound, each a handful of NumPy passes (gather, weigh, scatter). Block-max was simulated on this "
-              "index with each block's exact best weight as its bound: on these documents (words drawn "
-              "independently, no locality) blocks of 16 / 32 / 64 / 256 rows leave 21% / 48% / 73% / 94% of blocks "
-              "to score, so it would not halve the work; a compiled scorer (one pass over the postings) would.", ""]
+              "rows, MaxScore reads the whole postings of several common terms (each in many thousands of rows) before the k-th best passes the unread terms' "
+              "bound, each a handful of NumPy passes (gather, weigh, scatter). " + _blocks_line(), ""]
     return lines
 
 
@@ -689,8 +706,8 @@ def _scale_targets(row, anchors: dict | None, sc: dict | None) -> None:
         b = x["bm25_store_search"]
         row("BM25 at 1M children <= 5 ms p50", f"{b:.1f} ms the store's search, {x['hybrid.bm25_channel']:.1f} ms the "
             f"channel in hybrid (query embedding {x['query_embedding_ms']:.1f} ms beside it, on this round's AMD host)",
-            b <= 5, "" if b <= 5 else "see the BM25 at a million section: MaxScore in NumPy reads 200,000-400,000 "
-            "postings a query here; block-max bounds do not prune these documents (simulated)")
+            b <= 5, "" if b <= 5 else "see the BM25 at a million section: MaxScore in NumPy reads the whole "
+            "postings of several common terms a query here; block-max bounds do not prune these documents")
     ann = load("ann_recall.json")
     if ann:
         ch = ann.get("chosen")
