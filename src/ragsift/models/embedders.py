@@ -56,8 +56,8 @@ def _ort_options(ort: Any) -> Any:
 
     No CPU memory arena and no memory patterns unless ``$RAGSIFT_ORT_ARENA=1``: ONNX Runtime's arena
     keeps the largest batch's activations for the life of the session and grows in steps as batch
-    shapes vary (minilm: 1,775 MB resident after varied batches, and still growing, against 183 MB
-    flat without; embedding speed the same: benchmarks/soak.py, docs/benchmarks.md)."""
+    shapes vary (benchmarks/soak.py's process, minilm and two knowledge bases: 2,087 MB at its first
+    round with the arena, 508 MB without; tests/test_process.py checks a large batch is handed back)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = _threads()
     opts.inter_op_num_threads = 1
