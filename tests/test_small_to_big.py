@@ -217,3 +217,21 @@ def test_entry_kinds_are_the_same_on_milvus(s2b_kb, backend, tmp_path):
         for q, _, _ in QUESTIONS:
             a, b = s2b_kb.query(q, **kw), copy.query(q, **kw)
             assert [(p.unit, p.text) for p in a.passages] == [(p.unit, p.text) for p in b.passages], kw
+
+
+def test_whole_entries_share_the_vector_of_a_section_that_is_one_chunk():
+    from ragsift.ingest.small_index import SmallIndex
+    from ragsift.ingest.splitter import SplitSettings, split_document
+    from ragsift.types import Document
+
+    for text in ("# 短节\n\n只有一句话。\n\n# 长节\n\n" + "这一节很长，要切成几块。" * 12,
+                 "# Short\n\nOne sentence only.\n\n# Long\n\n" + "This section is long and cut in pieces. " * 12):
+        doc = Document("d", "d.md", "", text, "h", "md", {})
+        parents, chunks = split_document(doc, SplitSettings(child_tokens=40, child_overlap_tokens=5))
+        extra = SmallIndex(Settings(small_index=["chunk", "parent"], child_tokens=40, child_overlap_tokens=5),
+                           lambda texts: "").extra(parents, chunks)
+        whole = {e.parent_id: e for e in extra if e.kind == "parent"}
+        short, long = parents
+        assert [c.child_id for c in chunks if c.parent_id == short.parent_id] == [whole[short.parent_id].shares]
+        assert sum(c.parent_id == long.parent_id for c in chunks) > 1 and whole[long.parent_id].shares == ""
+        assert whole[long.parent_id].text == long.text

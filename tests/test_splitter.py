@@ -1,3 +1,5 @@
+import pytest
+
 from ragsift.demo import sample_dir
 from ragsift.ingest.loaders import load_file
 from ragsift.ingest.splitter import SplitSettings, index_text, sections, split_document
@@ -69,3 +71,22 @@ def test_index_text_carries_heading_path():
 def test_sections_ignore_hashes_in_code_fences():
     secs = sections("# Top\n\n```\n# not heading\n```\n\n## Sub\n\ntext")
     assert [s[0] for s in secs] == [("Top",), ("Top", "Sub")]
+
+
+@pytest.mark.parametrize("text", [
+    "问：借书要证件吗？\n\n答：需要读者证。\n\n补充：读者证可在一楼服务台办理，办理时请带身份证。",
+    "Q: Do I need a card to borrow books?\n\nA: Yes, a reader's card.\n\nNote: cards are issued at the desk "
+    "on the ground floor; bring an identity document.",
+])
+def test_a_document_without_headings_that_fits_one_child_is_one_entry(text):
+    # cut into paragraphs, a short entry (an FAQ answer) would lose what it says as a whole
+    doc = Document("d1", "faq.txt", "", text, "h", "txt", {})
+    parents, children = split_document(doc, SplitSettings())
+    assert len(parents) == 1 and len(children) == 1
+    assert parents[0].text == text and children[0].text == text and (children[0].start, children[0].end) == (0, len(text))
+    # the same text over the child size is cut into its paragraphs as before
+    parents, children = split_document(doc, SplitSettings(child_tokens=count_tokens(text) - 1))
+    assert len(parents) > 1 and all(p.text in text for p in parents)
+    # headings keep their sections, short or not
+    parents, _ = split_document(_doc("# A\n\n" + text.replace("\n\n", "\n\n## B\n\n", 1)), SplitSettings())
+    assert [p.heading_path for p in parents] == [("A",), ("A", "B")]

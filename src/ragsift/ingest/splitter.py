@@ -1,9 +1,11 @@
 """Split a document into parents (structure-following sections) and children (sentence-aligned).
 
 Parents follow the document's structure: one per heading section (the text under a heading
-up to the next heading of any level), or one per paragraph when the document has no headings
-(a paragraph shorter than a quarter of a child is merged into the next one). A part larger
-than ``parent_max_tokens`` is split at sentence ends.
+up to the next heading of any level), or, when the document has no headings, the whole document
+if it fits in one child (``child_tokens``: cut, a short entry such as an FAQ answer or a short
+article loses what it says as a whole), else one per paragraph (a paragraph shorter than a
+quarter of a child is merged into the next one). A part larger than ``parent_max_tokens`` is
+split at sentence ends.
 
 Children are cut from their parent's text at sentence ends, about ``child_tokens`` each,
 each starting with the previous child's last sentences up to ``child_overlap_tokens``.
@@ -240,6 +242,11 @@ def _table_context(text: str, start: int, end: int) -> str:
 def split_document(doc: Document, cfg: SplitSettings) -> tuple[list[Parent], list[Child]]:
     text, marks = take_marks(doc.text)
     secs = sections(text) if doc.format in STRUCTURED_FORMATS else []
+    whole = text.strip()
+    if not secs and whole and count_tokens(whole) <= cfg.child_tokens:
+        # a document without headings that fits in one child is one entry: cut into paragraphs, what
+        # it says as a whole would be lost (an FAQ answer, a short article, a note)
+        secs = [((), whole, text.index(whole))]
     if not secs:
         secs = [((), p, at) for p, at in _paragraph_parts(text, max(1, cfg.child_tokens // 4))]
     parents: list[Parent] = []
