@@ -80,3 +80,54 @@ def test_unknown_modes_list_valid_values():
     from ragsift.errors import ConfigError
     with pytest.raises(ConfigError, match="valid values: 'minmax', 'zscore', 'none'"):
         normalize([1.0], "l2")
+
+
+def _z_of_top(scores):
+    import numpy as np
+
+    s = np.array(scores[:50], float)
+    return max((s[0] - s[1:].mean()) / s[1:].std(), 1e-6)
+
+
+def test_adaptive_weights_follow_how_far_each_channels_best_hit_stands_out():
+    from ragsift.retrieve.fusion import adaptive_weights, confidence
+
+    sharp = [("a", 10.0), ("b", 2.0), ("c", 1.9), ("d", 1.8), ("e", 1.7)]  # one clear winner
+    flat = [("b", 0.81), ("a", 0.80), ("c", 0.79), ("d", 0.78), ("e", 0.77)]  # no clear winner
+    assert confidence([s for _, s in sharp]) == pytest.approx(_z_of_top([s for _, s in sharp]))
+    assert confidence([s for _, s in flat]) == pytest.approx(_z_of_top([s for _, s in flat]))
+    w = adaptive_weights({"bm25": sharp, "dense": flat}, {"dense": 0.5, "bm25": 0.5})
+    assert sum(w.values()) == pytest.approx(1.0) and w["bm25"] > 0.5 > w["dense"]
+    cb, cd = _z_of_top([s for _, s in sharp]), _z_of_top([s for _, s in flat])
+    assert w["bm25"] == pytest.approx(cb / (cb + cd))
+    # fewer than three scores or a flat list: neutral; a channel with no hits keeps its weight
+    assert confidence([3.0, 1.0]) == 1.0 and confidence([0.5] * 10) == 1.0
+    assert adaptive_weights({"dense": [], "bm25": sharp}, {"dense": 0.4, "bm25": 0.6}) == {"dense": 0.4, "bm25": 0.6}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question", ["What does the amber LED mean?", "橙色指示灯表示什么？"])
+def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, question):
+    res = sample_kb.query(question, fusion="adaptive")
+    f = res.trace.fusion
+    assert f["mode"] == "adaptive" and f["weights"] == {"dense": 0.4, "bm25": 0.6}
+    adapted = f["adapted_weights"]
+    assert sum(adapted.values()) == pytest.approx(1.0) and adapted != f["weights"]
+    r = _channel_rankings(sample_kb, question)  # the same channel lists (the default fusion does not change them)
+    cd, cb = _z_of_top([s for _, s in r["dense"]]), _z_of_top([s for _, s in r["bm25"]])
+    assert adapted["dense"] == pytest.approx(0.4 * cd / (0.4 * cd + 0.6 * cb))
+    # the fused order is ranx's weighted sum with those weights
+    theirs = ranx_fuse([_ranx_run(r, "dense", "q"), _ranx_run(r, "bm25", "q")], norm="min-max", method="wsum",
+                       params={"weights": [adapted["dense"], adapted["bm25"]]}).to_dict()["q"]
+    ranked = sorted(theirs, key=lambda p: (-theirs[p], p))
+    assert [p.parent_id for p in res.passages] == ranked[:len(res.passages)]
+
+
+def test_adaptive_fusion_is_refused_where_the_engine_fuses():
+    from ragsift.config import Settings
+    from ragsift.errors import ConfigError
+    from ragsift.retrieve.channels.engine import EngineHybridChannel
+
+    s = Settings(store_kind="milvus", store_fusion="engine", fusion="adaptive")
+    with pytest.raises(ConfigError, match="adaptive"):
+        EngineHybridChannel().check(s)

@@ -57,6 +57,7 @@ class FusionMode(StrEnum):
 
     RRF = "rrf"  # reciprocal rank fusion
     WEIGHTED = "weighted"  # weighted sum of normalized scores
+    ADAPTIVE = "adaptive"  # weighted, each channel's weight scaled per query by how far its best hit stands out
 
 
 class Normalization(StrEnum):
@@ -353,7 +354,8 @@ class QuerySettings(Group):
     hyde_bm25, multi_query, dense:<extra embedder>."""
     fusion: FusionMode = FusionMode.WEIGHTED
     """How channel rankings are fused: weighted (default: chosen by measurement on six sets, see
-    docs/benchmarks.md) or rrf."""
+    docs/benchmarks.md), rrf, or adaptive (weighted, each channel's weight scaled per query by how
+    far its best hit stands out of its list)."""
     rrf_k: Int = Field(60, ge=0, le=100_000)
     """k of reciprocal rank fusion: score = sum of 1 / (k + rank)."""
     weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1_000)]] = Field(
@@ -401,7 +403,7 @@ class QuerySettings(Group):
         if self.unit is Unit.AUTO and set(self.index_kinds) != {EntryKind.CHUNK}:
             raise ValueError("auto-merging measures the share of a section's chunks that were found: "
                              "use it with index_kinds ['chunk']")
-        if self.fusion is FusionMode.WEIGHTED and len(self.channels) > 1:
+        if self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1:
             if not any(self.weight(c) > 0 for c in self.channels):
                 raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
         return self

@@ -1,6 +1,6 @@
 """Fusion of per-channel rankings into one ranking of parents.
 
-Both methods take, per channel, a list of (parent_id, raw score) best first, already
+Every method takes, per channel, a list of (parent_id, raw score) best first, already
 deduplicated by parent within the channel (so the chunks of one section cannot each add
 score), and return (parent_id, fused score) best first. Ties break by parent id so results
 are deterministic.
@@ -13,6 +13,12 @@ are deterministic.
   is explicit: ``minmax`` maps a channel's scores to [0, 1] (all-equal scores map to 1),
   ``zscore`` to (s - mean) / std, ``none`` leaves raw scores (only sensible when channels share a
   scale).
+
+- Adaptive fusion: weighted score fusion whose weights are set per query: each channel's weight
+  is scaled by its *confidence*, how far its best hit stands out of its list (the z-score of its
+  top score among its first ``ADAPTIVE_DEPTH``, against the others), then rescaled so that the
+  weights keep their sum. A channel whose best hit is far ahead of the rest counts more on that
+  query; a flat list counts less. Needs no labels and no model.
 
 The modes are registered in ``FUSIONS`` (a new one is a function and a registration). Both take
 ``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
@@ -79,6 +85,34 @@ def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+ADAPTIVE_DEPTH = 50  # a channel's confidence reads its first 50 scores
+
+
+def confidence(scores: Sequence[float], depth: int = ADAPTIVE_DEPTH) -> float:
+    """How far the best of a channel's scores (best first) stands out of the rest of its first
+    ``depth``: (top - mean of the others) / their standard deviation, at least 1e-6; 1 (neutral)
+    for a list of fewer than 3 scores or a flat one."""
+    s = [float(x) for x in scores[:depth]]
+    if len(s) < 3:
+        return 1.0
+    rest = s[1:]
+    mean = sum(rest) / len(rest)
+    std = math.sqrt(sum((x - mean) ** 2 for x in rest) / len(rest))
+    if std == 0 or not math.isfinite(std):
+        return 1.0
+    return max((s[0] - mean) / std, 1e-6)
+
+
+def adaptive_weights(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
+                     unlisted: float = 0.0) -> dict[str, float]:
+    """The weights adaptive fusion uses on this query: each channel's weight times its
+    ``confidence``, rescaled to the sum of the weights (a channel with no hits keeps its own)."""
+    base = {c: float(weights.get(c, unlisted)) for c in rankings}
+    scaled = {c: base[c] * confidence([s for _, s in r]) for c, r in rankings.items() if r}
+    total, z = sum(base[c] for c in scaled), sum(scaled.values())
+    return {c: (scaled[c] / z * total if c in scaled and z > 0 else base[c]) for c in rankings}
+
+
 #: fusion modes by name: ``fn(rankings, *, k, weights, normalization, discounts, unlisted)``
 FUSIONS: Registry[Callable[..., list[tuple[str, float]]]] = Registry("fusion mode", ConfigError)
 
@@ -93,6 +127,12 @@ def _rrf_mode() -> Callable[..., list[tuple[str, float]]]:
 def _weighted_mode() -> Callable[..., list[tuple[str, float]]]:
     return lambda rankings, *, weights, normalization, discounts, unlisted, **_: weighted(
         rankings, weights or {}, normalization, discounts, unlisted)
+
+
+@FUSIONS.register(FusionMode.ADAPTIVE.value)
+def _adaptive_mode() -> Callable[..., list[tuple[str, float]]]:
+    return lambda rankings, *, weights, normalization, discounts, unlisted, **_: weighted(
+        rankings, adaptive_weights(rankings, weights or {}, unlisted), normalization, discounts, unlisted)
 
 
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,

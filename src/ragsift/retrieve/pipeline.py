@@ -23,6 +23,7 @@ from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.found import Candidate
+from ragsift.retrieve.fusion import adaptive_weights
 from ragsift.retrieve.highlight import best_sentences
 from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
@@ -90,6 +91,8 @@ class Retriever:
         else:
             fusion_info["weights"] = {c: q.weight(c) for c in r.rankings}
             fusion_info["normalization"] = q.normalization
+            if q.fusion is FusionMode.ADAPTIVE:  # the weights this query was fused with
+                fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"])
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by
         if r.cross_language:

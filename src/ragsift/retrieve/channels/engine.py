@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from ragsift.cancel import Deadline
-from ragsift.config import Settings, StoreKind
+from ragsift.config import FusionMode, Settings, StoreKind
 from ragsift.errors import ConfigError
 from ragsift.retrieve.channels.base import Channel, ChannelContext, register_channel
 from ragsift.store.base import StoredHit
@@ -26,6 +26,9 @@ class EngineHybridChannel(Channel):
         if settings.store.kind is not StoreKind.MILVUS:
             raise ConfigError("engine_hybrid (store_fusion = 'engine') needs a store that fuses in its engine: "
                               f"store = 'milvus' (this knowledge base is on {settings.store.kind.value})")
+        if settings.query.fusion is FusionMode.ADAPTIVE:
+            raise ConfigError("fusion 'adaptive' sets weights per query from each channel's list, which the engine's "
+                              "one hybrid search does not give: use store_fusion = 'ragsift' with it")
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         q = ctx.settings.query
