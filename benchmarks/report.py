@@ -1373,6 +1373,61 @@ def fusion_section() -> list[str]:
     return lines + [""]
 
 
+def entries_section() -> list[str]:
+    r, lines = _opened("entries.json", "Whole entries beside chunks, chosen leave-one-set-out (`benchmarks/entries.py`)",
+                       "python benchmarks/entries.py collect --set NAME=FOLDER:EMBEDDER ...; python benchmarks/entries.py report")
+    if r is None:
+        return lines
+    sets = r["sets"]
+    lines += [f"- Date: {r['date']}; commands: `python benchmarks/entries.py collect --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER` "
+              "per set (a knowledge base with chunks and whole sections, `small_index = [\"chunk\", \"parent\"]`, and each "
+              "query's channel lists); `python benchmarks/entries.py enrich --set NAME=FOLDER` (the questions' and documents' "
+              "languages, for sets collected before the script stored them); `phantomwiki-today` collected by this script "
+              "run from a checkout of 9fa2ddd (today's splitter); then " f"`{r['command']}`.",
+              "- Sets (odd-numbered judged queries; embedder): " + ", ".join(f"{n} ({v['queries_odd']}; {v.get('embedder', '?')})"
+                                                                         for n, v in sets.items())
+              + "; the new sets are built by `benchmarks/datasets/fetch_*.py` (each writes a SOURCE.md). Not yet in the table: "
+              "SciFact, CMRC 2018 and L-Eval (their knowledge bases with whole sections were not built this round).",
+              "- A section's score per channel: `chunks` its best chunk (what ragsift did), `whole` its whole-section entry, "
+              "`max` the better of the two (what the store gives when a query searches both kinds), `mix a` "
+              "a * whole + (1 - a) * best chunk on min-max scaled scores (`mix 0.5` ranks as their sum); crossed with the fusion (RRF k=60, weighted "
+              "min-max with the dense weight shown, or `adaptive`: those weights scaled per query by how far each "
+              "channel's best hit stands out, ragsift's `fusion=\"adaptive\"`); a BM25 hit in another language than "
+              "the question's counts `cross_language_weight` (0.1) as in a query. Today = " + " / ".join(r["today"]) + ".",
+              "- Leave-one-set-out: each set's row uses the setting chosen on the even-numbered queries of the *other* "
+              "sets (best mean nDCG@10, no other set more than 0.5 points below today there). The plain reference is "
+              "built in the benchmark: each document embedded whole by the same embedder (exact cosine), an Okapi BM25 "
+              "written there (k1 1.2, b 0.75; jieba words for Chinese), min-max fusion 0.5 / 0.5.", "",
+              "Three families of settings are chosen: `fusion` (the fusion alone, sections scored by their best chunk: what "
+              "a query setting changes), `both kinds` (also `max` / `max`: whole sections searched beside chunks, "
+              "`index_kinds = [\"chunk\", \"parent\"]`) and `every rule` (also the mixes, which no setting gives yet). "
+              "Chosen on every set's even queries: " + "; ".join(f"{f}: {' / '.join(c)}" for f, c in r["chosen_on_all"].items())
+              + ".", "",
+              "| set | today | best single channel | plain reference: dense / BM25 / hybrid | "
+              + " | ".join(f"{f}: chosen without the set, nDCG@10 (p vs today / vs single / vs reference hybrid)" for f in r["families"])
+              + " |", "|---|---|---|---|" + "---|" * len(r["families"])]
+    for n, v in sets.items():
+        ref = v["reference"]
+        cells = [f"{' / '.join(x['chosen'])}: **{x['ndcg']:.4f}** ({_p(x['p_vs_today'])} / {_p(x['p_vs_single'])} / "
+                 f"{_p(x['p_vs_reference'])})" for x in v["loso"].values()]
+        lines.append(f"| {n} | {v['today']:.4f} | {v['best_single_channel']} {v['best_single']:.4f} | "
+                     f"{ref['dense']:.4f} / {ref['bm25']:.4f} / {ref['hybrid']:.4f} | " + " | ".join(cells) + " |")
+    own = list(next(iter(sets.values()))["own"])
+    lines += ["", "Each channel alone (odd queries, nDCG@10), by how a section's entries are scored:", "",
+              "| set | " + " | ".join(own) + " |", "|---|" + "---|" * len(own)]
+    for n, v in sets.items():
+        lines.append(f"| {n} | " + " | ".join(f"{v['own'][x]:.4f}" for x in own) + " |")
+    for n, v in (r.get("splitter") or {}).items():
+        lines += ["", f"**The splitter on {n}** (a document without headings that fits one child is one entry; before, "
+                  f"it was cut into paragraph parents): today's defaults {v['today_splitter']:.4f} with today's splitter, "
+                  f"{v['new_splitter']:.4f} with the new one (p={_p(v['p_splitter'])}), {v['new_splitter_chosen']:.4f} "
+                  f"with the new one and the fusion chosen without the set (p={_p(v['p_all'])} against today). "
+                  f"Sections: {v['stats_today'].get('parents')} before, {v['stats_new'].get('parents')} after; ingest with whole "
+                  f"sections beside chunks {v.get('ingest_s_today', 0):.0f} s before, {v.get('ingest_s_new', 0):.0f} s after (a "
+                  "section of one chunk now shares its vector)."]
+    return lines + [""]
+
+
 def languages_section() -> list[str]:
     lines = ["## Languages: the fast multilingual embedder, translation, a mixed knowledge base", ""]
     m = load("multilingual.json")
@@ -1669,7 +1724,7 @@ def main() -> int:
            "measured with the old BM25.", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(),
-           *fusion_section(), *languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(),
+           *fusion_section(), *entries_section(), *languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(),
            *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
