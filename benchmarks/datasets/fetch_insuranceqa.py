@@ -28,6 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from beir import write_beir  # (beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "insuranceqa-data==1.0"
 
@@ -53,25 +55,11 @@ def clean(text: str) -> str:
 
 
 def write_set(out: Path, lang: str, answers: dict, test: dict, archive: Path, digest: str) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "qrels").mkdir(exist_ok=True)
     pool = sorted({a for q in test.values() for a in q["answers"]}, key=int)
-    with open(out / "corpus.jsonl", "w", encoding="utf-8") as f:
-        for aid in pool:
-            f.write(json.dumps({"_id": f"a{aid}", "title": "", "text": clean(answers[aid][lang])},
-                               ensure_ascii=False) + "\n")
     qids = sorted(test, key=int)
-    with open(out / "queries.jsonl", "w", encoding="utf-8") as f:
-        for qid in qids:
-            f.write(json.dumps({"_id": f"q{qid}", "text": clean(test[qid][lang]),
-                                "domain": test[qid]["domain"]}, ensure_ascii=False) + "\n")
-    rows = 0
-    with open(out / "qrels" / "test.tsv", "w", encoding="utf-8") as f:
-        f.write("query-id\tcorpus-id\tscore\n")
-        for qid in qids:
-            for aid in test[qid]["answers"]:
-                f.write(f"q{qid}\ta{aid}\t1\n")
-                rows += 1
+    rows = write_beir(out, ({"_id": f"a{aid}", "title": "", "text": clean(answers[aid][lang])} for aid in pool),
+                      ({"_id": f"q{qid}", "text": clean(test[qid][lang]), "domain": test[qid]["domain"]} for qid in qids),
+                      ((f"q{qid}", f"a{aid}") for qid in qids for aid in test[qid]["answers"]))
     lengths = [len(clean(answers[a][lang])) for a in pool]
     counts = {"documents": len(pool), "queries": len(qids), "judgements": rows,
               "mean_chars": round(sum(lengths) / len(lengths), 1)}

@@ -37,6 +37,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from beir import write_beir  # (beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "benchmarks" / "data" / "lawbench-zh"
 
@@ -386,12 +388,6 @@ def suspects(items: list[Item]) -> dict[str, list[str]]:
 # ------------------------------------------------------------------------------------------- output
 
 
-def write_jsonl(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-
-
 def source_md(*, archives: dict[str, tuple[str, str]], members: dict[str, tuple[str, str]], articles: list[Article],
               meta: dict, corpus_notes: list[str], items: list[Item], kept: list[Item],
               suspect: dict[str, list[str]], with_charge: bool) -> str:
@@ -552,18 +548,11 @@ def main(argv: list[str] | None = None) -> None:
     suspect = suspects(items)
 
     out = args.out.resolve()
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "corpus.jsonl", [{"_id": a.id, "title": f"{a.law} {a.no}", "text": a.text} for a in articles])
-    write_jsonl(out / "queries.jsonl", [
+    write_beir(out, [{"_id": a.id, "title": f"{a.law} {a.no}", "text": a.text} for a in articles], [
         {"_id": it.qid,
          "text": it.facts + (f"\n罪名:{'；'.join(it.charges)}" if args.with_charge and it.charges else ""),
          "metadata": {"source_line": it.index + 1, "charges": it.charges, "answer": it.answer}}
-        for it in kept])
-    with open(out / "qrels" / "test.tsv", "w", encoding="utf-8", newline="\n") as f:
-        f.write("query-id\tcorpus-id\tscore\n")
-        for it in kept:
-            for g in it.gold:
-                f.write(f"{it.qid}\t{g}\t1\n")
+        for it in kept], ((it.qid, g) for it in kept for g in it.gold))
     (out / "SOURCE.md").write_text(source_md(
         archives=archives, members=members, articles=articles, meta=meta, corpus_notes=corpus_notes, items=items,
         kept=kept, suspect=suspect, with_charge=args.with_charge), encoding="utf-8")

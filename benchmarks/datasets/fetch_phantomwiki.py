@@ -44,6 +44,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from beir import write_beir  # (beside this script)
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 PACKAGE, VERSION = "phantom-wiki", "1.0.3"
 WHEEL = "phantom_wiki-1.0.3-py3-none-any.whl"
@@ -222,17 +224,14 @@ def main() -> int:
         wheel_note = f"checked against {args.wheel}"
 
     out = Path(args.out)
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-
     ids: dict[str, str] = {}
-    with open(out / "corpus.jsonl", "w", encoding="utf-8") as f:
-        for a in data["articles"]:
-            did = slug(a["title"])
-            if did in ids.values():
-                raise SystemExit(f"two people share the id {did}")
-            ids[a["title"]] = did
-            f.write(json.dumps({"_id": did, "title": a["title"], "text": a["article"].strip()},
-                               ensure_ascii=False) + "\n")
+    corpus = []
+    for a in data["articles"]:
+        did = slug(a["title"])
+        if did in ids.values():
+            raise SystemExit(f"two people share the id {did}")
+        ids[a["title"]] = did
+        corpus.append({"_id": did, "title": a["title"], "text": a["article"].strip()})
 
     kept: list[dict] = []
     dropped = {"aggregation (How many ...)": 0, "single-article (needs < 2 articles)": 0,
@@ -271,14 +270,8 @@ def main() -> int:
                      "template_type": q["type"], "difficulty": q["difficulty"], "prolog": q["query"],
                      "answers": sorted(a["answers"])})
 
-    with open(out / "queries.jsonl", "w", encoding="utf-8") as f:
-        for r in kept:
-            f.write(json.dumps({"_id": r["_id"], "text": r["text"]}, ensure_ascii=False) + "\n")
-    with open(out / "qrels" / "test.tsv", "w", encoding="utf-8") as f:
-        f.write("query-id\tcorpus-id\tscore\n")
-        for r in kept:
-            for t in r["supporting"]:
-                f.write(f"{r['_id']}\t{ids[t]}\t1\n")
+    write_beir(out, corpus, ({"_id": r["_id"], "text": r["text"]} for r in kept),
+               ((r["_id"], ids[t]) for r in kept for t in r["supporting"]))
     with open(out / "queries_meta.jsonl", "w", encoding="utf-8") as f:
         for r in kept:
             f.write(json.dumps({"_id": r["_id"], "hops": r["hops"], "max_hops": r["max_hops"],
