@@ -107,6 +107,20 @@ def plain_fused(dense: list[tuple[str, float]], bm25: list[tuple[str, float]]) -
 
 # --- collect -----------------------------------------------------------------------------------
 
+def corpus_rows(ds) -> list[dict]:
+    return [json.loads(ln) for ln in open(ds.corpus, encoding="utf-8") if ln.strip()]
+
+
+def reference_text(d: dict) -> str:
+    """A document's text as the reference reads it (title line, then text)."""
+    return ((d.get("title") or "") + "\n" + d["text"]).strip()
+
+
+def languages(docs: list[dict]) -> dict[str, str]:
+    """Each document's language, from the start of its text."""
+    return {str(d["_id"]): detect_language(reference_text(d)[:2000]) for d in docs}
+
+
 def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
     from ragsift.kb import KnowledgeBase
 
@@ -119,9 +133,8 @@ def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
     kb = KnowledgeBase.open(work / f"{name}-{embedder}-cp", embedder=embedder, small_index=["chunk", "parent"])
     kb.ingest(ds.corpus)
     t_ingest = time.time() - t0
-    docs = [json.loads(ln) for ln in open(ds.corpus, encoding="utf-8") if ln.strip()]
-    ids = [str(d["_id"]) for d in docs]
-    texts = [((d.get("title") or "") + "\n" + d["text"]).strip() for d in docs]
+    docs = corpus_rows(ds)
+    ids, texts = [str(d["_id"]) for d in docs], [reference_text(d) for d in docs]
     zh = detect_language(" ".join(t[:200] for t in texts[:50])) == "zh"
     t0 = time.time()
     emb = kb.embedder()
@@ -160,8 +173,8 @@ def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
     stats = {k: st.get(k) for k in ("documents", "parents", "children")} | {"reference_embedded_here": len(own)}
     kb.close()
     CACHE.mkdir(parents=True, exist_ok=True)
-    doc_lang = {i: detect_language(t[:2000]) for i, t in zip(ids, texts)}
-    out.write_text(json.dumps({"name": name, "embedder": embedder, "ingest_s": round(t_ingest, 1), "doc_lang": doc_lang,
+    out.write_text(json.dumps({"name": name, "embedder": embedder, "ingest_s": round(t_ingest, 1),
+                               "doc_lang": languages(docs),
                                "reference_s": round(t_ref, 1), "stats": stats, "rows": rows}), encoding="utf-8")
     print(f"{name}: {len(rows)} queries; ingest {t_ingest:.0f} s, reference {t_ref:.0f} s")
 
@@ -171,9 +184,7 @@ def enrich(name: str, folder: Path) -> None:
     out = CACHE / f"{name}.json"
     data = json.loads(out.read_text(encoding="utf-8"))
     ds = load_beir(folder)
-    docs = [json.loads(ln) for ln in open(ds.corpus, encoding="utf-8") if ln.strip()]
-    data["doc_lang"] = {str(d["_id"]): detect_language((((d.get("title") or "") + "\n" + d["text"]).strip())[:2000])
-                        for d in docs}
+    data["doc_lang"] = languages(corpus_rows(ds))
     for r in data["rows"]:
         r["qlang"] = detect_language(ds.queries[r["qid"]])
     out.write_text(json.dumps(data), encoding="utf-8")
@@ -197,9 +208,8 @@ def section_scores(chunks: list, whole: list, rule: str) -> list[tuple[str, floa
         out = {p: max(best_c.get(p, -math.inf), best_w.get(p, -math.inf)) for p in doc_of}
     else:
         nc, nw = minmax(list(best_c.items())), minmax(list(best_w.items()))
-        floor_c, floor_w = 0.0, 0.0
-        a = float(rule.split()[1])
-        out = {p: a * nw.get(p, floor_w) + (1 - a) * nc.get(p, floor_c) for p in doc_of}
+        a = float(rule.split()[1])  # an entry missing from a list scores 0 there
+        out = {p: a * nw.get(p, 0.0) + (1 - a) * nc.get(p, 0.0) for p in doc_of}
     ranked = sorted(out.items(), key=lambda x: -x[1])
     return [(p, s, doc_of[p]) for p, s in ranked]
 
