@@ -212,13 +212,13 @@ class SmallIndex:
                 if self.entities and (names := entities(c.text)):
                     out.append(replace(c, child_id=c.child_id + "n", text=", ".join(n for n, _ in names),
                                        kind="entities", shares=c.child_id))
-        only: dict[str, list[Child]] = {}
+        chunks_of: dict[str, list[Child]] = {}
         for c in chunks:
-            only.setdefault(c.parent_id, []).append(c)
+            chunks_of.setdefault(c.parent_id, []).append(c)
         for p in parents:
             if self.parents_too and p.text.strip():  # the big beside the small: the whole section, embedded
                 entry = whole_parent_entry(p, p.text, "parent", "P")
-                mine = only.get(p.parent_id, [])
+                mine = chunks_of.get(p.parent_id, [])
                 if len(mine) == 1 and mine[0].text == p.text and not mine[0].context:
                     entry = replace(entry, shares=mine[0].child_id)  # one chunk is the whole: the same vector
                 out.append(entry)

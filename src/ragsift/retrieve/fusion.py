@@ -20,7 +20,7 @@ are deterministic.
   weights keep their sum. A channel whose best hit is far ahead of the rest counts more on that
   query; a flat list counts less. Needs no labels and no model.
 
-The modes are registered in ``FUSIONS`` (a new one is a function and a registration). Both take
+The modes are registered in ``FUSIONS`` (a new one is a function and a registration). Each takes
 ``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
 hit in another language than the question's, ``cross_language_weight``).
 """
