@@ -7,7 +7,7 @@ from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
 
 from ragsift.config import Strategy
 from ragsift.errors import ConfigError
-from ragsift.retrieve.strategy import asks, route
+from ragsift.retrieve.strategy import NO_NAMES, asks, route
 from ragsift.text.links import TitleIndex
 
 MODEL = "local:qwen2.5-coder-1.5b"
@@ -43,10 +43,36 @@ def test_auto_keeps_one_hybrid_round_when_nothing_is_named(kb, question, lang, s
     res = kb.query(question, strategy="auto")
     st = res.trace.strategy
     assert st["chosen"] == "hybrid" and st["signals"]["language"] == lang and st["signals"]["named"] == []
-    assert st["reason"] == "the question names no document" and st["signals"]["asks"]
+    assert st["reason"] == NO_NAMES and st["signals"]["asks"] and st["signals"]["linked"] == []
     assert res.trace.multihop is None
     if source:
         assert _sources(res)[0] == source
+    # the same passages, in the same order, as one hybrid round
+    assert _sources(res) == _sources(kb.query(question, strategy="hybrid"))
+    # a multi-hop mode in the settings is asked for: every question gets it
+    res = kb.query(question, strategy="auto", multihop_mode="keywords")
+    assert res.trace.strategy["chosen"] == "multihop" and res.trace.multihop["mode"] == "keywords"
+    assert res.trace.strategy["reason"] == "multihop_mode = 'keywords' is set"
+
+
+# no title in the question; the passage that answers its first part names the document of the second
+BRIDGES = [("Which government position was held by the woman who played Corliss Archer in a 1945 comedy?", "en",
+            "film.md", "Shirley Temple", "temple.md"),
+           ("在一部1945年的喜剧电影中扮演科利斯·阿彻的女演员后来担任过什么政府职务？", "zh",
+            "film_zh.md", "秀兰·邓波儿", "temple_zh.md")]
+
+
+@pytest.mark.parametrize("question,lang,bridge,linked,answer", BRIDGES)
+def test_auto_follows_a_title_that_the_passages_found_name(kb, question, lang, bridge, linked, answer):
+    # hop_top=1: the best passage is what counts as found, so the document it names is a link to follow
+    res = kb.query(question, strategy="auto", max_passages=2, hop_top=1)
+    st = res.trace.strategy
+    assert st["chosen"] == "multihop" and st["signals"]["named"] == [] and st["signals"]["language"] == lang
+    assert st["signals"]["linked"] == [linked] and st["reason"].endswith(f"by title: {linked}")
+    assert res.trace.multihop["hops"][1]["kinds"] == ["link"]
+    assert _sources(res) == [bridge, answer]
+    # what auto found is what multi-hop finds from the same first round
+    assert _sources(res) == _sources(kb.query(question, strategy="multihop", max_passages=2, hop_top=1))
 
 
 def test_the_router_reads_the_question_only():
@@ -77,8 +103,9 @@ def test_named_strategies_override_the_settings_they_name(kb):
     res = kb.query(QUESTION, strategy="multihop", max_passages=2)
     assert res.trace.multihop["mode"] == "keywords" and res.trace.strategy["multihop"] == "keywords"
     assert _sources(res) == ["film.md", "temple.md"]
-    # the default is the settings as they are
-    assert kb.query(QUESTION).trace.strategy is None
+    # the default is the router; ``settings`` is the settings as they are
+    assert kb.query(QUESTION).trace.strategy["strategy"] == "auto"
+    assert kb.query(QUESTION, strategy="settings").trace.strategy is None
     for name in ("hyde", "combined"):
         with pytest.raises(ConfigError, match=f"strategy = '{name}' needs a language model"):
             kb.query(QUESTION, strategy=name)

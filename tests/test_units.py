@@ -45,7 +45,8 @@ def test_every_unit_has_a_strategy():
 @pytest.mark.parametrize("multihop", ["off", "keywords"])
 @pytest.mark.parametrize("unit", [u.value for u in Unit])
 def test_every_unit_single_shot_and_multi_hop(kb, unit, multihop, lang):
-    res = kb.query(QUESTIONS[lang], unit=unit, multihop_mode=multihop, hop_min_gain=0.0, max_passages=3)
+    res = kb.query(QUESTIONS[lang], unit=unit, strategy="settings", multihop_mode=multihop, hop_min_gain=0.0,
+                   max_passages=3)
     assert res.passages, (unit, multihop, lang)
     assert res.trace.packing["unit"] == unit
     texts = {pid: sp.parent.text for pid, sp in kb.store.get_parents(p.parent_id for p in res.passages).items()}

@@ -371,10 +371,11 @@ class QuerySettings(Group):
     """What a term channel's hit (bm25, hyde_bm25, keywords, entities, sparse) on an entry in
     another language than the question's counts in fusion, against 1 for a same-language hit: such
     a match can only come from shared names and numbers."""
-    strategy: Strategy = Strategy.SETTINGS
-    """settings (as set, default), hybrid, hyde, multihop, combined (the seed's three: HyDE, then
-    multi-hop, then parent expansion) or auto (chosen per question; the choice and its reason are in
-    the trace)."""
+    strategy: Strategy = Strategy.AUTO
+    """auto (default: the settings as set, with multi-hop chosen per question by the router; the
+    choice and its reason are in the trace), settings (as set, multi-hop as multihop_mode says),
+    hybrid, hyde, multihop or combined (the seed's three: HyDE, then multi-hop, then parent
+    expansion)."""
     unit: Unit = Unit.PARENT
     """What comes back: parent (the section, default), child (the chunk), document, window
     (a sentence window), auto (auto-merged)."""

@@ -163,9 +163,11 @@ class MultiHopSearch:
     """One question's multi-hop search: rounds on a ``Searcher``, merged into one ``SearchRound``."""
 
     def __init__(self, searcher: Searcher, question: str, s: Settings, where: Node | None,
-                 deadline: Deadline | None = None) -> None:
+                 deadline: Deadline | None = None, first: SearchRound | None = None) -> None:
+        """``first``: the question's own round, when it was searched already with the settings of
+        the first round here (the router's)."""
         self.searcher, self.question, self.s, self.where = searcher, question, s, where
-        self.deadline = deadline
+        self.deadline, self._first = deadline, first
         # each hop is a plain search; reranking, if any, runs once on the merged result; HyDE and
         # the other model channels run on the question only
         self.first_settings = s.replace(multihop_mode="off", reranker="")
@@ -225,6 +227,14 @@ class MultiHopSearch:
                    for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
         return out
 
+    def linked_titles(self, first: SearchRound) -> list[str]:
+        """The titles of the documents that the question's round's top ``hop_top`` passages name,
+        among those it did not find there: what the first hop would follow as links."""
+        units = [u for u, _ in first.ranked[: self.s.multihop.hop_top]]
+        read = self._read(first, units)
+        follow = self._keyword_follow_ups(1, read, [t for _, t in read], self._docs_of(first, units), [], terms=False)
+        return [f.name for f in follow if f.kind is FollowUpKind.LINK]
+
     def _named_unit(self, r: SearchRound, docs: frozenset[str], depth: int) -> str | None:
         """The best unit of the documents a follow-up names, in its top ``depth``."""
         hit_of = self._hit_of(r)
@@ -251,7 +261,7 @@ class MultiHopSearch:
     def _start(self) -> _State:
         """The question's own round (hop 0), and what the follow-ups start from."""
         m, t0 = self.s.multihop, time.perf_counter()
-        first = self.searcher.round(self.question, self.first_settings, self.where, self.deadline)
+        first = self._first or self.searcher.round(self.question, self.first_settings, self.where, self.deadline)
         self.language = first.language
         hop0 = Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
                    top=[[u for u, _ in first.ranked[: m.hop_top]]], channels=list(self.first_settings.query.channels))

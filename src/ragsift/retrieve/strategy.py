@@ -6,21 +6,29 @@ A strategy is a set of settings over the query's own:
 - ``multihop``: multi-hop (the ``multihop`` mode if one is set, else ``keywords``), no HyDE;
 - ``combined``: the seed design's three together: HyDE on the question, multi-hop from what it
   found (follow-up rounds without HyDE), parent expansion (``unit = "parent"``);
-- ``auto``: chosen per question by ``route`` from cheap signals, with the reason in the trace.
+- ``auto`` (the default): the query's own settings, with multi-hop chosen per question by the
+  router, the choice and its reason in the trace.
 
-The router reads only the question (a title lookup): when it names a document of the knowledge
-base by its title, ``multihop`` (a bridge starts from the named document, a comparison searches
-each side); otherwise ``hybrid``. The trace also gives the other signals it read (language,
-length, entities, whether it is a question). The rule was chosen on calibration questions
-(HotpotQA's last 200, SciFact's even-numbered; measured with ``benchmarks/seed.py``'s settings):
-- every HotpotQA question there names a title, and multi-hop gains 6.5 points of nDCG@10 on them
-  (0.905 -> 0.971);
-- no SciFact claim does, and multi-hop loses 0.9 points on them (0.734 -> 0.725); a rule that also
-  took multi-hop when the passages found name a document (without the question naming any) fired
-  on 13 claims and lost 3.2 points on them (measured with three rounds);
-- HyDE (one hypothesis by the packaged 1.5B model) lost on both (-2.2 and -1.2 points on 50
-  questions each) and at every question length, so the router never chooses it; ``strategy="hyde"``
-  stays for models that write better hypotheses.
+The router reads the question first (a title lookup): when it names a document of the knowledge
+base by its title, multi-hop (a bridge starts from the named document, a comparison searches each
+side). Otherwise one round is searched, and its top ``hop_top`` passages are read for titles of
+documents it did not find: when they name one (a bridge the question does not name: "the woman
+who played Corliss Archer" -> the film's passage names "Shirley Temple"), multi-hop continues from
+that round (its first hop follows those links); when they name none, that round is the answer, so
+a question no rule picks costs one round and one read of the passages found. A ``multihop_mode``
+set in the settings means multi-hop for every question. The trace gives the signals read
+(language, length, entities, whether it is a question, the titles named and linked).
+
+The rule was chosen on calibration questions and reported on held-out ones of seven sets
+(``benchmarks/router.py``, docs/benchmarks.md): against the question-only rule it replaces, it
+takes multi-hop on HotpotQA's questions that name no title (22% of them) and on every PhantomWiki
+question (44% of which name no supporting title; the question-only rule took one round on them
+and lost there: 0.578 against 0.598 held-out); it takes one round on every FAQ question (both
+InsuranceQA languages), where multi-hop loses 2.4-2.6 points. Tried and not chosen: "the text is
+a question" (multi-hop on every FAQ question).
+HyDE (one hypothesis by the packaged 1.5B model) lost on HotpotQA and SciFact (-2.2 and -1.2
+points on 50 questions each) and at every question length, so the router never adds it;
+``strategy="hyde"`` stays for models that write better hypotheses.
 """
 from __future__ import annotations
 
@@ -96,15 +104,42 @@ def search(searcher: Searcher, question: str, s: Settings, where: Node | None,
     ``s.query.strategy``. A named strategy's settings, or auto's choice and its reason, go in
     ``SearchRound.strategy`` (``settings``: none)."""
     strategy = s.query.strategy
-    info: dict[str, Any] | None = None
     if strategy is Strategy.AUTO:
-        choice = route(question, searcher.titles())
-        t, info = strategy_settings(choice.strategy, s), choice.to_dict()
-    else:
-        t = strategy_settings(strategy, s)
-        if strategy is not Strategy.SETTINGS:
-            info = {"strategy": str(strategy), "channels": list(t.query.channels),
-                    "multihop": str(t.multihop.mode), "unit": str(t.query.unit)}
+        return _auto(searcher, question, s, where, deadline)
+    info: dict[str, Any] | None = None
+    t = strategy_settings(strategy, s)
+    if strategy is not Strategy.SETTINGS:
+        info = {"strategy": str(strategy), "channels": list(t.query.channels),
+                "multihop": str(t.multihop.mode), "unit": str(t.query.unit)}
     r = (MultiHopSearch(searcher, question, t, where, deadline).run() if t.multihop.mode is not MultiHop.OFF
          else searcher.round(question, t, where, deadline))
     return r if info is None else replace(r, strategy=info)
+
+
+def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
+          deadline: Deadline | None) -> SearchRound:
+    """The router: multi-hop when the question names a document; else one round, followed by
+    multi-hop from it when its top passages name documents it did not find (a bridge). Multi-hop
+    runs in keywords mode; a ``multihop_mode`` set in the settings means multi-hop for every
+    question, in that mode."""
+    choice = route(question, searcher.titles())
+    if s.multihop.mode is not MultiHop.OFF:  # asked for: every question gets it
+        why = f"multihop_mode = {str(s.multihop.mode)!r} is set"
+        return replace(MultiHopSearch(searcher, question, s, where, deadline).run(),
+                       strategy=Route(Strategy.MULTIHOP, why, choice.signals).to_dict())
+    # the query's own channels, unit and reranker; the router decides multi-hop only
+    multi = s.replace(multihop_mode=MultiHop.KEYWORDS)
+    if choice.strategy is Strategy.MULTIHOP:
+        return replace(MultiHopSearch(searcher, question, multi, where, deadline).run(), strategy=choice.to_dict())
+    first = searcher.round(question, s.replace(multihop_mode=MultiHop.OFF), where, deadline)
+    # multi-hop's own first round is this one unless it reranks (multi-hop reranks once, at the end)
+    hops = MultiHopSearch(searcher, question, multi, where, deadline, first=None if s.rerank.model else first)
+    linked = hops.linked_titles(first)
+    signals = {**choice.signals, "linked": linked}
+    if not linked:
+        return replace(first, strategy=Route(Strategy.HYBRID, NO_NAMES, signals).to_dict())
+    why = f"the passages found name {len(linked)} document(s) by title: " + ", ".join(linked)
+    return replace(hops.run(), strategy=Route(Strategy.MULTIHOP, why, signals).to_dict())
+
+
+NO_NAMES = "neither the question nor the passages found name a document"
