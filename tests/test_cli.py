@@ -40,9 +40,10 @@ def test_ingest_query_stats_list_delete(cli_kb):
     top = res["passages"][0]
     assert top["heading_path"] == ["Guide", "监控"] and "百分之九十" in top["text"]
     assert {c["name"] for c in res["trace"]["channels"]} == {"dense", "bm25"}
-    fusion = res["trace"]["fusion"]  # the default: weighted min-max, dense 0.4 and BM25 0.6
-    assert (fusion["mode"], fusion["weights"], fusion["normalization"]) == ("weighted", {"dense": 0.4, "bm25": 0.6},
+    fusion = res["trace"]["fusion"]  # the default: adaptive min-max from dense 0.5 and BM25 0.5
+    assert (fusion["mode"], fusion["weights"], fusion["normalization"]) == ("adaptive", {"dense": 0.5, "bm25": 0.5},
                                                                              "minmax")
+    assert set(fusion["adapted_weights"]) == {"dense", "bm25"}
 
     text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
     assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text

@@ -108,7 +108,8 @@ def test_adaptive_weights_follow_how_far_each_channels_best_hit_stands_out():
 @pytest.mark.slow
 @pytest.mark.parametrize("question", ["What does the amber LED mean?", "橙色指示灯表示什么？"])
 def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, question):
-    res = sample_kb.query(question, fusion="adaptive")
+    res = sample_kb.query(question, fusion="adaptive", weights={"dense": 0.4, "bm25": 0.6})
+    assert res.trace.strategy["chosen"] == "hybrid"  # one round: its fused order is the passages'
     f = res.trace.fusion
     assert f["mode"] == "adaptive" and f["weights"] == {"dense": 0.4, "bm25": 0.6}
     adapted = f["adapted_weights"]
@@ -123,11 +124,10 @@ def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, q
     assert [p.parent_id for p in res.passages] == ranked[:len(res.passages)]
 
 
-def test_adaptive_fusion_is_refused_where_the_engine_fuses():
-    from ragsift.config import Settings
-    from ragsift.errors import ConfigError
-    from ragsift.retrieve.channels.engine import EngineHybridChannel
+def test_where_the_engine_fuses_adaptive_fusion_runs_with_the_fixed_weights():
+    from ragsift.config import FusionMode, Settings
+    from ragsift.retrieve.channels.engine import EngineHybridChannel, engine_fusion
 
-    s = Settings(store_kind="milvus", store_fusion="engine", fusion="adaptive")
-    with pytest.raises(ConfigError, match="adaptive"):
-        EngineHybridChannel().check(s)
+    EngineHybridChannel().check(Settings(store_kind="milvus", store_fusion="engine", fusion="adaptive"))  # no error
+    assert (engine_fusion(FusionMode.ADAPTIVE), engine_fusion(FusionMode.WEIGHTED), engine_fusion(FusionMode.RRF)) \
+        == ("weighted", "weighted", "rrf")

@@ -60,6 +60,8 @@ def test_milvus_fuses_in_its_engine_when_asked(tmp_path, milvus_uri):
     for q, source in zip(QUESTIONS, ["manual.md", "tea.md", "manual.md"]):
         engine = on_milvus.query(q, store_fusion="engine", max_passages=2)
         assert [c.name for c in engine.trace.channels] == ["engine_hybrid"]
+        # the default fusion (adaptive) needs each channel's list: the engine fuses with the fixed weights
+        assert "fixed weights" in engine.trace.fusion["engine"] and "adapted_weights" not in engine.trace.fusion
         assert engine.trace.channels[0].error is None and engine.passages[0].source == source, q
         assert on_milvus.query(q, max_passages=2).passages[0].source == source
         rrf = on_milvus.query(q, store_fusion="engine", fusion="rrf", channels=["dense", "bm25", "keywords"])

@@ -352,14 +352,14 @@ class QuerySettings(Group):
     channels: Names = Field(("dense", "bm25"), min_length=1)
     """Retrieval channels run in parallel: dense, bm25, sparse, keywords, entities, hyde,
     hyde_bm25, multi_query, dense:<extra embedder>."""
-    fusion: FusionMode = FusionMode.WEIGHTED
-    """How channel rankings are fused: weighted (default: chosen by measurement on six sets, see
-    docs/benchmarks.md), rrf, or adaptive (weighted, each channel's weight scaled per query by how
-    far its best hit stands out of its list)."""
+    fusion: FusionMode = FusionMode.ADAPTIVE
+    """How channel rankings are fused: adaptive (default: weighted, each channel's weight scaled per
+    query by how far its best hit stands out of its list; chosen leave-one-set-out on nine sets, see
+    docs/benchmarks.md), weighted (the weights as given) or rrf."""
     rrf_k: Int = Field(60, ge=0, le=100_000)
     """k of reciprocal rank fusion: score = sum of 1 / (k + rank)."""
     weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1_000)]] = Field(
-        default_factory=lambda: {"dense": 0.4, "bm25": 0.6})
+        default_factory=lambda: {"dense": 0.5, "bm25": 0.5})
     """Weighted fusion: a weight per channel; a channel without one counts 0.5."""
     normalization: Normalization = Normalization.MINMAX
     """Weighted fusion: how a channel's raw scores are scaled (minmax, zscore, none)."""

@@ -22,6 +22,7 @@ from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
 from ragsift.retrieve.channels import CHANNELS
+from ragsift.retrieve.channels.base import ENGINE_HYBRID
 from ragsift.retrieve.found import Candidate
 from ragsift.retrieve.fusion import adaptive_weights
 from ragsift.retrieve.highlight import best_sentences
@@ -91,7 +92,10 @@ class Retriever:
         else:
             fusion_info["weights"] = {c: q.weight(c) for c in r.rankings}
             fusion_info["normalization"] = q.normalization
-            if q.fusion is FusionMode.ADAPTIVE:  # the weights this query was fused with
+            if q.fusion is FusionMode.ADAPTIVE and ENGINE_HYBRID in r.rankings:
+                fusion_info["engine"] = (f"{ENGINE_HYBRID} fused dense and BM25 with the fixed weights "
+                                         "(adaptive needs each channel's own list)")
+            elif q.fusion is FusionMode.ADAPTIVE:  # the weights this query was fused with
                 fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"])
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 LLM_HINT = "set llm_model to 'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)"
 
 
+ENGINE_HYBRID = "engine_hybrid"  # dense and BM25 as one search where the store fuses them itself
+
+
 @dataclass(frozen=True)
 class ChannelContext:
     """What one query gives every channel: the question, the settings in force, the filter, the
@@ -136,7 +139,7 @@ class ChannelRegistry(Registry[Channel]):
         if settings.store.fusion is StoreFusion.ENGINE and {"dense", "bm25"} <= set(names):
             at = names.index("dense")
             names = [n for n in names if n not in ("dense", "bm25")]
-            names.insert(min(at, len(names)), "engine_hybrid")
+            names.insert(min(at, len(names)), ENGINE_HYBRID)
         return names
 
     def check(self, settings: Settings) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 from ragsift.cancel import Deadline
 from ragsift.config import FusionMode, Settings, StoreKind
 from ragsift.errors import ConfigError
-from ragsift.retrieve.channels.base import Channel, ChannelContext, register_channel
+from ragsift.retrieve.channels.base import ENGINE_HYBRID, Channel, ChannelContext, register_channel
 from ragsift.store.base import StoredHit
 
 if TYPE_CHECKING:
@@ -20,15 +20,12 @@ if TYPE_CHECKING:
 REPLACES = ("dense", "bm25")
 
 
-@register_channel("engine_hybrid")
+@register_channel(ENGINE_HYBRID)
 class EngineHybridChannel(Channel):
     def check(self, settings: Settings) -> None:
         if settings.store.kind is not StoreKind.MILVUS:
             raise ConfigError("engine_hybrid (store_fusion = 'engine') needs a store that fuses in its engine: "
                               f"store = 'milvus' (this knowledge base is on {settings.store.kind.value})")
-        if settings.query.fusion is FusionMode.ADAPTIVE:
-            raise ConfigError("fusion 'adaptive' sets weights per query from each channel's list, which the engine's "
-                              "one hybrid search does not give: use store_fusion = 'ragsift' with it")
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         q = ctx.settings.query
@@ -36,6 +33,12 @@ class EngineHybridChannel(Channel):
         vector = ctx.embedder().embed_queries([text])[0]
         store = cast("MilvusStore", ctx.store)  # check() allows only a Milvus store
         return store.search_hybrid(vector, ctx.analyzer.analyze(text), ctx.depth, ctx.where,
-                                   fusion=q.fusion.value, rrf_k=q.rrf_k,
+                                   fusion=engine_fusion(q.fusion), rrf_k=q.rrf_k,
                                    weights=(q.weight("dense"), q.weight("bm25")), depth=ctx.depth,
                                    kinds=ctx.kinds, normalize=q.normalization.value != "none")
+
+
+def engine_fusion(mode: FusionMode) -> str:
+    """The fusion the engine runs: ``adaptive`` sets weights per query from each channel's own
+    list, which the engine's one hybrid search does not give, so it fuses with the fixed weights."""
+    return FusionMode.WEIGHTED.value if mode is FusionMode.ADAPTIVE else mode.value
