@@ -7,7 +7,7 @@ from test_multihop import COMPARISON, DOCS, QUESTION, ZH_QUESTION, _kb, _sources
 
 from ragsift.config import Strategy
 from ragsift.errors import ConfigError
-from ragsift.retrieve.strategy import NO_NAMES, asks, route
+from ragsift.retrieve.strategy import NO_NAMES, NOT_ASKED, asks, route
 from ragsift.text.links import TitleIndex
 
 MODEL = "local:qwen2.5-coder-1.5b"
@@ -57,13 +57,14 @@ def test_auto_keeps_one_hybrid_round_when_nothing_is_named(kb, question, lang, s
 
 # no title in the question; the passage that answers its first part names the document of the second
 BRIDGES = [("Which government position was held by the woman who played Corliss Archer in a 1945 comedy?", "en",
-            "film.md", "Shirley Temple", "temple.md"),
+            "film.md", "Shirley Temple", "temple.md",
+            "The woman who played Corliss Archer in a 1945 comedy held a government position."),
            ("在一部1945年的喜剧电影中扮演科利斯·阿彻的女演员后来担任过什么政府职务？", "zh",
-            "film_zh.md", "秀兰·邓波儿", "temple_zh.md")]
+            "film_zh.md", "秀兰·邓波儿", "temple_zh.md", "在一部1945年的喜剧电影中扮演科利斯·阿彻的女演员后来担任过政府职务。")]
 
 
-@pytest.mark.parametrize("question,lang,bridge,linked,answer", BRIDGES)
-def test_auto_follows_a_title_that_the_passages_found_name(kb, question, lang, bridge, linked, answer):
+@pytest.mark.parametrize("question,lang,bridge,linked,answer,statement", BRIDGES)
+def test_auto_follows_a_title_that_the_passages_found_name(kb, question, lang, bridge, linked, answer, statement):
     # hop_top=1: the best passage is what counts as found, so the document it names is a link to follow
     res = kb.query(question, strategy="auto", max_passages=2, hop_top=1)
     st = res.trace.strategy
@@ -73,6 +74,12 @@ def test_auto_follows_a_title_that_the_passages_found_name(kb, question, lang, b
     assert _sources(res) == [bridge, answer]
     # what auto found is what multi-hop finds from the same first round
     assert _sources(res) == _sources(kb.query(question, strategy="multihop", max_passages=2, hop_top=1))
+    # the same words as a statement (a claim to check, not a question): searched once
+    res = kb.query(statement, strategy="auto", max_passages=2, hop_top=1)
+    st = res.trace.strategy
+    assert st["chosen"] == "hybrid" and st["reason"] == NOT_ASKED and not st["signals"]["asks"]
+    assert res.trace.multihop is None
+    assert _sources(res) == _sources(kb.query(statement, strategy="hybrid", max_passages=2))
 
 
 def test_the_router_reads_the_question_only():

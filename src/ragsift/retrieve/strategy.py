@@ -15,7 +15,8 @@ side). Otherwise one round is searched, and its top ``hop_top`` passages are rea
 documents it did not find: when they name one (a bridge the question does not name: "the woman
 who played Corliss Archer" -> the film's passage names "Shirley Temple"), multi-hop continues from
 that round (its first hop follows those links); when they name none, that round is the answer, so
-a question no rule picks costs one round and one read of the passages found. A ``multihop_mode``
+a question no rule picks costs one round and one read of the passages found. A text that is not a
+question (a claim, a statement of facts) and names no document is searched once. A ``multihop_mode``
 set in the settings means multi-hop for every question. The trace gives the signals read
 (language, length, entities, whether it is a question, the titles named and linked).
 
@@ -24,8 +25,12 @@ The rule was chosen on calibration questions and reported on held-out ones of se
 takes multi-hop on HotpotQA's questions that name no title (22% of them) and on every PhantomWiki
 question (44% of which name no supporting title; the question-only rule took one round on them
 and lost there: 0.578 against 0.598 held-out); it takes one round on every FAQ question (both
-InsuranceQA languages), where multi-hop loses 2.4-2.6 points. Tried and not chosen: "the text is
-a question" (multi-hop on every FAQ question).
+InsuranceQA languages), where multi-hop loses 2.4-2.6 points. Following links only from
+questions (not claims or statements) was chosen over following them from any text by a hair on
+LawBench's calibration statements (0.3562 against 0.3554; the sets' other questions all ask), and
+agrees with what ``benchmarks/seed.py`` found on SciFact's claims (following links lost 3.2 points
+on the 13 claims where it fired). Tried and not chosen: "the text is a question" alone (multi-hop
+on every FAQ question).
 HyDE (one hypothesis by the packaged 1.5B model) lost on HotpotQA and SciFact (-2.2 and -1.2
 points on 50 questions each) and at every question length, so the router never adds it;
 ``strategy="hyde"`` stays for models that write better hypotheses.
@@ -118,8 +123,9 @@ def search(searcher: Searcher, question: str, s: Settings, where: Node | None,
 
 def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
           deadline: Deadline | None) -> SearchRound:
-    """The router: multi-hop when the question names a document; else one round, followed by
-    multi-hop from it when its top passages name documents it did not find (a bridge). Multi-hop
+    """The router: multi-hop when the question names a document; else one round, followed, for a
+    question (not a claim or statement), by multi-hop from it when its top passages name documents
+    it did not find (a bridge). Multi-hop
     runs in keywords mode; a ``multihop_mode`` set in the settings means multi-hop for every
     question, in that mode."""
     choice = route(question, searcher.titles())
@@ -132,6 +138,8 @@ def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
     if choice.strategy is Strategy.MULTIHOP:
         return replace(MultiHopSearch(searcher, question, multi, where, deadline).run(), strategy=choice.to_dict())
     first = searcher.round(question, s.replace(multihop_mode=MultiHop.OFF), where, deadline)
+    if not choice.signals["asks"]:  # a claim or a statement: what it says is searched once
+        return replace(first, strategy=Route(Strategy.HYBRID, NOT_ASKED, {**choice.signals, "linked": []}).to_dict())
     # multi-hop's own first round is this one unless it reranks (multi-hop reranks once, at the end)
     hops = MultiHopSearch(searcher, question, multi, where, deadline, first=None if s.rerank.model else first)
     linked = hops.linked_titles(first)
@@ -143,3 +151,4 @@ def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
 
 
 NO_NAMES = "neither the question nor the passages found name a document"
+NOT_ASKED = "the text names no document and is not a question (a claim or a statement is searched once)"
