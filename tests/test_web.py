@@ -117,8 +117,9 @@ def test_the_trace_opens(page):
     expect(rows).to_have_count(2)
     assert rows.nth(0).inner_text().startswith("dense") and rows.nth(1).inner_text().startswith("bm25")
     expect(trace).to_contain_text("Fused ranking")
-    expect(trace).to_contain_text("fusion: mode=weighted")  # the default, with the knowledge base's weights
-    expect(trace).to_contain_text('"dense":0.4')
+    expect(trace).to_contain_text("fusion: mode=adaptive")  # the default, with the knowledge base's weights
+    expect(trace).to_contain_text('"dense":0.5')
+    expect(trace).to_contain_text("adapted_weights=")  # the weights this query was fused with
 
 
 def test_two_configurations_side_by_side(page):
@@ -156,7 +157,7 @@ def test_the_router_choice_is_shown_in_the_trace(page):
     trace = page.locator(".result-column details.trace").first
     trace.locator("summary").first.click()
     expect(trace.locator(".strategy")).to_have_text(
-        "strategy auto: chose hybrid (the question names no document)")
+        "strategy auto: chose hybrid (neither the question nor the passages found name a document)")
 
 
 def test_a_pdf_uploaded_then_viewed_with_its_pages_and_tables(page, tmp_path):
@@ -256,7 +257,7 @@ def test_why_each_passage_was_found_and_the_trace_name_sources_and_headings(size
     expect(why).to_be_visible()
     expect(why.locator("li[data-channel=dense]")).to_contain_text(re.compile(r"dense #\d+ \(score"))
     expect(why.locator("li[data-channel=bm25]")).to_contain_text(re.compile(r"bm25 #\d+ \(score"))
-    expect(why.locator("li.fused")).to_contain_text("fused #1 (weighted)")
+    expect(why.locator("li.fused")).to_contain_text("fused #1 (adaptive)")
     box, text = why.bounding_box(), first.locator(".text").bounding_box()
     if sized.viewport_size["width"] >= 1200:  # beside the passage it explains
         assert box["x"] >= text["x"] + text["width"] and abs(box["y"] - text["y"]) < 40
