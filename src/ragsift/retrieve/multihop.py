@@ -168,6 +168,7 @@ class MultiHopSearch:
         the first round here (the router's)."""
         self.searcher, self.question, self.s, self.where = searcher, question, s, where
         self.deadline, self._first = deadline, first
+        self._first_read: list[tuple[str, str]] | None = None  # what linked_titles read of ``first``
         # each hop is a plain search; reranking, if any, runs once on the merged result; HyDE and
         # the other model channels run on the question only
         self.first_settings = s.replace(multihop_mode="off", reranker="")
@@ -232,6 +233,8 @@ class MultiHopSearch:
         among those it did not find there: what the first hop would follow as links."""
         units = [u for u, _ in first.ranked[: self.s.multihop.hop_top]]
         read = self._read(first, units)
+        if first is self._first:  # the search that continues from it starts from what was read
+            self._first_read = read
         follow = self._keyword_follow_ups(1, read, [t for _, t in read], self._docs_of(first, units), [], terms=False)
         return [f.name for f in follow if f.kind is FollowUpKind.LINK]
 
@@ -266,7 +269,7 @@ class MultiHopSearch:
         hop0 = Hop(0, [self.question], "question", elapsed_ms=(time.perf_counter() - t0) * 1000,
                    top=[[u for u, _ in first.ranked[: m.hop_top]]], channels=list(self.first_settings.query.channels))
         hop0.new_units = hop0.top[0]
-        last_read = self._read(first, hop0.new_units)
+        last_read = self._first_read if self._first_read is not None else self._read(first, hop0.new_units)
         st = _State(t0=t0, first=first, hops=[hop0], found=set(hop0.new_units),
                     found_docs=self._docs_of(first, hop0.new_units), last_read=last_read,
                     all_found=[t for _, t in last_read], asked={_norm(self.question)},

@@ -125,9 +125,8 @@ def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
           deadline: Deadline | None) -> SearchRound:
     """The router: multi-hop when the question names a document; else one round, followed, for a
     question (not a claim or statement), by multi-hop from it when its top passages name documents
-    it did not find (a bridge). Multi-hop
-    runs in keywords mode; a ``multihop_mode`` set in the settings means multi-hop for every
-    question, in that mode."""
+    it did not find (a bridge). Multi-hop runs in keywords mode; a ``multihop_mode`` set in the
+    settings means multi-hop for every question, in that mode."""
     choice = route(question, searcher.titles())
     if s.multihop.mode is not MultiHop.OFF:  # asked for: every question gets it
         why = f"multihop_mode = {str(s.multihop.mode)!r} is set"
@@ -137,7 +136,7 @@ def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
     multi = s.replace(multihop_mode=MultiHop.KEYWORDS)
     if choice.strategy is Strategy.MULTIHOP:
         return replace(MultiHopSearch(searcher, question, multi, where, deadline).run(), strategy=choice.to_dict())
-    first = searcher.round(question, s.replace(multihop_mode=MultiHop.OFF), where, deadline)
+    first = searcher.round(question, s, where, deadline)  # s has no multi-hop mode here
     if not choice.signals["asks"]:  # a claim or a statement: what it says is searched once
         return replace(first, strategy=Route(Strategy.HYBRID, NOT_ASKED, {**choice.signals, "linked": []}).to_dict())
     # multi-hop's own first round is this one unless it reranks (multi-hop reranks once, at the end)
