@@ -198,11 +198,11 @@ def report(out_path: Path, rule_names: list[str] | None) -> None:
                     "chosen": chosen, "chosen_within_half_a_point_everywhere": bool(fine), "sets": {}}
     for name, data in sets.items():
         held = scores[name]["held_out"]
-        row = {"questions": len(held["hybrid"]["ndcg@10"]), "ms": data["ms"], "overrides": data.get("overrides"),
-               "takes_multihop": sum(map(rules[chosen], [data["rows"][i] for i in parts(name, len(data["rows"]))["held_out"]])),
+        held_rows = [data["rows"][i] for i in parts(name, len(data["rows"]))["held_out"]]
+        row = {"questions": len(held_rows), "ms": data["ms"], "overrides": data.get("overrides"),
+               "takes_multihop": sum(map(rules[chosen], held_rows)),
                "calibration": {k: round(cal(name, k), 4) for k in rules}}
         if AS_RUN in held:
-            held_rows = [data["rows"][i] for i in parts(name, len(data["rows"]))["held_out"]]
             row["auto_ms"], row["auto_ms_p90"] = data["auto_ms"], data["auto_ms_p90"]
             row["auto_took_multihop"] = sum(r["auto_chose"] == "multihop" for r in held_rows)
             # the rule replayed from the two strategies' rankings against the router as run
