@@ -265,8 +265,10 @@ PREVIOUS = ("chunks", "chunks", "minmax dense=0.4")  # the defaults this benchma
 
 def report(out: Path) -> None:
     q = Settings().query
-    default = ("chunks", "chunks", f"{ {'weighted': 'minmax'}.get(q.fusion.value, q.fusion.value)} dense={q.weights['dense']}")
-    assert q.normalization == "minmax" and default[2] in FUSIONS, "the package's defaults are not in the grid"
+    fusion = next((f for f, (mode, w) in FUSIONS.items()  # the package's default fusion, by its grid name
+                   if (mode, w, 1 - w) == (q.fusion.value, q.weights["dense"], q.weights["bm25"])), None)
+    assert q.normalization == "minmax" and fusion is not None, "the package's defaults are not in the grid"
+    default = ("chunks", "chunks", fusion)
     today = PREVIOUS
     sets = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(CACHE.glob("*.json"))}
     combos = [(d, b, f) for d in DENSE_RULES for b in ("chunks", "max", "mix 0.5") for f in FUSIONS]
@@ -305,7 +307,7 @@ def report(out: Path) -> None:
     print(f"chosen on every set's even queries: {result['chosen_on_all']}")
     for name in main_sets:
         others = [o for o in main_sets if o != name]
-        a = np.array(per[name]["odd"][today])
+        a, now = np.array(per[name]["odd"][today]), np.array(per[name]["odd"][default])
         ref = per[name]["ref"]
         best_single = max(("dense", "bm25"), key=lambda m: statistics.fmean(per[name]["alone"][(m, "chunks")]))
         single = np.array(per[name]["alone"][(best_single, "chunks")])
@@ -318,10 +320,9 @@ def report(out: Path) -> None:
                          "p_vs_single": paired_randomization_test(single, b), "p_vs_reference": paired_randomization_test(refh, b)}
         result["sets"][name] = {
             "queries_odd": len(a), "today": float(a.mean()), "loso": loso,
-            "default": float(np.mean(per[name]["odd"][default])),
+            "default": float(now.mean()), "p_default_vs_today": paired_randomization_test(a, now),
             "all_queries": {k: float(np.mean(per[name]["even"][c] + per[name]["odd"][c]))
                             for k, c in (("today", today), ("default", default))},
-            "p_default_vs_today": paired_randomization_test(a, np.array(per[name]["odd"][default])),
             "best_single_channel": best_single, "best_single": float(single.mean()),
             "own": {f"{ch}: {r}": statistics.fmean(v) for (ch, r), v in per[name]["alone"].items()},
             "reference": {m: statistics.fmean(x[m] for x in ref) for m in ("dense", "bm25", "hybrid")},
