@@ -101,8 +101,8 @@ def minmax(pairs: list[tuple[str, float]]) -> dict[str, float]:
 
 def plain_fused(dense: list[tuple[str, float]], bm25: list[tuple[str, float]]) -> list[str]:
     a, b = minmax(dense), minmax(bm25)
-    keys = set(a) | set(b)
-    return sorted(keys, key=lambda d: -(0.5 * a.get(d, 0.0) + 0.5 * b.get(d, 0.0)))
+    keys = set(a) | set(b)  # ties by id: a set's order changes from run to run
+    return sorted(keys, key=lambda d: (-(0.5 * a.get(d, 0.0) + 0.5 * b.get(d, 0.0)), d))
 
 
 # --- collect -----------------------------------------------------------------------------------
