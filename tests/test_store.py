@@ -278,7 +278,7 @@ def _exported(store) -> dict:
 
 
 QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "蓝牙连接距离", "reset the speaker",
-           "红茶 保存 两年", "roses"]
+           "红茶 保存 两年", "roses", "green tea, green tea, stored green tea", "红茶保存，红茶冷藏，红茶"]
 
 
 def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri):

@@ -57,6 +57,7 @@ from ragsift.store.base import (
     heading_json,
     integrity_problems,
     metadata_json,
+    query_terms,
     read_heading,
 )
 from ragsift.store.filters import Node, milvus_literal, render_milvus
@@ -95,6 +96,11 @@ def term_token(term: str) -> str:
 
 def bm25_text(terms: str) -> str:
     return " ".join(term_token(t) for t in terms.split())
+
+
+def bm25_query(terms: str) -> str:
+    """A query's BM25 text: each distinct term once (``query_terms``; the engine would count repeats)."""
+    return " ".join(term_token(t) for t in query_terms(terms))
 
 
 def connect(uri: str, token: str | None = None, db_name: str | None = None):
@@ -313,7 +319,7 @@ class MilvusStore(ManifestStore):
 
     def search_bm25(self, terms: str, k: int, where: Node | None,
                     kinds: Sequence[str] = ("chunk",)) -> list[StoredHit]:
-        text = bm25_text(terms)
+        text = bm25_query(terms)
         if self.generation == 0 or not text:
             return []
         res = self.client.search(self.coll["children"], data=[text], anns_field="bm25", limit=min(k, MAX_K),
@@ -332,7 +338,7 @@ class MilvusStore(ManifestStore):
         (unit=child) the two are the same."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
 
-        text = bm25_text(terms)
+        text = bm25_query(terms)
         expr = self._filter(where, self._kinds(kinds))
         reqs = [AnnSearchRequest([np.asarray(vector, np.float32).tolist()], "vector", {"metric_type": "COSINE"},
                                  limit=min(depth, MAX_K), expr=expr)]

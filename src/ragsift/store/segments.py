@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsift.store.base import StoredHit
+from ragsift.store.base import StoredHit, query_terms
 from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Found, Rows, saved_folder, top_k
 
 SAVE_MIN = 16_384  # segments of this many children or more are built and saved by the writer
@@ -205,17 +205,15 @@ class BM25Stats:
         return found
 
     def weights(self, terms: str) -> list[tuple[str, float]]:
-        """The query's terms with their weights (idf x times asked), in the one order every
-        segment adds them in: highest weight first, then by term."""
-        counts: dict[str, int] = {}
-        for t in terms.split():
-            counts[t] = counts.get(t, 0) + 1
+        """The query's distinct terms with their weights (idf), in the one order every segment
+        adds them in: highest weight first, then by term. A term asked twice counts once
+        (``query_terms``)."""
         items = []
-        for t, c in counts.items():
+        for t in query_terms(terms):
             df = self.df(t)
             if df:
                 idf = np.float32(np.log(1.0 + (self.n - df + 0.5) / (df + 0.5)))
-                items.append((t, float(idf) * c))
+                items.append((t, float(idf)))
         return sorted(items, key=lambda x: (-x[1], x[0]))
 
 
