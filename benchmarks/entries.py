@@ -24,6 +24,11 @@ then fuses dense and BM25 with ragsift's own ``fuse`` (RRF, or weighted min-max 
 weights, or ``adaptive``: those weights scaled per query by how far each channel's best hit stands
 out of its list, the z-score of its top score among its first 50) and scores nDCG@10 of the documents. Settings are chosen leave-one-set-out: each set is reported (odd-numbered
 judged queries) with the rule chosen on the even-numbered queries of the *other* sets.
+
+``refresh-bm25`` (same ``--set`` and ``--work-dir`` as ``collect``) searches a collected set's BM25
+lists again with the package as it is, keeping the earlier lists beside them: the report gives
+today's defaults on the BM25 of their day (a query term asked twice counted twice) and the
+package's defaults before and after BM25 counted each distinct query term once.
 """
 from __future__ import annotations
 
@@ -191,6 +196,30 @@ def enrich(name: str, folder: Path) -> None:
     print(f"{name}: languages added")
 
 
+def refresh_bm25(name: str, folder: Path, embedder: str, work: Path) -> None:
+    """Search a collected set's BM25 lists again with the package as it is now (its knowledge base
+    kept from ``collect``); the lists searched before are kept beside them as ``NAME@counted``
+    (collected when a term asked twice counted twice), so the report can set both side by side."""
+    from ragsift.kb import KnowledgeBase
+
+    out = CACHE / f"{name}.json"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    queries = load_beir(folder).queries
+    kb = KnowledgeBase.open(work / f"{name}-{embedder}-cp", embedder=embedder)
+    with kb.reading() as store:
+        for row in data["rows"]:
+            terms = kb.analyzer.analyze(queries[row["qid"]])
+            for kind in ("chunk", "parent"):
+                lists = row["lists"]
+                lists.setdefault(f"bm25_{kind}@counted", lists[f"bm25_{kind}"])
+                lists[f"bm25_{kind}"] = [[h.parent_id, h.doc_id, h.score]
+                                         for h in store.search_bm25(terms, DEPTH, None, (kind,))]
+    kb.close()
+    data["bm25_query"] = "distinct terms"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    print(f"{name}: BM25 lists searched again ({len(data['rows'])} queries)")
+
+
 # --- report ------------------------------------------------------------------------------------
 
 def section_scores(chunks: list, whole: list, rule: str) -> list[tuple[str, float, str]]:
@@ -230,8 +259,10 @@ BM25_RULES = ("chunks", "whole", "max", "mix 0.5")
 class Prepared:
     """One query's channel lists under every rule (sections, best first), made once."""
 
-    def __init__(self, row: dict, doc_lang: dict[str, str]) -> None:
+    def __init__(self, row: dict, doc_lang: dict[str, str], counted: bool = False) -> None:
         li = row["lists"]
+        if counted:  # BM25 as searched before ``refresh-bm25`` (a repeated query term counted again)
+            li = li | {k: li.get(f"{k}@counted", li[k]) for k in ("bm25_chunk", "bm25_parent")}
         self.rels = row["rels"]
         self.dense = {r: section_scores(li["dense_chunk"], li["dense_parent"], r) for r in DENSE_RULES}
         self.bm25 = {r: section_scores(li["bm25_chunk"], li["bm25_parent"], r) for r in BM25_RULES}
@@ -279,6 +310,11 @@ def report(out: Path) -> None:
         for part, start in (("even", 0), ("odd", 1)):
             prepared = [Prepared(r, data["doc_lang"]) for r in rows[start::2]]
             per[name][part] = {c: [p.hybrid(*c) for p in prepared] for c in combos}
+            # today's defaults with today's BM25 (every repeat of a query term counted)
+            counted = [Prepared(r, data["doc_lang"], counted=True) for r in rows[start::2]]
+            per[name][part + " counted"] = {c: [p.hybrid(*c) for p in counted] for c in (today, default)}
+            per[name][part + " bm25"] = {k: [p.alone("bm25", "chunks") for p in x]
+                                         for k, x in (("counted", counted), ("distinct", prepared))}
             if part == "odd":
                 per[name]["alone"] = {(ch, r): [p.alone(ch, r) for p in prepared]
                                       for ch, rules in (("dense", DENSE_RULES), ("bm25", BM25_RULES)) for r in rules}
@@ -286,7 +322,7 @@ def report(out: Path) -> None:
         print(f"{name}: {len(rows)} queries evaluated", flush=True)
 
     def mean(name: str, part: str, c: tuple) -> float:
-        return statistics.fmean(per[name][part][c])
+        return statistics.fmean(per[name][part + " counted" if c == today else part][c])
 
     # NAME-today: the set collected with today's splitter (another checkout), compared, not chosen on
     main_sets = [n for n in per if not n.endswith("-today")]
@@ -307,7 +343,9 @@ def report(out: Path) -> None:
     print(f"chosen on every set's even queries: {result['chosen_on_all']}")
     for name in main_sets:
         others = [o for o in main_sets if o != name]
-        a, now = np.array(per[name]["odd"][today]), np.array(per[name]["odd"][default])
+        a, now = np.array(per[name]["odd counted"][today]), np.array(per[name]["odd"][default])
+        before = np.array(per[name]["odd counted"][default])
+        bm_before, bm_now = np.array(per[name]["odd bm25"]["counted"]), np.array(per[name]["odd bm25"]["distinct"])
         ref = per[name]["ref"]
         best_single = max(("dense", "bm25"), key=lambda m: statistics.fmean(per[name]["alone"][(m, "chunks")]))
         single = np.array(per[name]["alone"][(best_single, "chunks")])
@@ -321,8 +359,17 @@ def report(out: Path) -> None:
         result["sets"][name] = {
             "queries_odd": len(a), "today": float(a.mean()), "loso": loso,
             "default": float(now.mean()), "p_default_vs_today": paired_randomization_test(a, now),
-            "all_queries": {k: float(np.mean(per[name]["even"][c] + per[name]["odd"][c]))
-                            for k, c in (("today", today), ("default", default))},
+            "bm25_query": {"bm25_counted": float(bm_before.mean()), "bm25_distinct": float(bm_now.mean()),
+                           "p_bm25": paired_randomization_test(bm_before, bm_now),
+                           "default_counted": float(before.mean()), "default_distinct": float(now.mean()),
+                           "p_default": paired_randomization_test(before, now),
+                           "even": {"bm25_counted": statistics.fmean(per[name]["even bm25"]["counted"]),
+                                    "bm25_distinct": statistics.fmean(per[name]["even bm25"]["distinct"]),
+                                    "default_counted": statistics.fmean(per[name]["even counted"][default]),
+                                    "default_distinct": mean(name, "even", default)}},
+            "all_queries": {k: float(np.mean(per[name][f"even{x}"][c] + per[name][f"odd{x}"][c]))
+                            for k, c, x in (("today", today, " counted"), ("default", default, ""),
+                                            ("default_counted", default, " counted"))},
             "best_single_channel": best_single, "best_single": float(single.mean()),
             "own": {f"{ch}: {r}": statistics.fmean(v) for (ch, r), v in per[name]["alone"].items()},
             "reference": {m: statistics.fmean(x[m] for x in ref) for m in ("dense", "bm25", "hybrid")},
@@ -338,8 +385,8 @@ def report(out: Path) -> None:
     for name in [n for n in per if n.endswith("-today") and n[:-6] in result["sets"]]:
         new_set = name[:-6]
         chosen = tuple(result["sets"][new_set]["loso"]["fusion"]["chosen"])
-        a = np.array(per[name]["odd"][today])
-        b = np.array(per[new_set]["odd"][today])
+        a = np.array(per[name]["odd counted"][today])
+        b = np.array(per[new_set]["odd counted"][today])
         c = np.array(per[new_set]["odd"][chosen])
         result["splitter"][new_set] = {
             "today_splitter": float(a.mean()), "new_splitter": float(b.mean()), "p_splitter": paired_randomization_test(a, b),
@@ -356,16 +403,19 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("--set", action="append", required=True, help="name=folder:embedder")
     c.add_argument("--work-dir", default="/tmp/ragsift-eval/entries-kb")
+    f = sub.add_parser("refresh-bm25")
+    f.add_argument("--set", action="append", required=True, help="name=folder:embedder")
+    f.add_argument("--work-dir", default="/tmp/ragsift-eval/entries-kb")
     e = sub.add_parser("enrich")
     e.add_argument("--set", action="append", required=True, help="name=folder")
     r = sub.add_parser("report")
     r.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "entries.json"))
     args = ap.parse_args()
-    if args.cmd == "collect":
+    if args.cmd in ("collect", "refresh-bm25"):
         for spec in args.set:
             name, rest = spec.split("=", 1)
             folder, embedder = rest.rsplit(":", 1)
-            collect(name, Path(folder), embedder, Path(args.work_dir))
+            (collect if args.cmd == "collect" else refresh_bm25)(name, Path(folder), embedder, Path(args.work_dir))
     elif args.cmd == "enrich":
         for spec in args.set:
             name, folder = spec.split("=", 1)

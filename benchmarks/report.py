@@ -8,6 +8,7 @@ missed target is said as missed.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -1441,7 +1442,10 @@ def entries_section() -> list[str]:
               "per set (a knowledge base with chunks and whole sections, `small_index = [\"chunk\", \"parent\"]`, and each "
               "query's channel lists); `python benchmarks/entries.py enrich --set NAME=FOLDER` (the questions' and documents' "
               "languages, for sets collected before the script stored them); `phantomwiki-today` collected by this script "
-              "run from a checkout of 9fa2ddd (today's splitter); then " f"`{r['command']}`.",
+              "run from a checkout of 9fa2ddd (today's splitter); "
+              + ("`python benchmarks/entries.py refresh-bm25 --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER` per set "
+                 "(the BM25 lists searched again once a query term counts once, the earlier ones kept); "
+                 if any("bm25_query" in v for v in sets.values()) else "") + f"then `{r['command']}`.",
               "- Sets (odd-numbered judged queries; embedder): " + ", ".join(f"{n} ({v['queries_odd']}; {v.get('embedder', '?')})"
                                                                          for n, v in sets.items())
               + "; the new sets are built by `benchmarks/datasets/fetch_*.py` (each writes a SOURCE.md).",
@@ -1488,6 +1492,25 @@ def entries_section() -> list[str]:
                   + (", below on " + ", ".join(f"{n} ({sets[n]['default'] - sets[n]['today']:+.4f}, p "
                                               f"{_p(sets[n]['p_default_vs_today'])})" for n in lower) if lower else "")
                   + "." + (" Not in the table: " + ", ".join(missing) + "." if missing else "")]
+    if any("bm25_query" in v for v in sets.values()):
+        lines += ["", "**A query term asked twice counts once** (Robertson's k3 = 0; before, BM25 weighed a term by how "
+                  "often the query said it, as Lucene does). Odd queries, nDCG@10, BM25 over chunks alone and the "
+                  "package's defaults, before and after, with p (paired randomization); today's defaults above are "
+                  "measured on the BM25 of their day:", "",
+                  "| set | BM25 before | BM25 now (p) | defaults before | defaults now (p) | even queries: BM25 before / "
+                  "now, defaults before / now |", "|---|---|---|---|---|---|"]
+        for n, v in sets.items():
+            b = v.get("bm25_query")
+            if b:
+                e = b["even"]
+                lines.append(f"| {n} | {b['bm25_counted']:.4f} | {b['bm25_distinct']:.4f} ({_p(b['p_bm25'])}) | "
+                             f"{b['default_counted']:.4f} | {b['default_distinct']:.4f} ({_p(b['p_default'])}) | "
+                             f"{e['bm25_counted']:.4f} / {e['bm25_distinct']:.4f}, {e['default_counted']:.4f} / "
+                             f"{e['default_distinct']:.4f} |")
+        both = [statistics.fmean(v["bm25_query"]["even"][k] - v["bm25_query"]["even"][k.replace("distinct", "counted")]
+                                 for v in sets.values() if "bm25_query" in v) for k in ("bm25_distinct", "default_distinct")]
+        lines += ["", f"Chosen on the even queries: mean change BM25 {both[0] * 100:+.2f} points, defaults "
+                  f"{both[1] * 100:+.2f} points; the odd queries above report it."]
     own = list(next(iter(sets.values()))["own"])
     lines += ["", "Each channel alone (odd queries, nDCG@10), by how a section's entries are scored:", "",
               "| set | " + " | ".join(own) + " |", "|---|" + "---|" * len(own)]
