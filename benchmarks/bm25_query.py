@@ -63,14 +63,18 @@ class OkapiBM25:
                 self.post.setdefault(t, []).append(i)
         self.k1 = k1
 
-    def search(self, query: list[str], k: int, k3: float) -> list[int]:
-        scores: dict[int, float] = {}
+    def scores(self, query: list[str], k3: float = 0.0) -> dict[int, float]:
+        """Every matching document's score."""
+        out: dict[int, float] = {}
         for t, c in Counter(query).items():
             qw = c if math.isinf(k3) else (k3 + 1) * c / (k3 + c)
             for i in self.post.get(t, ()):
                 f = self.tf[i][t]
-                scores[i] = scores.get(i, 0.0) + qw * self.idf[t] * f * (self.k1 + 1) / (f + self.norm[i])
-        return [i for i, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]]
+                out[i] = out.get(i, 0.0) + qw * self.idf[t] * f * (self.k1 + 1) / (f + self.norm[i])
+        return out
+
+    def search(self, query: list[str], k: int, k3: float) -> list[int]:
+        return [i for i, _ in sorted(self.scores(query, k3).items(), key=lambda x: (-x[1], x[0]))[:k]]
 
 
 class AsciiV2(UnicodeAnalyzer):
