@@ -133,6 +133,7 @@ def query_terms(terms: str) -> list[str]:
     (docs/benchmarks.md)."""
     return list(dict.fromkeys(terms.split()))
 
+
 class WriteTransaction(Protocol):
     generation: int  # the generation this transaction will commit as
 
