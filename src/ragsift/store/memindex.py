@@ -562,9 +562,10 @@ class _Scratch:
 
 
 def _weigh(tf: np.ndarray, norm: np.ndarray, w: float) -> np.ndarray:
-    """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf times
-    the times asked), computed one way everywhere: the score of one row must not depend on which
-    path read its postings. ``norm`` is a new array (a gather) and is overwritten."""
+    """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf; a
+    query term counts once, ``query_terms``), computed one way everywhere: the score of one row
+    must not depend on which path read its postings. ``norm`` is a new array (a gather) and is
+    overwritten."""
     f = np.asarray(tf).astype(np.float32)
     np.add(norm, f, out=norm)
     f *= np.float32((BM25_K1 + 1) * w)
