@@ -971,7 +971,8 @@ def router_section() -> list[str]:
     if r is None:
         return lines
     sets = r["sets"]
-    ov = next(iter(sets.values()))["overrides"]
+    ov = {k: v for k, v in next(iter(sets.values()))["overrides"].items()
+          if k != "max_query_chars"}  # collect adds the set's own length limit
     lines += [f"- Date: {r['date']}; commands: `python benchmarks/router.py collect --set NAME=FOLDER:EMBEDDER "
               f"--overrides '{json.dumps(ov)}'` per set (on the knowledge bases `benchmarks/entries.py` built), "
               "`python benchmarks/router.py auto --set NAME=FOLDER` (`strategy=\"auto\"` itself, beside one hybrid "
@@ -989,9 +990,10 @@ def router_section() -> list[str]:
               "LawBench's two longest statements (9,780 and 22,104 characters, above the default `max_query_chars` "
               "of 4,000, raised for this set) had their dense channel time out (30 s: the embedder reads a long "
               "text window by window) and rank by BM25 alone."
-              + (" These rankings were searched while BM25 still counted a query term the query repeats again "
-                 "(before dabeee3); the entries section below gives the defaults' one-round figures before and after "
-                 "that change." if r["date"] <= "2026-12-02" else ""), "",
+              + (lambda old: f" The rankings of {', '.join(old)} were searched while BM25 still counted a term the "
+                 "query repeats again (before dabeee3); the entries section below gives the defaults' one-round figures "
+                 "before and after that change." if old else "")(
+                  [n for n, v in sets.items() if v.get("bm25_query", "every repeat") == "every repeat"]), "",
               "| set | questions | hybrid | multihop | auto | p auto vs hybrid / multihop | complete@5 hybrid / multihop / auto "
               "| auto took multi-hop | agrees with the replay | ms hybrid / auto (p90) |",
               "|---|---|---|---|---|---|---|---|---|---|"]

@@ -96,6 +96,7 @@ def collect(name: str, folder: Path, kb_path: Path, overrides: dict) -> None:
     kb.close()
     CACHE.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"name": name, "kb": str(kb_path), "overrides": overrides, "rows": rows,
+                               "bm25_query": "distinct terms",  # BM25 counts a repeated query term once
                                "ms": {s: round(v * 1000 / len(qids), 1) for s, v in ms.items()}}), encoding="utf-8")
     print(f"{name}: {len(rows)} questions")
 
@@ -200,6 +201,7 @@ def report(out_path: Path, rule_names: list[str] | None) -> None:
         held = scores[name]["held_out"]
         held_rows = [data["rows"][i] for i in parts(name, len(data["rows"]))["held_out"]]
         row = {"questions": len(held_rows), "ms": data["ms"], "overrides": data.get("overrides"),
+               "bm25_query": data.get("bm25_query", "every repeat"),
                "takes_multihop": sum(map(rules[chosen], held_rows)),
                "calibration": {k: round(cal(name, k), 4) for k in rules}}
         if AS_RUN in held:

@@ -22,7 +22,7 @@ set in the settings means multi-hop for every question. The trace gives the sign
 
 The rule was chosen on calibration questions and reported on held-out ones of seven sets
 (``benchmarks/router.py``, docs/benchmarks.md): against the question-only rule it replaces, it
-takes multi-hop on 52 of the 66 held-out HotpotQA questions that name no title and on every PhantomWiki
+takes multi-hop on 51 of the 66 held-out HotpotQA questions that name no title and on every PhantomWiki
 question (44% of which name no supporting title; the question-only rule took one round on them
 and lost there: 0.578 against 0.598 held-out); it takes one round on every FAQ question (both
 InsuranceQA languages), where multi-hop loses 2.4-2.6 points. Following links only from
