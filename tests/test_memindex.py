@@ -29,21 +29,36 @@ def _search(index, terms: str, k: int, rows):
 
 
 def _children(store) -> list[dict]:
-    cols = ["child_id", "terms", "vector", "kind", "doc_id"]
+    cols = ["child_id", "terms", "vector", "kind", "doc_id", "lang"]
     return store._tables["children"].to_arrow().select(cols).to_pylist()
 
 
-def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0.75) -> list[tuple[str, float]]:
-    """Okapi BM25 as textbooks write it: statistics over every stored entry, scores for the asked
-    kinds, each distinct query term once (Robertson's k3 = 0)."""
+def _language(row: dict) -> str:
+    lang = row.get("lang") or "other"
+    return lang if lang in ("zh", "en") else "other"
+
+
+def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0.75,
+                     min_rows: int = 100) -> list[tuple[str, float]]:
+    """Okapi BM25 as textbooks write it, scores for the asked kinds, each distinct query term once
+    (Robertson's k3 = 0). Statistics: when two languages (Chinese, English, other) or more have
+    ``min_rows`` stored entries each, an entry of such a language is scored with the statistics
+    of its language's entries alone (as if each had an index of its own); every other entry with
+    those of every stored entry."""
+    def stats(docs: list[list[str]]) -> tuple[int, float, Counter]:
+        return len(docs), sum(len(d) for d in docs) / len(docs), Counter(t for d in docs for t in set(d))
+
     docs = [r["terms"].split() for r in rows]
-    n = len(docs)
-    avgdl = sum(len(d) for d in docs) / n
-    df = Counter(t for d in docs for t in set(d))
+    counts = Counter(_language(r) for r in rows)
+    own = {lang for lang, c in counts.items() if c >= min_rows}
+    own = own if len(own) >= 2 else set()
+    everyone = stats(docs)
+    per = {lang: stats([d for r, d in zip(rows, docs) if _language(r) == lang]) for lang in own}
     out = []
     for r, d in zip(rows, docs):
         if (r["kind"] or "chunk") not in kinds:
             continue
+        n, avgdl, df = per.get(_language(r), everyone)
         tf = Counter(d)
         s = 0.0
         for t in set(query.split()):
@@ -235,10 +250,13 @@ def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
         assert [(h.child_id, round(h.score, 5)) for h in a] == [(h.child_id, round(h.score, 5)) for h in b]
 
 
-def test_bm25_pruning_is_exact_on_common_and_rare_terms():
+@pytest.mark.parametrize("languages,shares", [(("en",), [1]), (("zh", "en", "other"), [5, 2, 1]),
+                                              (("en", "zh", "other"), [60, 30, 1])])
+def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares):
     """MaxScore stops reading common terms once no unseen row can enter the top k: the result
     must still equal exhaustive scoring, with and without a row filter (Zipf-like random text,
-    Chinese and English words)."""
+    Chinese and English words), with one language's statistics, three, or two and a language
+    too small for its own (scored with every row's)."""
     import random
 
     import pyarrow as pa
@@ -250,12 +268,20 @@ def test_bm25_pruning_is_exact_on_common_and_rare_terms():
     weights = [1 / (r + 1) for r in range(len(words))]
     texts = [" ".join(rng.choices(words, weights, k=rng.randint(3, 40))) for _ in range(3000)]
     ids = [f"c{i}" for i in range(len(texts))]
-    tbl = pa.table({"child_id": ids, "parent_id": ids, "doc_id": ids, "start": [0] * len(ids), "end": [1] * len(ids)})
+    # languages drawn unevenly, and a row's words skewed by its language: each language's
+    # statistics differ from the others'
+    langs = rng.choices(languages, shares, k=len(texts))
+    texts = [t if lang != "zh" else t + " 电池 充电" for t, lang in zip(texts, langs)]
+    tbl = pa.table({"child_id": ids, "parent_id": ids, "doc_id": ids, "start": [0] * len(ids), "end": [1] * len(ids),
+                    "lang": langs})
     index = BM25Index(Rows(tbl), lambda: pa.table({"terms": texts}))
-    rows = [{"child_id": c, "terms": t, "kind": "chunk"} for c, t in zip(ids, texts)]
+    rows = [{"child_id": c, "terms": t, "kind": "chunk", "lang": lang} for c, t, lang in zip(ids, texts, langs)]
+    counts = Counter(langs)
+    assert len(languages) == 1 or min(counts.values()) < 100 < sorted(counts.values())[-2] or min(counts.values()) > 100
     allowed = np.array(sorted(rng.sample(range(len(texts)), 900)))
     for _ in range(60):
-        query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3)))
+        query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3))
+                         + rng.sample(["电池", "充电", "w0"], rng.randint(0, 2)))
         want = independent_bm25(rows, query)
         got = _search(index, query, 10, None)
         assert np.allclose([h.score for h in got], [s for _, s in want[:10]], rtol=1e-5), query

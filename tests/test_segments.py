@@ -46,16 +46,27 @@ def _results(store: LanceStore, where=None) -> dict[str, list[tuple[str, float]]
     return out
 
 
-def _independent_bm25(store: LanceStore, terms: str, k: int) -> list[float]:
-    """BM25 over the live table's terms, written here from the formula."""
-    tbl = store._scan(["terms", "kind"]).to_pylist()
+def _independent_bm25(store: LanceStore, terms: str, k: int, min_rows: int) -> list[float]:
+    """BM25 over the live table's terms, written here from the formula: when two languages or more
+    (Chinese, English, other) have ``min_rows`` live rows each, those languages' rows are scored
+    with their own language's statistics, every other row with the whole table's."""
+    tbl = store._scan(["terms", "kind", "lang"]).to_pylist()
+    lang = [r["lang"] if r["lang"] in ("zh", "en") else "other" for r in tbl]
     docs = [(r["terms"] or "").split() for r in tbl]
-    n, avg = len(docs), sum(len(d) for d in docs) / len(docs)
+    own = {x for x in set(lang) if lang.count(x) >= min_rows}
+    own = own if len(own) >= 2 else set()
+
+    def stats(mine: list[list[str]]) -> tuple[int, float, list[list[str]]]:
+        return len(mine), sum(len(d) for d in mine) / len(mine), mine
+
+    per = {x: stats([d for d, y in zip(docs, lang) if y == x]) for x in own}
+    everyone = stats(docs)
     scores = []
-    for d, r in zip(docs, tbl):
+    for d, r, x in zip(docs, tbl, lang):
+        n, avg, pool = per.get(x, everyone)
         s = 0.0
         for t in terms.split():
-            df = sum(1 for x in docs if t in x)
+            df = sum(1 for y in pool if t in y)
             if not df or t not in d:
                 continue
             tf = d.count(t)
@@ -65,7 +76,11 @@ def _independent_bm25(store: LanceStore, terms: str, k: int) -> list[float]:
     return sorted(scores, reverse=True)[:k]
 
 
-def test_segments_with_deletions_score_as_one_merged_index(tmp_path):
+@pytest.mark.parametrize("min_rows", [seg_mod.LANGUAGE_MIN_ROWS, 10], ids=["package", "per-language"])
+def test_segments_with_deletions_score_as_one_merged_index(tmp_path, monkeypatch, min_rows):
+    """(``min_rows`` 10: Chinese and English rows each have statistics of their own, counted over
+    the live rows of every segment.)"""
+    monkeypatch.setattr(seg_mod, "LANGUAGE_MIN_ROWS", min_rows)
     store = LanceStore(tmp_path / "kb", dim=64)
     _put(store, range(0, 40))
     _put(store, range(40, 52))
@@ -77,10 +92,11 @@ def test_segments_with_deletions_score_as_one_merged_index(tmp_path):
     names = [s.name for s in store.segments()]
     assert len(names) >= 3, names
     assert any(store._live(s) is not None for s in store.segments())  # dead rows are there
+    assert store._bm25_stats().per_language == (min_rows == 10)
     where = parse_filter({"bucket": {"in": [1, 2]}}, store.fields())
     segmented, filtered = _results(store), _results(store, where)
     for q in QUESTIONS:  # BM25 over segments against the formula over the live rows
-        want = _independent_bm25(store, ANALYZER.analyze(q), 8)
+        want = _independent_bm25(store, ANALYZER.analyze(q), 8, min_rows)
         assert np.allclose([s for _, s in segmented[f"bm25 {q}"]], want, rtol=1e-5), q
     assert not any(c.startswith(("d002", "d041", "d053")) for r in segmented.values() for c, _ in r)
 
@@ -208,7 +224,7 @@ def test_a_store_written_before_segments_reads_one_segment_per_generation(tmp_pa
     assert seg.where is None and seg.name == f"{store.generation:010d}"
     for q in QUESTIONS:
         got = [h.score for h in store.search_bm25(ANALYZER.analyze(q), 8, None)]
-        assert np.allclose(got, _independent_bm25(store, ANALYZER.analyze(q), 8), rtol=1e-5), q
+        assert np.allclose(got, _independent_bm25(store, ANALYZER.analyze(q), 8, seg_mod.LANGUAGE_MIN_ROWS), rtol=1e-5), q
     assert all(h.doc_id != "d003" for h in store.search_dense(vector(TEXTS[3]), 20, None))
 
 

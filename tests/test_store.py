@@ -281,18 +281,77 @@ QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "�
            "红茶 保存 两年", "roses", "green tea, green tea, stored green tea", "红茶保存，红茶冷藏，红茶"]
 
 
-def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri):
-    """Milvus computes BM25 in the engine, LanceDB in tantivy; on the same analyzer terms (k1
-    1.2, b 0.75 on both) they find the same children in the same order with the same scores."""
+@pytest.mark.parametrize("names", [("solar", "garden"), ("tea",)], ids=["en", "zh"])
+def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri, names):
+    """Milvus computes BM25 in the engine, the embedded store in its own index; on the same
+    analyzer terms (k1 1.2, b 0.75 on both) they find the same children in the same order with
+    the same scores, in a base of one language (in a base of several, the embedded store keeps
+    each language's statistics apart and Milvus one set for the collection: README)."""
     lance, milvus = new_store({}, tmp_path), new_store({"store_kind": "milvus", "store_uri": milvus_uri}, tmp_path)
-    fill(lance)
-    fill(milvus)
+    fill(lance, names)
+    fill(milvus, names)
+    asked = 0
     for q in QUERIES:
         a = lance.search_bm25(ANALYZER.analyze(q), 20, None)
         b = milvus.search_bm25(ANALYZER.analyze(q), 20, None)
-        assert a, q
+        asked += bool(a)
         assert [h.child_id for h in a] == [h.child_id for h in b], q
         assert np.allclose([h.score for h in a], [h.score for h in b], rtol=1e-3), q
+    assert asked >= 3
+
+
+def test_bm25_scores_each_language_with_its_own_statistics(tmp_path, monkeypatch):
+    """In a base of Chinese and English documents, a Chinese child scores what it scores in a
+    base of the Chinese documents alone (and an English child what it scores among the English
+    ones): how many rows the other language has, and how long they are, does not move it. (Each
+    language needs LANGUAGE_MIN_ROWS rows for statistics of its own: 2 here, for these few
+    documents; the next test keeps the package's.)"""
+    from ragsift.store import segments
+
+    monkeypatch.setattr(segments, "LANGUAGE_MIN_ROWS", 2)
+    both, zh, en = (new_store({}, tmp_path) for _ in range(3))
+    fill(both, ("tea", "solar", "garden"))
+    fill(zh, ("tea",))
+    fill(en, ("solar", "garden"))
+    assert both._bm25_stats().per_language and not zh._bm25_stats().per_language
+    for q, alone in (("绿茶冷藏保存", zh), ("红茶 保存 两年", zh), ("solar panels cleaning", en),
+                     ("prune roses winter", en), ("红茶 solar 保存", zh), ("红茶 solar 保存", en)):
+        terms = ANALYZER.analyze(q)
+        want = alone.search_bm25(terms, 20, None)
+        got = [h for h in both.search_bm25(terms, 20, None) if h.child_id in {w.child_id for w in want}]
+        assert want, q
+        assert [(h.child_id, h.score) for h in got] == [(h.child_id, h.score) for h in want], q
+
+
+def test_bm25_scores_a_language_of_a_few_rows_with_the_whole_base(tmp_path, monkeypatch):
+    """A language with fewer live rows than LANGUAGE_MIN_ROWS gets no statistics of its own (with
+    two rows every idf would be below 0.7 and its rows ranked last): its rows score as in a base
+    whose statistics are shared, while the large languages keep their own."""
+    from ragsift.store import segments
+
+    monkeypatch.setattr(segments, "LANGUAGE_MIN_ROWS", 2)  # for these few documents
+    german = "# Hundepflege\n\nDer Hund ist zurück, und die Katze schläft im Garten mit dem Hund."
+    both, shared = new_store({}, tmp_path), new_store({}, tmp_path)
+    for store in (both, shared):
+        fill(store, ("tea", "solar", "garden"))
+        with store.begin() as txn:
+            txn.put_document(*make_doc("hund", german))
+    shared.bm25_per_language = False
+    groups = np.concatenate([seg.rows.lang_groups() for seg in both.segments()])
+    counts = np.bincount(groups, minlength=3)  # zh, en, other
+    assert counts[0] >= 2 and counts[1] >= 2 and 0 < counts[2] < 2, counts
+    assert both._bm25_stats().per_language
+    moved = 0
+    for q in ("Hund Garten zurück", "garden roses winter", "Katze Garten"):
+        terms = ANALYZER.analyze(q)
+        got = {h.child_id: (h.score, h.lang) for h in both.search_bm25(terms, 50, None)}
+        want = {h.child_id: h.score for h in shared.search_bm25(terms, 50, None)}
+        assert got.keys() == want.keys(), q
+        other = [c for c, (_, lang) in got.items() if lang == "other"]
+        assert other or "Hund" not in q, q
+        assert all(got[c][0] == want[c] for c in other), q  # the small language: shared statistics
+        moved += sum(got[c][0] != want[c] for c, (_, lang) in got.items() if lang == "en")
+    assert moved  # the English rows have statistics of their own
 
 
 def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):

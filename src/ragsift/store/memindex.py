@@ -6,8 +6,9 @@ answers without touching the table again:
 - ``FlatIndex``: exact cosine search, the L2-normalised vectors as one float32 matrix.
 - ``AnnIndex``: an HNSW graph (usearch) over int8-quantised vectors, its candidates re-ranked
   exactly with the full float32 vectors read from a memory-mapped file: the large-store path.
-- ``BM25Index``: an inverted index (postings per term as CSR arrays, the BM25 term weight of
-  each posting precomputed), so a query touches only its own terms' postings.
+- ``BM25Index``: an inverted index (postings per term as CSR arrays with each posting's term
+  frequency; weights are computed at query time from the statistics of every segment), so a query
+  touches only its own terms' postings.
 - ``SparseIndex``: learned sparse vectors as a CSR matrix, exact dot products.
 
 The hit columns (ids, offsets, language, kind: ``Rows``) are read once per generation, shared by
@@ -33,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragsift.store.base import StoredHit
+from ragsift.text.lang import LANGUAGES
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -78,6 +80,7 @@ class Rows:
         self._documents: tuple[pa.Array, np.ndarray, np.ndarray] | None = None
         self._ids: IdIndex | None = None
         self._rows: dict[tuple[str, ...], np.ndarray | None] = {}
+        self._groups: np.ndarray | None = None
 
     def documents(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
         """The documents of these rows: their ids, each row's position among them, and the
@@ -113,6 +116,15 @@ class Rows:
         """Row numbers (sorted) of the store's row ids (``_rowid``); ids not in this generation are dropped."""
         rows = self.positions_of_row_ids(row_ids)
         return np.sort(rows[rows >= 0])
+
+    def lang_groups(self) -> np.ndarray:
+        """Each row's language as its position in ``LANGUAGES`` (BM25 keeps its statistics per
+        language); a row of no recorded language (written before rows had one) counts as ``other``."""
+        if self._groups is None:
+            other = LANGUAGES.index("other")
+            table = np.array([LANGUAGES.index(n) if n in LANGUAGES else other for n in self.lang_names], np.int8)
+            self._groups = table[self.langs] if self.n else np.zeros(0, np.int8)
+        return self._groups
 
     def rows_of(self, kinds: Sequence[str]) -> np.ndarray | None:
         """Row numbers of the given kinds (None: every row)."""
@@ -343,6 +355,10 @@ class BM25Index:
     computed at query time from the row's normalisation ``norm`` and the term's frequency. A
     query adds its terms in the order it is given (the same for every segment): a row's score is
     the same float32 sum whichever segments it is split into.
+
+    In a base of several languages the statistics are kept per language (``Rows.lang_groups``): a
+    term's weight is then one idf per language (an array), a row takes its own language's, and
+    ``norm`` holds each row's normalisation under its own language's average length.
     """
 
     BLOCK = 131_072  # rows tokenised at a time: the transient memory of a build stays bounded
@@ -435,18 +451,33 @@ class BM25Index:
             return int(self.df[i])
         return int(live[self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])]].sum())
 
-    def _weights(self, i: int, w: float, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def live_df_by_language(self, term: str, live: np.ndarray | None) -> np.ndarray:
+        """How many of the live rows of each language (``LANGUAGES``' order) hold ``term``."""
+        i = self.vocab.get(term)
+        if i is None:
+            return np.zeros(len(LANGUAGES), np.int64)
+        rows = np.asarray(self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])])
+        if live is not None:
+            rows = rows[live[rows]]
+        return np.bincount(self.rows.lang_groups()[rows], minlength=len(LANGUAGES))
+
+    def _row_weight(self, w: float | np.ndarray, rows: np.ndarray) -> float | np.ndarray:
+        """A term's weight for these rows: the term's one weight, or each row's language's."""
+        return w if np.ndim(w) == 0 else np.asarray(w)[self.rows.lang_groups()[rows]]
+
+    def _weights(self, i: int, w: float | np.ndarray, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Term ``i``'s posting rows and their weights (``w``: the term's) under these row normalisations."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         rows = np.asarray(self.post_rows[a:b])
-        return rows, _weigh(self.post_tf[a:b], norm[rows], w)
+        return rows, _weigh(self.post_tf[a:b], norm[rows], self._row_weight(w, rows))
 
-    def search(self, items: Sequence[tuple[str, float]], k: int, rows: np.ndarray | None,
-               norm: np.ndarray, avgdl: float, floor: float = -1.0) -> Found:
+    def search(self, items: Sequence[tuple[str, float | np.ndarray]], k: int, rows: np.ndarray | None,
+               norm: np.ndarray, avgdl: float | np.ndarray, floor: float = -1.0) -> Found:
         """The k best rows (of ``rows`` when given), exactly, without reading every posting of
         common terms (MaxScore). ``items``: the query's terms and weights in the order to add them.
         ``floor``: a score k rows elsewhere (other segments) already reach; rows that cannot reach
-        it may be left out.
+        it may be left out. With statistics per language, a weight and ``avgdl`` are arrays (one
+        value per language).
 
         Once the k-th best score of the rows seen so far (counting only the terms read) beats the
         most a row seen by none of them could score (the sum of the unread terms' bounds), no
@@ -458,7 +489,7 @@ class BM25Index:
         local = [(self.vocab[t], w) for t, w in items if t in self.vocab]
         if not local or k <= 0:
             return self.rows.found(NOTHING, NOTHING)
-        bounds = np.array([w * self._bound(i, avgdl) for i, w in local])
+        bounds = np.array([self._bound(i, w, avgdl) for i, w in local])
         rest = np.concatenate((np.cumsum(bounds[::-1])[::-1], [0.0]))  # rest[j]: bound of terms j..
         read = np.cumsum(bounds) * (1 + 1e-5)  # read[j]: the most a row can score from terms ..j
         scratch = self._scratch()
@@ -506,7 +537,7 @@ class BM25Index:
             if rows is not None:
                 allowed[rows] = False  # type: ignore[index]
 
-    def _complete(self, acc: np.ndarray, ok: np.ndarray, local: list[tuple[int, float]], first: int,
+    def _complete(self, acc: np.ndarray, ok: np.ndarray, local: list[tuple[int, float | np.ndarray]], first: int,
                   rest: np.ndarray, theta: float, norm: np.ndarray, member: np.ndarray) -> np.ndarray:
         """Add terms ``first``.. to the rows ``ok`` (sorted) in order, dropping before each term the
         rows that cannot reach ``theta`` with every unread term's bound; the rows left."""
@@ -523,7 +554,7 @@ class BM25Index:
                 found = np.asarray(self.post_rows[a:b])
                 keep = np.flatnonzero(member[found])
                 target = found[keep]
-                acc[target] += _weigh(self.post_tf[a + keep], norm[target], w2)
+                acc[target] += _weigh(self.post_tf[a + keep], norm[target], self._row_weight(w2, target))
             finally:
                 member[ok] = False
         return ok
@@ -536,20 +567,24 @@ class BM25Index:
             found = self._local.scratch = _Scratch(self.n)
         return found
 
-    def _bound(self, i: int, avgdl: float) -> float:
-        """The most term ``i`` can weigh in a row (its largest frequency in its shortest row)."""
+    def _bound(self, i: int, w: float | np.ndarray, avgdl: float | np.ndarray) -> float:
+        """The most term ``i`` (of weight ``w``) can weigh in a row: its largest frequency in its
+        shortest row (per language: the largest over the languages, each with its own weight and
+        average length)."""
         tf = float(self.max_tf[i])
-        return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * float(self.min_dl[i]) / (avgdl or 1.0))) \
-            * (1 + 1e-6)
+        avg = np.asarray(avgdl, np.float64)
+        avg = np.where(avg > 0, avg, 1.0)
+        per = tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * float(self.min_dl[i]) / avg))
+        return float(np.max(np.asarray(w, np.float64) * per)) * (1 + 1e-6)
 
-    def _add(self, acc: np.ndarray, i: int, w: float, rows: np.ndarray, norm: np.ndarray) -> None:
+    def _add(self, acc: np.ndarray, i: int, w: float | np.ndarray, rows: np.ndarray, norm: np.ndarray) -> None:
         """Add term ``i``'s weight to these rows (sorted) where it occurs, by binary search in its postings."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         postings = self.post_rows[a:b]
         pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
         hit = postings[pos] == rows
         at, target = a + pos[hit], rows[hit]
-        acc[target] += _weigh(self.post_tf[at], norm[target], w)
+        acc[target] += _weigh(self.post_tf[at], norm[target], self._row_weight(w, target))
 
 
 class _Scratch:
@@ -561,14 +596,17 @@ class _Scratch:
         self.member = np.zeros(n, bool)
 
 
-def _weigh(tf: np.ndarray, norm: np.ndarray, w: float) -> np.ndarray:
-    """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf; a
-    query term counts once, ``query_terms``), computed one way everywhere: the score of one row
-    must not depend on which path read its postings. ``norm`` is a new array (a gather) and is
-    overwritten."""
+def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarray:
+    """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf, or
+    each posting's row's language's; a query term counts once, ``query_terms``), computed one way
+    everywhere: the score of one row must not depend on which path read its postings. ``norm`` is
+    a new array (a gather) and is overwritten."""
     f = np.asarray(tf).astype(np.float32)
     np.add(norm, f, out=norm)
-    f *= np.float32((BM25_K1 + 1) * w)
+    if np.ndim(w) == 0:
+        f *= np.float32((BM25_K1 + 1) * w)
+    else:  # the same float32 product per posting as a scalar weight gives
+        f *= ((BM25_K1 + 1) * np.asarray(w, np.float64)).astype(np.float32)
     f /= norm
     return f
 

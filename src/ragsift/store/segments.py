@@ -17,7 +17,9 @@ is the row's own ``gen``; a rewrite gives the document a newer one and a delete 
 BM25 keeps its statistics global (``BM25Stats``): the number of live rows, their average length
 and each query term's document frequency are summed over the segments' live rows, every term
 weight is computed from them at query time, and terms are added in one order for every segment,
-so a row scores the same float32 value as in one merged index.
+so a row scores the same float32 value as in one merged index. In a base of several languages
+they are kept per language (Chinese, English, other: each row's ``lang``): a row is scored with
+the statistics of the rows of its own language, as if each language had an index of its own.
 """
 from __future__ import annotations
 
@@ -33,7 +35,11 @@ import pyarrow.compute as pc
 
 from ragsift.store.base import StoredHit, query_terms
 from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Found, Rows, saved_folder, top_k
+from ragsift.text.lang import LANGUAGES
 
+# a language's own BM25 statistics need this many live rows; a smaller one is scored with the
+# statistics of the whole base (with N = 2 every idf would be below 0.7, its rows ranked last)
+LANGUAGE_MIN_ROWS = 100
 SAVE_MIN = 16_384  # segments of this many children or more are built and saved by the writer
 TIER = 2  # the newest two segments merge while the newer holds at least 1/TIER of the older
 
@@ -184,42 +190,79 @@ def live_mask(rows: Rows, dead: frozenset[str]) -> np.ndarray | None:
 
 class BM25Stats:
     """BM25's statistics over the live rows of every segment of one generation: N, the average
-    row length, and each term's document frequency (cached per term)."""
+    row length, and each term's document frequency (cached per term).
 
-    def __init__(self, parts: Sequence[tuple[BM25Index, np.ndarray | None]]) -> None:
+    Kept per language when two languages or more have ``LANGUAGE_MIN_ROWS`` live rows each
+    (``per_language``; languages as ``Rows.lang_groups``): each such language's N, average length
+    and document frequencies, and a term then weighs one idf per language, so a Chinese row's
+    score does not depend on how many English rows there are or how long they are
+    (``benchmarks/bm25_languages.py`` measured the shared statistics' cost to Chinese questions in
+    a mixed base). The rows of a smaller language are scored with the statistics of every row. A
+    base of one language (or one and a few rows of others) keeps one set, the same floats as
+    before. ``per_language=False``: one set whatever the languages (what
+    the stores did before; kept for the benchmarks that measure the difference)."""
+
+    def __init__(self, parts: Sequence[tuple[BM25Index, np.ndarray | None]], per_language: bool = True) -> None:
         self.parts = parts
         self.n = sum(int(ix.n if live is None else live.sum()) for ix, live in parts)
         total = sum(float(ix.dl.sum() if live is None else ix.dl[live].sum()) for ix, live in parts)
-        self.avgdl = total / self.n if self.n else 1.0
-        self._df: dict[str, int] = {}
+        self.avgdl: float | np.ndarray = total / self.n if self.n else 1.0
+        counts = np.zeros(len(LANGUAGES), np.int64)
+        lengths = np.zeros(len(LANGUAGES), np.float64)
+        for ix, live in parts:
+            groups = ix.rows.lang_groups() if live is None else ix.rows.lang_groups()[live]
+            dl = ix.dl if live is None else ix.dl[live]
+            counts += np.bincount(groups, minlength=len(LANGUAGES))
+            lengths += np.bincount(groups, weights=np.asarray(dl, np.float64), minlength=len(LANGUAGES))
+        self._own = counts >= LANGUAGE_MIN_ROWS  # languages scored with their own statistics
+        self.per_language = per_language and int(self._own.sum()) > 1
+        if self.per_language:
+            self.n_by_language = np.where(self._own, counts, self.n)
+            self.avgdl = np.where(self._own, lengths / np.maximum(counts, 1), self.avgdl)
+        self._df: dict[str, int | np.ndarray] = {}
         self._lock = threading.Lock()
 
-    def df(self, term: str) -> int:
+    def df(self, term: str) -> int | np.ndarray:
+        """The term's document frequency (per language: an array in ``LANGUAGES``' order)."""
         found = self._df.get(term)
         if found is None:
-            found = sum(ix.live_df(term, live) for ix, live in self.parts)
+            if self.per_language:
+                by = sum((ix.live_df_by_language(term, live) for ix, live in self.parts),
+                         np.zeros(len(LANGUAGES), np.int64))
+                found = np.where(self._own, by, by.sum())  # a small language: the whole base's
+            else:
+                found = sum(ix.live_df(term, live) for ix, live in self.parts)
             with self._lock:
                 if len(self._df) > 100_000:
                     self._df.clear()
                 self._df[term] = found
         return found
 
-    def weights(self, terms: str) -> list[tuple[str, float]]:
-        """The query's distinct terms with their weights (idf), in the one order every segment
-        adds them in: highest weight first, then by term. A term asked twice counts once
-        (``query_terms``)."""
-        items = []
+    def weights(self, terms: str) -> list[tuple[str, float | np.ndarray]]:
+        """The query's distinct terms with their weights (idf; per language an array, 0 where the
+        language has no live row with the term), in the one order every segment adds them in:
+        highest weight first, then by term. A term asked twice counts once (``query_terms``)."""
+        items: list[tuple[str, float | np.ndarray]] = []
         for t in query_terms(terms):
             df = self.df(t)
-            if df:
-                idf = np.float32(np.log(1.0 + (self.n - df + 0.5) / (df + 0.5)))
-                items.append((t, float(idf)))
-        return sorted(items, key=lambda x: (-x[1], x[0]))
+            if not self.per_language:
+                if df:
+                    idf = np.float32(np.log(1.0 + (self.n - df + 0.5) / (df + 0.5)))
+                    items.append((t, float(idf)))
+                continue
+            dfs = np.asarray(df, np.float64)
+            if dfs.any():
+                n = self.n_by_language.astype(np.float64)
+                per = np.where(dfs > 0, np.log(1.0 + (n - dfs + 0.5) / (dfs + 0.5)), 0.0).astype(np.float32)
+                items.append((t, per))
+        return sorted(items, key=lambda x: (-float(np.max(x[1])), x[0]))
 
 
-def norm_of(index: BM25Index, avgdl: float) -> np.ndarray:
-    """Each row's length normalisation ``k1 (1 - b + b len / avglen)`` for this average length."""
-    return (BM25_K1 * (1 - BM25_B + BM25_B * index.dl.astype(np.float64) / (avgdl or 1.0))).astype(np.float32)
+def norm_of(index: BM25Index, avgdl: float | np.ndarray) -> np.ndarray:
+    """Each row's length normalisation ``k1 (1 - b + b len / avglen)`` for this average length (per
+    language: each row's language's)."""
+    avg = (avgdl or 1.0) if np.ndim(avgdl) == 0 else np.asarray(avgdl, np.float64)[index.rows.lang_groups()]
+    return (BM25_K1 * (1 - BM25_B + BM25_B * index.dl.astype(np.float64) / avg)).astype(np.float32)
 
 
 def merge_hits(parts: list[Found], k: int) -> list[StoredHit]:
