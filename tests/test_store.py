@@ -374,3 +374,24 @@ def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
 
 def _tied_at_cut(ranking) -> bool:
     return len(ranking) == 10 and abs(ranking[-1][1] - ranking[-2][1]) < 1e-9
+
+
+def test_lancedb_caches_are_bounded_in_a_long_running_process(tmp_path, monkeypatch):
+    """Every table version a process opens adds to LanceDB's caches; the process's one session
+    bounds them ($RAGSIFT_LANCE_CACHE_MB each): with 1 MB they stay near 2 MB over 30 commits
+    read by another store, while with 1 GB they keep every version's metadata."""
+    from ragsift.store import lance_files
+
+    sizes = {}
+    for mb in (1, 1024):
+        monkeypatch.setenv("RAGSIFT_LANCE_CACHE_MB", str(mb))
+        monkeypatch.setattr(lance_files, "_session", None)  # a new process's session
+        writer = LanceStore(tmp_path / f"kb{mb}", dim=DIM)
+        reader = LanceStore(tmp_path / f"kb{mb}")
+        for r in range(30):
+            with writer.begin() as txn:
+                txn.put_document(*make_doc(f"d{r % 7}", f"# 第{r}版\n\nGreen tea, round {r}. 绿茶第{r}次。"))
+            assert reader.refresh()
+            assert reader.search_bm25(ANALYZER.analyze("green tea 绿茶"), 5, None)
+        sizes[mb] = lance_files._session.size_bytes
+    assert sizes[1] <= 3 * 2**20 < 2 * 3 * 2**20 < sizes[1024], sizes

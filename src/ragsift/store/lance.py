@@ -71,6 +71,7 @@ from ragsift.store.lance_files import (
     MANIFEST,
     TABLES,
     WriteLock,
+    connect,
     generation_file,
     manifest_problem,
     publish,
@@ -166,20 +167,17 @@ class LanceStore(ManifestStore):
     def __init__(self, path: str | Path, dim: int | None = None, vectors: dict[str, int] | None = None,
                  sparse: bool = False, lock_timeout_s: float = 10.0, keep_generations: int = 2,
                  optimize_every: int = 20, identity: dict[str, Any] | None = None) -> None:
-        import lancedb
-
         self.path = Path(path)
         self.identity = identity
         self.lock_timeout_s = lock_timeout_s
         self.keep_generations = keep_generations
         self.optimize_every = optimize_every
-        self._lancedb = lancedb
         manifest_path = self.path / MANIFEST
         if not manifest_path.exists():
             if dim is None:
                 raise StoreError(f"no knowledge base at {self.path} (manifest.json missing)")
             self._create(dim, vectors or {}, sparse)
-        self._db = lancedb.connect(str(self.path / "lance"))
+        self._db = connect(self.path / "lance")
         self._manifest_mtime = 0.0
         self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
         self._selection_lock = threading.Lock()
@@ -196,7 +194,7 @@ class LanceStore(ManifestStore):
             if (self.path / MANIFEST).exists():
                 return
             # stable row ids: a row keeps its id through compaction, so a segment read once stays valid
-            db = self._lancedb.connect(str(self.path / "lance"), storage_options={STABLE_ROW_IDS: "true"})
+            db = connect(self.path / "lance", storage_options={STABLE_ROW_IDS: "true"})
             versions = {}
             extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
             for name, schema in _schemas(dim, extra, sparse).items():

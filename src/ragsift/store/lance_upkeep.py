@@ -29,6 +29,7 @@ from ragsift.store.lance_files import (
     MANIFEST,
     TABLES,
     WriteLock,
+    connect,
     generation_file,
     manifest_problem,
     publish,
@@ -154,8 +155,6 @@ def _vector_problems(children: pa.Table, m: dict[str, Any], label: str) -> list[
 
 def check(path: str | Path) -> CheckReport:
     """Check the knowledge base at ``path`` (see the module's docstring)."""
-    import lancedb
-
     path = Path(path)
     report = CheckReport("lancedb")
     manifest: dict[str, Any] | None = None
@@ -169,7 +168,7 @@ def check(path: str | Path) -> CheckReport:
             kept[g] = _load(generation_file(path, g))
         except ValueError as e:
             report.problems.append(f"{generation_file(path, g).relative_to(path)}: {e}")
-    db = lancedb.connect(str(path / "lance"))
+    db = connect(path / "lance")
     current_ok = False
     if manifest is not None:
         report.generation = int(manifest["generation"])
@@ -194,8 +193,6 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
             keep: int = 2) -> int:
     """Commit a kept generation (default: the newest one that checks out) as a new generation;
     returns the new generation's number."""
-    import lancedb
-
     path = Path(path)
     with WriteLock(path, lock_timeout_s):
         report = check(path)
@@ -214,7 +211,7 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
                              f"{', '.join(map(str, report.restorable))}")
         m = _load(generation_file(path, chosen))
         new = max([report.generation or 0, *saved_generations(path)]) + 1
-        db = lancedb.connect(str(path / "lance"))
+        db = connect(path / "lance")
         versions = {}
         for name in TABLES:
             t = db.open_table(name)
