@@ -34,8 +34,8 @@ def _children(store) -> list[dict]:
 
 
 def _language(row: dict) -> str:
-    lang = row.get("lang") or "other"
-    return lang if lang in ("zh", "en") else "other"
+    lang = row.get("lang") or ""
+    return lang if lang in ("zh", "en", "other") else "unknown"  # unknown: never statistics of its own
 
 
 def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0.75,
@@ -50,7 +50,7 @@ def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0
 
     docs = [r["terms"].split() for r in rows]
     counts = Counter(_language(r) for r in rows)
-    own = {lang for lang, c in counts.items() if c >= min_rows}
+    own = {lang for lang, c in counts.items() if c >= min_rows and lang != "unknown"}
     own = own if len(own) >= 2 else set()
     everyone = stats(docs)
     per = {lang: stats([d for r, d in zip(rows, docs) if _language(r) == lang]) for lang in own}
@@ -251,12 +251,12 @@ def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
 
 
 @pytest.mark.parametrize("languages,shares", [(("en",), [1]), (("zh", "en", "other"), [5, 2, 1]),
-                                              (("en", "zh", "other"), [60, 30, 1])])
+                                              (("en", "zh", "other"), [60, 30, 1]), (("zh", ""), [1, 2])])
 def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares):
     """MaxScore stops reading common terms once no unseen row can enter the top k: the result
     must still equal exhaustive scoring, with and without a row filter (Zipf-like random text,
-    Chinese and English words), with one language's statistics, three, or two and a language
-    too small for its own (scored with every row's)."""
+    Chinese and English words), with one language's statistics, three, two and a language
+    too small for its own (scored with every row's), or one and rows of no recorded language."""
     import random
 
     import pyarrow as pa
@@ -277,7 +277,8 @@ def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares):
     index = BM25Index(Rows(tbl), lambda: pa.table({"terms": texts}))
     rows = [{"child_id": c, "terms": t, "kind": "chunk", "lang": lang} for c, t, lang in zip(ids, texts, langs)]
     counts = Counter(langs)
-    assert len(languages) == 1 or min(counts.values()) < 100 < sorted(counts.values())[-2] or min(counts.values()) > 100
+    assert len(languages) == 1 or "" in counts or min(counts.values()) < 100 < sorted(counts.values())[-2] \
+        or min(counts.values()) > 100
     allowed = np.array(sorted(rng.sample(range(len(texts)), 900)))
     for _ in range(60):
         query = " ".join(rng.sample(words[:12], 2) + rng.sample(words[100:], rng.randint(0, 3))

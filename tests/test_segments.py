@@ -51,9 +51,9 @@ def _independent_bm25(store: LanceStore, terms: str, k: int, min_rows: int) -> l
     (Chinese, English, other) have ``min_rows`` live rows each, those languages' rows are scored
     with their own language's statistics, every other row with the whole table's."""
     tbl = store._scan(["terms", "kind", "lang"]).to_pylist()
-    lang = [r["lang"] if r["lang"] in ("zh", "en") else "other" for r in tbl]
+    lang = [r["lang"] if r["lang"] in ("zh", "en", "other") else "" for r in tbl]  # "": none recorded
     docs = [(r["terms"] or "").split() for r in tbl]
-    own = {x for x in set(lang) if lang.count(x) >= min_rows}
+    own = {x for x in set(lang) if lang.count(x) >= min_rows and x}
     own = own if len(own) >= 2 else set()
 
     def stats(mine: list[list[str]]) -> tuple[int, float, list[list[str]]]:

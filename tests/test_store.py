@@ -376,6 +376,27 @@ def _tied_at_cut(ranking) -> bool:
     return len(ranking) == 10 and abs(ranking[-1][1] - ranking[-2][1]) < 1e-9
 
 
+def test_bm25_rows_of_no_recorded_language_share_the_whole_base_statistics(tmp_path, monkeypatch):
+    """Rows written before rows had a language (``lang`` empty) are not a language of their own:
+    beside Chinese rows they leave one set of statistics, the scores of a store that shares them."""
+    from ragsift.store import segments
+
+    monkeypatch.setattr(segments, "LANGUAGE_MIN_ROWS", 2)
+    both, shared = new_store({}, tmp_path), new_store({}, tmp_path)
+    for store in (both, shared):
+        with store.begin() as txn:
+            txn.put_document(*make_doc("tea", DOCS["tea"][0]))
+            for n in ("solar", "garden"):
+                d, parents, children = make_doc(n, DOCS[n][0])
+                txn.put_document(d, parents, [IndexedChild(c.child, c.terms, c.vector, lang="") for c in children])
+    shared.bm25_per_language = False
+    assert not both._bm25_stats().per_language
+    for q in QUERIES:
+        terms = ANALYZER.analyze(q)
+        assert [(h.child_id, h.score) for h in both.search_bm25(terms, 20, None)] == \
+            [(h.child_id, h.score) for h in shared.search_bm25(terms, 20, None)], q
+
+
 def test_lancedb_caches_are_bounded_in_a_long_running_process(tmp_path, monkeypatch):
     """Every table version a process opens adds to LanceDB's caches; the process's one session
     bounds them ($RAGSIFT_LANCE_CACHE_MB each): with 1 MB they stay near 2 MB over 30 commits

@@ -36,6 +36,11 @@ import pyarrow.compute as pc
 from ragsift.store.base import StoredHit
 from ragsift.text.lang import LANGUAGES
 
+# BM25's statistics groups: each language of ``LANGUAGES``, then rows of no recorded language
+# (written before rows had one), which never have statistics of their own
+LANGUAGE_GROUPS = len(LANGUAGES) + 1
+UNKNOWN_LANGUAGE = len(LANGUAGES)
+
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -119,10 +124,10 @@ class Rows:
 
     def lang_groups(self) -> np.ndarray:
         """Each row's language as its position in ``LANGUAGES`` (BM25 keeps its statistics per
-        language); a row of no recorded language (written before rows had one) counts as ``other``."""
+        language); a row of no recorded language (written before rows had one) is ``UNKNOWN_LANGUAGE``."""
         if self._groups is None:
-            other = LANGUAGES.index("other")
-            table = np.array([LANGUAGES.index(n) if n in LANGUAGES else other for n in self.lang_names], np.int8)
+            table = np.array([LANGUAGES.index(n) if n in LANGUAGES else UNKNOWN_LANGUAGE for n in self.lang_names],
+                             np.int8)
             self._groups = table[self.langs] if self.n else np.zeros(0, np.int8)
         return self._groups
 
@@ -452,18 +457,18 @@ class BM25Index:
         return int(live[self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])]].sum())
 
     def live_df_by_language(self, term: str, live: np.ndarray | None) -> np.ndarray:
-        """How many of the live rows of each language (``LANGUAGES``' order) hold ``term``."""
+        """How many of the live rows of each language (``Rows.lang_groups``' codes) hold ``term``."""
         i = self.vocab.get(term)
         if i is None:
-            return np.zeros(len(LANGUAGES), np.int64)
+            return np.zeros(LANGUAGE_GROUPS, np.int64)
         rows = np.asarray(self.post_rows[int(self.indptr[i]):int(self.indptr[i + 1])])
         if live is not None:
             rows = rows[live[rows]]
-        return np.bincount(self.rows.lang_groups()[rows], minlength=len(LANGUAGES))
+        return np.bincount(self.rows.lang_groups()[rows], minlength=LANGUAGE_GROUPS)
 
     def _row_weight(self, w: float | np.ndarray, rows: np.ndarray) -> float | np.ndarray:
         """A term's weight for these rows: the term's one weight, or each row's language's."""
-        return w if np.ndim(w) == 0 else np.asarray(w)[self.rows.lang_groups()[rows]]
+        return w if isinstance(w, float) else np.asarray(w)[self.rows.lang_groups()[rows]]
 
     def _weights(self, i: int, w: float | np.ndarray, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Term ``i``'s posting rows and their weights (``w``: the term's) under these row normalisations."""
@@ -572,6 +577,9 @@ class BM25Index:
         shortest row (per language: the largest over the languages, each with its own weight and
         average length)."""
         tf = float(self.max_tf[i])
+        if isinstance(w, float) and isinstance(avgdl, float):  # one set of statistics: plain floats
+            return float(w) * tf * (BM25_K1 + 1) / (
+                tf + BM25_K1 * (1 - BM25_B + BM25_B * float(self.min_dl[i]) / (float(avgdl) or 1.0))) * (1 + 1e-6)
         avg = np.asarray(avgdl, np.float64)
         avg = np.where(avg > 0, avg, 1.0)
         per = tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * float(self.min_dl[i]) / avg))
@@ -603,7 +611,7 @@ def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarra
     a new array (a gather) and is overwritten."""
     f = np.asarray(tf).astype(np.float32)
     np.add(norm, f, out=norm)
-    if np.ndim(w) == 0:
+    if isinstance(w, float):
         f *= np.float32((BM25_K1 + 1) * w)
     else:  # the same float32 product per posting as a scalar weight gives
         f *= ((BM25_K1 + 1) * np.asarray(w, np.float64)).astype(np.float32)

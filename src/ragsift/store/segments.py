@@ -34,8 +34,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragsift.store.base import StoredHit, query_terms
-from ragsift.store.memindex import BM25_B, BM25_K1, BM25Index, Found, Rows, saved_folder, top_k
-from ragsift.text.lang import LANGUAGES
+from ragsift.store.memindex import (
+    BM25_B,
+    BM25_K1,
+    LANGUAGE_GROUPS,
+    UNKNOWN_LANGUAGE,
+    BM25Index,
+    Found,
+    Rows,
+    saved_folder,
+    top_k,
+)
 
 # a language's own BM25 statistics need this many live rows; a smaller one is scored with the
 # statistics of the whole base (with N = 2 every idf would be below 0.7, its rows ranked last)
@@ -197,7 +206,8 @@ class BM25Stats:
     and document frequencies, and a term then weighs one idf per language, so a Chinese row's
     score does not depend on how many English rows there are or how long they are
     (``benchmarks/bm25_languages.py`` measured the shared statistics' cost to Chinese questions in
-    a mixed base). The rows of a smaller language are scored with the statistics of every row. A
+    a mixed base). The rows of a smaller language, and rows of no recorded language (written
+    before rows had one), are scored with the statistics of every row. A
     base of one language (or one and a few rows of others) keeps one set, the same floats as
     before. ``per_language=False``: one set whatever the languages (what
     the stores did before; kept for the benchmarks that measure the difference)."""
@@ -207,14 +217,15 @@ class BM25Stats:
         self.n = sum(int(ix.n if live is None else live.sum()) for ix, live in parts)
         total = sum(float(ix.dl.sum() if live is None else ix.dl[live].sum()) for ix, live in parts)
         self.avgdl: float | np.ndarray = total / self.n if self.n else 1.0
-        counts = np.zeros(len(LANGUAGES), np.int64)
-        lengths = np.zeros(len(LANGUAGES), np.float64)
+        counts = np.zeros(LANGUAGE_GROUPS, np.int64)
+        lengths = np.zeros(LANGUAGE_GROUPS, np.float64)
         for ix, live in parts:
             groups = ix.rows.lang_groups() if live is None else ix.rows.lang_groups()[live]
             dl = ix.dl if live is None else ix.dl[live]
-            counts += np.bincount(groups, minlength=len(LANGUAGES))
-            lengths += np.bincount(groups, weights=np.asarray(dl, np.float64), minlength=len(LANGUAGES))
+            counts += np.bincount(groups, minlength=LANGUAGE_GROUPS)
+            lengths += np.bincount(groups, weights=np.asarray(dl, np.float64), minlength=LANGUAGE_GROUPS)
         self._own = counts >= LANGUAGE_MIN_ROWS  # languages scored with their own statistics
+        self._own[UNKNOWN_LANGUAGE] = False  # rows of no recorded language: the whole base's
         self.per_language = per_language and int(self._own.sum()) > 1
         if self.per_language:
             self.n_by_language = np.where(self._own, counts, self.n)
@@ -223,12 +234,12 @@ class BM25Stats:
         self._lock = threading.Lock()
 
     def df(self, term: str) -> int | np.ndarray:
-        """The term's document frequency (per language: an array in ``LANGUAGES``' order)."""
+        """The term's document frequency (per language: an array in ``Rows.lang_groups``' codes)."""
         found = self._df.get(term)
         if found is None:
             if self.per_language:
                 by = sum((ix.live_df_by_language(term, live) for ix, live in self.parts),
-                         np.zeros(len(LANGUAGES), np.int64))
+                         np.zeros(LANGUAGE_GROUPS, np.int64))
                 found = np.where(self._own, by, by.sum())  # a small language: the whole base's
             else:
                 found = sum(ix.live_df(term, live) for ix, live in self.parts)
@@ -255,7 +266,7 @@ class BM25Stats:
                 n = self.n_by_language.astype(np.float64)
                 per = np.where(dfs > 0, np.log(1.0 + (n - dfs + 0.5) / (dfs + 0.5)), 0.0).astype(np.float32)
                 items.append((t, per))
-        return sorted(items, key=lambda x: (-float(np.max(x[1])), x[0]))
+        return sorted(items, key=lambda x: (-(x[1] if isinstance(x[1], float) else float(np.max(x[1]))), x[0]))
 
 
 def norm_of(index: BM25Index, avgdl: float | np.ndarray) -> np.ndarray:
