@@ -44,6 +44,26 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def use_caches(size: str) -> None:
+    """This process's LanceDB caches: ``size`` MB each, or LanceDB's own defaults ("lancedb": the
+    store's connections made without ragsift's session, as before it had one)."""
+    if size == "lancedb":
+        import lancedb
+
+        from ragsift.store import lance as lance_mod
+
+        lance_mod.connect = lambda folder, **kw: lancedb.connect(str(folder), **kw)  # type: ignore[assignment]
+    else:
+        os.environ["RAGSIFT_LANCE_CACHE_MB"] = size
+
+
+def run_child(*args: str) -> dict:
+    """This script run as a child process (without the caller's $RAGSIFT_LANCE_CACHE_MB); its last line."""
+    env = {k: v for k, v in os.environ.items() if k != "RAGSIFT_LANCE_CACHE_MB"}
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def child(size: str, commits: int, docs: int) -> dict:
     import numpy as np
 
@@ -57,14 +77,7 @@ def child(size: str, commits: int, docs: int) -> dict:
     from ragsift.types import Document
 
     limit_arenas(2)
-    if size == "lancedb":  # LanceDB's own defaults: a connection without ragsift's session
-        import lancedb
-
-        from ragsift.store import lance as lance_mod
-
-        lance_mod.connect = lambda folder, **kw: lancedb.connect(str(folder), **kw)  # type: ignore[assignment]
-    else:
-        os.environ["RAGSIFT_LANCE_CACHE_MB"] = size
+    use_caches(size)
     analyzer = UnicodeAnalyzer()
 
     def vector(text: str) -> np.ndarray:
@@ -120,14 +133,7 @@ def query_child(size: str, kb_path: str, dataset: str, n: int) -> dict:
     from ragsift.kb import KnowledgeBase
     from ragsift.store import lance_files
 
-    if size == "lancedb":
-        import lancedb
-
-        from ragsift.store import lance as lance_mod
-
-        lance_mod.connect = lambda folder, **kw: lancedb.connect(str(folder), **kw)  # type: ignore[assignment]
-    else:
-        os.environ["RAGSIFT_LANCE_CACHE_MB"] = size
+    use_caches(size)
     ds = load_beir(dataset)
     questions = [ds.queries[q] for q in ds.queries if q in ds.qrels][:n]
     kb = KnowledgeBase.open(kb_path)
@@ -175,10 +181,7 @@ def main() -> None:
         return
     runs = []
     for size in args.sizes.split(",") if args.commits else []:
-        env = {k: v for k, v in os.environ.items() if k != "RAGSIFT_LANCE_CACHE_MB"}
-        out = subprocess.run([sys.executable, __file__, "--child", size, "--commits", str(args.commits),
-                              "--docs", str(args.docs)], capture_output=True, text=True, env=env, check=True)
-        run = json.loads(out.stdout.strip().splitlines()[-1])
+        run = run_child("--child", size, "--commits", str(args.commits), "--docs", str(args.docs))
         run["mb_per_commit_after_50"] = round(slope(run["samples"]), 3)
         runs.append(run)
         print(size, run["mb_per_commit_after_50"], run["samples"][0]["rss_mb"], run["samples"][-1]["rss_mb"], flush=True)
@@ -186,11 +189,8 @@ def main() -> None:
     for kb_path in args.query_kb:
         for rnd in range(2):  # each size twice, in turn: the page cache warms on the first
             for size in args.sizes.split(","):
-                env = {k: v for k, v in os.environ.items() if k != "RAGSIFT_LANCE_CACHE_MB"}
-                out = subprocess.run([sys.executable, __file__, "--child", size, "--child-kb", kb_path, "--dataset",
-                                      args.dataset, "--questions", str(args.questions)],
-                                     capture_output=True, text=True, env=env, check=True)
-                q = json.loads(out.stdout.strip().splitlines()[-1]) | {"round": rnd}
+                q = run_child("--child", size, "--child-kb", kb_path, "--dataset", args.dataset,
+                              "--questions", str(args.questions)) | {"round": rnd}
                 queries.append(q)
                 print(q, flush=True)
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(["benchmarks/lance_cache.py", *sys.argv[1:]]),

@@ -1361,11 +1361,15 @@ def lance_cache_section() -> list[str]:
               "connections made without that session, as the store did before.", "",
               "| caches | RSS MB at commit 0 / 50 / end | MB a commit after commit 50 | cached MB at the end |",
               "|---|---|---|---|"]
+    def cells(size: str, cached_mb: float | None) -> tuple[str, str]:
+        """A row's cache size and cached megabytes as the tables show them."""
+        return ("LanceDB's defaults" if size == "lancedb" else f"{size} MB each",
+                "—" if cached_mb is None else f"{cached_mb:.1f}")
+
     for run in r["runs"]:
         s = {x["commit"]: x for x in run["samples"]}
         end = run["samples"][-1]
-        name = "LanceDB's defaults" if run["size"] == "lancedb" else f"{run['size']} MB each"
-        cached = "—" if end["cached_mb"] is None else f"{end['cached_mb']:.1f}"
+        name, cached = cells(run["size"], end["cached_mb"])
         lines.append(f"| {name} | {s[0]['rss_mb']:.0f} / {s[50]['rss_mb']:.0f} / {end['rss_mb']:.0f} "
                      f"| {run['mb_per_commit_after_50']:+.3f} | {cached} |")
     lines += ["", "- With LanceDB's default caches (sized in gigabytes) every table version a process opens stays "
@@ -1377,8 +1381,7 @@ def lance_cache_section() -> list[str]:
                   "each cache size in a process of its own, every size twice in turn (p50 / p90 ms, the two rounds):",
                   "", "| knowledge base | caches | p50 ms | p90 ms | cached MB |", "|---|---|---|---|---|"]
         for q in qs:
-            name = "LanceDB's defaults" if q["size"] == "lancedb" else f"{q['size']} MB each"
-            cached = "—" if q["cached_mb"] is None else f"{q['cached_mb']:.1f}"
+            name, cached = cells(q["size"], q["cached_mb"])
             lines.append(f"| {Path(q['kb']).name} (round {q['round'] + 1}) | {name} | {q['p50_ms']:.1f} "
                          f"| {q['p90_ms']:.1f} | {cached} |")
         lines += ["", "- The knowledge bases: `scifact-minilm-cp`, SciFact's 5,183 abstracts (chunks and whole sections, "

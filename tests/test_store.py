@@ -416,3 +416,14 @@ def test_lancedb_caches_are_bounded_in_a_long_running_process(tmp_path, monkeypa
             assert reader.search_bm25(ANALYZER.analyze("green tea 绿茶"), 5, None)
         sizes[mb] = lance_files._session.size_bytes
     assert sizes[1] <= 3 * 2**20 < 2 * 3 * 2**20 < sizes[1024], sizes
+
+
+def test_a_lance_cache_size_that_is_not_a_number_is_said_and_the_default_used(monkeypatch, caplog):
+    from ragsift.store import lance_files
+
+    monkeypatch.setenv("RAGSIFT_LANCE_CACHE_MB", "sixteen")
+    with caplog.at_level("WARNING", logger="ragsift.store.lance_files"):
+        assert lance_files.cache_mb() == lance_files.CACHE_MB
+    assert "RAGSIFT_LANCE_CACHE_MB='sixteen' is not a whole number" in caplog.text
+    monkeypatch.setenv("RAGSIFT_LANCE_CACHE_MB", "64")
+    assert lance_files.cache_mb() == 64

@@ -5,6 +5,7 @@ file, and how each is written. Shared by the store (``lance``) and by ``check`` 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -21,6 +22,8 @@ FORMAT = 1
 TABLES = ("documents", "parents", "children")
 
 
+log = logging.getLogger(__name__)
+
 # each of LanceDB's two caches (table metadata, index pages), per process, unless
 # $RAGSIFT_LANCE_CACHE_MB says otherwise
 CACHE_MB = 16
@@ -29,11 +32,13 @@ _session_lock = threading.Lock()
 
 
 def cache_mb() -> int:
-    """The size of each of LanceDB's caches in this process ($RAGSIFT_LANCE_CACHE_MB, default 16)."""
+    """The size of each of LanceDB's caches in this process ($RAGSIFT_LANCE_CACHE_MB, default 16;
+    a value that is not a whole number is said in the log and the default used)."""
     raw = os.environ.get("RAGSIFT_LANCE_CACHE_MB", "").strip()
     try:
         return max(1, int(raw)) if raw else CACHE_MB
     except ValueError:
+        log.warning("RAGSIFT_LANCE_CACHE_MB=%r is not a whole number of megabytes; using %d", raw, CACHE_MB)
         return CACHE_MB
 
 

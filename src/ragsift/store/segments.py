@@ -214,16 +214,18 @@ class BM25Stats:
 
     def __init__(self, parts: Sequence[tuple[BM25Index, np.ndarray | None]], per_language: bool = True) -> None:
         self.parts = parts
-        self.n = sum(int(ix.n if live is None else live.sum()) for ix, live in parts)
-        total = sum(float(ix.dl.sum() if live is None else ix.dl[live].sum()) for ix, live in parts)
-        self.avgdl: float | np.ndarray = total / self.n if self.n else 1.0
+        self.n, total = 0, 0.0
         counts = np.zeros(LANGUAGE_GROUPS, np.int64)
         lengths = np.zeros(LANGUAGE_GROUPS, np.float64)
-        for ix, live in parts:
-            groups = ix.rows.lang_groups() if live is None else ix.rows.lang_groups()[live]
-            dl = ix.dl if live is None else ix.dl[live]
+        for ix, live in parts:  # each segment's live rows read once
+            groups, dl = ix.rows.lang_groups(), ix.dl
+            if live is not None:
+                groups, dl = groups[live], dl[live]
+            self.n += len(dl)
+            total += float(dl.sum())
             counts += np.bincount(groups, minlength=LANGUAGE_GROUPS)
             lengths += np.bincount(groups, weights=np.asarray(dl, np.float64), minlength=LANGUAGE_GROUPS)
+        self.avgdl: float | np.ndarray = total / self.n if self.n else 1.0
         self._own = counts >= LANGUAGE_MIN_ROWS  # languages scored with their own statistics
         self._own[UNKNOWN_LANGUAGE] = False  # rows of no recorded language: the whole base's
         self.per_language = per_language and int(self._own.sum()) > 1
