@@ -128,6 +128,14 @@ def measure(kb_path: Path, queries: list[str]) -> dict:
     return out
 
 
+def _commit(checkout: Path) -> str:
+    """The commit a checkout is at (its short hash), or its path when it is not a git checkout."""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or str(checkout)
+
+
 def queries(dataset: Path, n: int) -> list[str]:
     """The first n questions of a BEIR dataset, in file order."""
     out = []
@@ -186,7 +194,7 @@ def main() -> int:
     if args.before:
         sides = {"before": str(Path(args.before) / "src"), "after": str(Path(__file__).resolve().parent.parent / "src")}
         ab: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/scale.py " + " ".join(sys.argv[1:]),
-                    "queries": QUERIES, "results": {}}
+                    "queries": QUERIES, "results": {}, "before_code": _commit(Path(args.before))}
         for n in (int(s) for s in args.sizes.split(",")):
             runs: dict = {side: [] for side in sides}
             for _ in range(args.repeat):

@@ -29,7 +29,8 @@ SIDEWAYS = {("ingest", "retrieve"), ("retrieve", "ingest"), ("models", "store"),
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for f in ROOT.rglob("*.py"):
+    # a compiled module (``store/_bm25.c``) is a module of its own, named by its type stub
+    for f in [*ROOT.rglob("*.py"), *ROOT.rglob("*.pyi")]:
         parts = ("ragsift",) + f.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = f

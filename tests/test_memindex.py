@@ -20,6 +20,20 @@ QUESTIONS = ["How long does a full charge take?", "绿茶应该怎样保存？",
              "green tea, green tea: how is green tea stored?", "音箱充电，音箱电池，音箱的电池充电要多久"]
 
 
+@pytest.fixture(params=["compiled", "numpy"])
+def bm25_path(request, monkeypatch):
+    """BM25 searched by the compiled module (``_bm25.c``) or by the NumPy path it replaces when
+    the module is not built: each test using this runs on both."""
+    from ragsift.store import memindex
+
+    if request.param == "numpy":
+        monkeypatch.setattr(memindex, "compiled_bm25", None)
+    else:
+        assert memindex.compiled_bm25 is not None, \
+            "ragsift.store._bm25 is not built (setup.py: an install needs a C compiler and Python's headers)"
+    return request.param
+
+
 def _search(index, terms: str, k: int, rows):
     """One BM25 index searched alone (its statistics its own: one segment)."""
     from ragsift.store.segments import BM25Stats, norm_of
@@ -71,7 +85,7 @@ def independent_bm25(rows: list[dict], query: str, kinds=("chunk",), k1=1.2, b=0
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
-def test_bm25_equals_an_independent_implementation(sample_kb, question):
+def test_bm25_equals_an_independent_implementation(sample_kb, question, bm25_path):
     rows = _children(sample_kb.store)
     terms = sample_kb.analyzer.analyze(question)
     want = independent_bm25(rows, terms)
@@ -98,7 +112,7 @@ def test_bm25_counts_a_term_asked_twice_once(sample_kb, question):
     assert got and [(h.child_id, h.score) for h in got] == [(h.child_id, h.score) for h in want]
 
 
-def test_bm25_with_a_filter_and_other_kinds(sample_kb):
+def test_bm25_with_a_filter_and_other_kinds(sample_kb, bm25_path):
     rows = _children(sample_kb.store)
     doc = next(r["doc_id"] for r in rows if "音箱" in r["terms"])
     terms = sample_kb.analyzer.analyze("音箱 蓝牙 充电 battery reset")
@@ -252,7 +266,7 @@ def test_bm25_built_block_by_block_is_the_same(sample_kb, monkeypatch):
 
 @pytest.mark.parametrize("languages,shares", [(("en",), [1]), (("zh", "en", "other"), [5, 2, 1]),
                                               (("en", "zh", "other"), [60, 30, 1]), (("zh", ""), [1, 2])])
-def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares):
+def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares, bm25_path):
     """MaxScore stops reading common terms once no unseen row can enter the top k: the result
     must still equal exhaustive scoring, with and without a row filter (Zipf-like random text,
     Chinese and English words), with one language's statistics, three, two and a language
@@ -292,3 +306,128 @@ def test_bm25_pruning_is_exact_on_common_and_rare_terms(languages, shares):
         want_f = [(c, s) for c, s in want if c in keep][:10]
         got_f = _search(index, query, 10, allowed)
         assert np.allclose([h.score for h in got_f], [s for _, s in want_f], rtol=1e-5), query
+
+
+def _random_index(seed: int, n: int, languages=("en",), shares=(1,), duplicates: int = 0):
+    """A BM25 index over Zipf-like random text (English-like and Chinese words), some rows
+    repeated word for word (ties), languages drawn with these shares."""
+    import random
+
+    import pyarrow as pa
+
+    from ragsift.store.memindex import BM25Index, Rows
+
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(400)] + ["电池", "充电", "蓝牙", "音箱", "绿茶"]
+    weights = [1 / (r + 1) for r in range(len(words))]
+    texts = [" ".join(rng.choices(words, weights, k=rng.randint(1, 60))) for _ in range(n)]
+    for _ in range(duplicates):
+        texts[rng.randrange(n)] = texts[rng.randrange(n)]
+    ids = [f"c{i}" for i in range(n)]
+    langs = rng.choices(languages, shares, k=n)
+    tbl = pa.table({"child_id": ids, "parent_id": ids, "doc_id": ids, "start": [0] * n, "end": [1] * n,
+                    "lang": langs})
+    return BM25Index(Rows(tbl), lambda: pa.table({"terms": texts})), words, rng
+
+
+@pytest.mark.parametrize("languages,shares", [(("en",), (1,)), (("zh", "en", "other"), (5, 2, 1))])
+def test_compiled_bm25_gives_the_numpy_paths_rows_and_scores(languages, shares, monkeypatch):
+    """The compiled search and the NumPy path are one algorithm: the same rows in the same order
+    (ties in row order) and bit-identical float32 scores, for any k, with and without a filter,
+    with a floor from other segments, with one set of statistics and per language."""
+    from ragsift.store import memindex
+    from ragsift.store.segments import BM25Stats, norm_of
+
+    compiled = memindex.compiled_bm25
+    assert compiled is not None, "ragsift.store._bm25 is not built"
+    index, words, rng = _random_index(11, 4000, languages, shares, duplicates=400)
+    stats = BM25Stats([(index, None)])
+    assert (len(languages) > 1) == (not isinstance(stats.avgdl, float))
+    norm = norm_of(index, stats.avgdl)
+    compared = ties = 0
+    for trial in range(150):
+        query = " ".join(rng.sample(words[:15], rng.randint(1, 4)) + rng.sample(words[15:], rng.randint(0, 6)))
+        k = rng.choice([1, 3, 10, 50, 400])
+        rows = None if trial % 3 == 0 else np.array(sorted(rng.sample(range(index.n), rng.choice([5, 300, 3000]))))
+        floor = -1.0 if trial % 4 else rng.uniform(0.5, 6.0)
+        items = stats.weights(query)
+        monkeypatch.setattr(memindex, "compiled_bm25", compiled)
+        got = index.search(items, k, rows, norm, stats.avgdl, floor)
+        monkeypatch.setattr(memindex, "compiled_bm25", None)
+        want = index.search(items, k, rows, norm, stats.avgdl, floor)
+        assert got.idx.tolist() == want.idx.tolist(), query
+        assert got.scores.dtype == want.scores.dtype == np.float32
+        assert got.scores.tobytes() == want.scores.tobytes(), query
+        compared += len(got.idx)
+        ties += int(np.sum(got.scores[1:] == got.scores[:-1]))
+        # and the scratch arrays are clean for the next query
+        scratch = index._scratch()
+        assert not scratch.acc.any() and not scratch.allowed.any() and not scratch.member.any()
+    assert compared > 5000 and ties > 50  # many rows compared, ties among them
+
+
+def test_compiled_bm25_searches_from_several_threads_at_once():
+    """The compiled search runs without the GIL, each thread with its own working arrays: queries
+    from four threads at once give what each gives alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragsift.store import memindex
+    from ragsift.store.segments import BM25Stats, norm_of
+
+    assert memindex.compiled_bm25 is not None, "ragsift.store._bm25 is not built"
+    index, words, rng = _random_index(12, 20_000)
+    stats = BM25Stats([(index, None)])
+    norm = norm_of(index, stats.avgdl)
+    queries = [" ".join(rng.sample(words[:30], 3) + rng.sample(words[30:], 3)) for _ in range(40)]
+
+    def run(q):
+        found = index.search(stats.weights(q), 20, None, norm, stats.avgdl)
+        return found.idx.tolist(), found.scores.tobytes()
+
+    alone = [run(q) for q in queries]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(run, queries * 3))
+    assert together == alone * 3
+
+
+def test_compiled_bm25_refuses_arrays_that_do_not_fit():
+    """An index whose arrays do not fit each other (a row, term or language out of range, lengths
+    that disagree) is a ValueError from the compiled search, never a read out of bounds; the
+    working arrays are left clean."""
+    from ragsift.store import memindex
+
+    bm25 = memindex.compiled_bm25
+    assert bm25 is not None, "ragsift.store._bm25 is not built"
+    n = 8
+    rows, tf = np.array([0, 3, 5], np.int32), np.array([1, 2, 1], np.uint16)
+    indptr, terms = np.array([0, 2, 3], np.int64), np.array([0, 1], np.int64)
+    wks, norm = np.ones(2, np.float32), np.ones(n, np.float32)
+    acc, member = np.zeros(n, np.float32), np.zeros(n, bool)
+    rest, read = np.array([2.0, 1.0, 0.0]), np.array([1.0, 2.0])
+    out_rows, out_scores = np.empty(3, np.int64), np.empty(3, np.float32)
+    no_groups, no_rows = np.zeros(0, np.int8), np.zeros(0, bool)
+
+    def call(**change):
+        args = dict(post_rows=rows, post_tf=tf, indptr=indptr, terms=terms, wks=wks, groups=no_groups, norm=norm,
+                    acc=acc, allowed=no_rows, member=member, rest=rest, read=read, out_rows=out_rows,
+                    out_scores=out_scores, k=3, floor=-1.0)
+        args.update(change)
+        return bm25.search(*args.values())
+
+    assert call() == 3 and sorted(out_rows.tolist()) == [0, 3, 5]
+    assert not acc.any()
+    bad = [dict(post_rows=np.array([0, 3, n], np.int32)),  # a row past the end
+           dict(post_rows=np.array([0, -1, 5], np.int32)),
+           dict(terms=np.array([0, 2], np.int64)),  # a term past indptr
+           dict(indptr=np.array([0, 2, 9], np.int64)),  # postings past the arrays
+           dict(post_tf=np.ones(2, np.uint16)),
+           dict(norm=np.ones(n - 1, np.float32)),
+           dict(groups=np.array([0, 0, 0, 5, 0, 0, 0, 0], np.int8), wks=np.ones((2, 4), np.float32)),  # row 3: no weight
+           dict(wks=np.ones(3, np.float32)),
+           dict(rest=np.zeros(2)),
+           dict(out_rows=np.empty(2, np.int64)),
+           dict(k=-1)]
+    for change in bad:
+        with pytest.raises(ValueError):
+            call(**change)
+        assert not acc.any() and not member.any(), change

@@ -8,7 +8,8 @@ answers without touching the table again:
   exactly with the full float32 vectors read from a memory-mapped file: the large-store path.
 - ``BM25Index``: an inverted index (postings per term as CSR arrays with each posting's term
   frequency; weights are computed at query time from the statistics of every segment), so a query
-  touches only its own terms' postings.
+  touches only its own terms' postings; searched by compiled code (``_bm25.c``) when the module is
+  built, else by NumPy, to the same rows and float32 scores.
 - ``SparseIndex``: learned sparse vectors as a CSR matrix, exact dot products.
 
 The hit columns (ids, offsets, language, kind: ``Rows``) are read once per generation, shared by
@@ -35,6 +36,11 @@ import pyarrow.compute as pc
 
 from ragsift.store.base import StoredHit
 from ragsift.text.lang import LANGUAGES
+
+try:  # BM25's search compiled (``_bm25.c``, built at install when a C compiler is there)
+    import ragsift.store._bm25 as compiled_bm25
+except ImportError:  # pragma: no cover - a build without a compiler: the NumPy path, same scores
+    compiled_bm25 = None  # type: ignore[assignment]
 
 # BM25's statistics groups: each language of ``LANGUAGES``, then rows of no recorded language
 # (written before rows had one), which never have statistics of their own
@@ -470,11 +476,43 @@ class BM25Index:
         """A term's weight for these rows: the term's one weight, or each row's language's."""
         return w if isinstance(w, float) else np.asarray(w)[self.rows.lang_groups()[rows]]
 
-    def _weights(self, i: int, w: float | np.ndarray, norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Term ``i``'s posting rows and their weights (``w``: the term's) under these row normalisations."""
+    def _accumulate(self, acc: np.ndarray, i: int, w: float | np.ndarray, norm: np.ndarray) -> np.ndarray:
+        """Add term ``i``'s weights (``w``: the term's) under these row normalisations to its
+        postings' rows in ``acc``; the rows it held 0 for (not seen yet: every weight is > 0)."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
-        rows = np.asarray(self.post_rows[a:b])
-        return rows, _weigh(self.post_tf[a:b], norm[rows], self._row_weight(w, rows))
+        found = np.asarray(self.post_rows[a:b])
+        weights = _weigh(self.post_tf[a:b], norm[found], self._row_weight(w, found))
+        before = acc[found]
+        new = found[before == 0]
+        before += weights
+        acc[found] = before  # rows are unique within a term
+        return new
+
+    def _search_compiled(self, local: list[tuple[int, float | np.ndarray]], k: int, rows: np.ndarray | None,
+                         norm: np.ndarray, rest: np.ndarray, read: np.ndarray, floor: float) -> Found:
+        """``search`` by the compiled module: the same steps, rows and float32 scores."""
+        assert compiled_bm25 is not None
+        scratch = self._scratch()
+        terms = np.array([i for i, _ in local], np.int64)
+        if all(isinstance(w, float) for _, w in local):  # each weight times (k1 + 1) as ``_weigh`` has it
+            wks = np.array([np.float32((BM25_K1 + 1) * float(w)) for _, w in local], np.float32)
+            groups = _NO_GROUPS
+        else:
+            wks = np.stack([((BM25_K1 + 1) * np.broadcast_to(np.asarray(w, np.float64), (LANGUAGE_GROUPS,)))
+                            .astype(np.float32) for _, w in local])
+            groups = self.rows.lang_groups()
+        allowed = _NO_ROWS
+        if rows is not None:
+            allowed = scratch.allowed
+            allowed[rows] = True
+        out_rows, out_scores = np.empty(k, np.int64), np.empty(k, np.float32)
+        try:
+            m = compiled_bm25.search(self.post_rows, self.post_tf, self.indptr, terms, wks, groups, norm, scratch.acc,
+                                     allowed, scratch.member, rest, read, out_rows, out_scores, k, float(floor))
+        finally:
+            if rows is not None:
+                allowed[rows] = False
+        return self.rows.found(out_rows[:m], out_scores[:m])
 
     def search(self, items: Sequence[tuple[str, float | np.ndarray]], k: int, rows: np.ndarray | None,
                norm: np.ndarray, avgdl: float | np.ndarray, floor: float = -1.0) -> Found:
@@ -497,6 +535,8 @@ class BM25Index:
         bounds = np.array([self._bound(i, w, avgdl) for i, w in local])
         rest = np.concatenate((np.cumsum(bounds[::-1])[::-1], [0.0]))  # rest[j]: bound of terms j..
         read = np.cumsum(bounds) * (1 + 1e-5)  # read[j]: the most a row can score from terms ..j
+        if compiled_bm25 is not None:
+            return self._search_compiled(local, k, rows, norm, rest, read, floor)
         scratch = self._scratch()
         acc = scratch.acc  # zero outside the rows touched, which are zeroed again before returning
         touched: list[np.ndarray] = []
@@ -507,11 +547,7 @@ class BM25Index:
         try:
             parts: list[np.ndarray] = []  # the allowed rows seen, each once
             for j, (i, w) in enumerate(local):
-                found, weights = self._weights(i, w, norm)
-                before = acc[found]
-                new = found[before == 0]  # every weight is > 0: a row scored 0 is one not seen yet
-                before += weights
-                acc[found] = before  # rows are unique within a term
+                new = self._accumulate(acc, i, w, norm)
                 touched.append(new)
                 parts.append(new if allowed is None else new[allowed[new]])
                 if j + 1 == len(local):
@@ -527,12 +563,15 @@ class BM25Index:
                 theta = float(np.partition(high, len(high) - k)[len(high) - k]) if len(high) >= k else -1.0
                 theta = max(theta, floor)
                 if theta > rest[j + 1]:
-                    parts = [self._complete(acc, np.sort(ok), local, j + 1, rest, theta, norm, scratch.member)]
+                    parts = [self._complete(acc, ok, local, j + 1, rest, theta, norm, scratch.member)]
                     break
-            ok = np.sort(np.concatenate(parts)).astype(np.int64)
+            ok = np.concatenate(parts) if len(parts) > 1 else parts[0]
             scores = acc[ok]
-            top = top_k(scores, k)
-            return self.rows.found(ok[top], scores[top])
+            if len(ok) > k:  # the rows that can be among the k best (ties at the k-th included)
+                keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+                ok, scores = ok[keep], scores[keep]
+            order = np.lexsort((ok, -scores))[:k]  # best first, ties in row order
+            return self.rows.found(ok[order].astype(np.int64), scores[order])
         finally:
             if sum(len(t) for t in touched) > self.n // 16:
                 acc.fill(0)
@@ -544,8 +583,9 @@ class BM25Index:
 
     def _complete(self, acc: np.ndarray, ok: np.ndarray, local: list[tuple[int, float | np.ndarray]], first: int,
                   rest: np.ndarray, theta: float, norm: np.ndarray, member: np.ndarray) -> np.ndarray:
-        """Add terms ``first``.. to the rows ``ok`` (sorted) in order, dropping before each term the
-        rows that cannot reach ``theta`` with every unread term's bound; the rows left."""
+        """Add terms ``first``.. to the rows ``ok`` in order, dropping before each term the rows that
+        cannot reach ``theta`` with every unread term's bound; the rows left (sorted)."""
+        ok = np.sort(ok[acc[ok] + rest[first] * (1 + 1e-5) >= theta])
         for j2 in range(first, len(local)):
             # theta: k rows score at least it; the bounds carry a margin over float32 rounding
             ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
@@ -602,6 +642,10 @@ class _Scratch:
         self.acc = np.zeros(n, np.float32)
         self.allowed = np.zeros(n, bool)
         self.member = np.zeros(n, bool)
+
+
+_NO_GROUPS = np.zeros(0, np.int8)  # the compiled search: one weight for every row
+_NO_ROWS = np.zeros(0, bool)  # the compiled search: every row allowed
 
 
 def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarray:
