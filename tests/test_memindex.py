@@ -191,6 +191,12 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     want = [c for c, _ in _exact(rows, v, 5, set(docs))]
     monkeypatch.setattr(AnnIndex, "MAPPED_ROWS", 0)
     assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
+    # the exact pass scores the filter's rows a block at a time: the same rows and scores as whole
+    whole = third.store.search_dense(v, 5, broad)
+    monkeypatch.setattr(AnnIndex, "SCORE_BLOCK", 3)
+    blocks = third.store.search_dense(v, 5, broad)
+    assert [h.child_id for h in blocks] == [h.child_id for h in whole] == want
+    assert [h.score for h in blocks] == pytest.approx([h.score for h in whole], abs=1e-6)
     monkeypatch.setattr(AnnIndex, "EXACT_PER_CANDIDATE", 0)
     assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
 

@@ -251,6 +251,7 @@ class AnnIndex:
     EXPANSION_ADD = 256
     MAPPED_ROWS = 2048  # from this many rows on, vectors are read from the map, not row by row
     EXACT_PER_CANDIDATE = 8  # graph candidates an exact row costs as much as (measured; see search)
+    SCORE_BLOCK = 4096  # rows gathered and scored at a time in an exact pass (6 MB at 384 dimensions)
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], column: str, dim: int, directory: Path,
                  expansion: int, refine: int) -> None:
@@ -282,6 +283,18 @@ class AnnIndex:
         buf = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
         return np.frombuffer(buf, np.float32).reshape(len(rows), self.dim)
 
+    def _scores(self, rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The cosine of each of these rows (sorted) with the unit vector ``v``. Many rows are
+        gathered from the map a block at a time, each block multiplied while it is in the cache:
+        the rows cross memory once, not three times (gathered whole, written, read again)."""
+        if self._map is None or len(rows) <= self.SCORE_BLOCK:
+            return self.vectors(rows) @ v
+        out = np.empty(len(rows), np.float32)
+        for start in range(0, len(rows), self.SCORE_BLOCK):
+            part = rows[start:start + self.SCORE_BLOCK]
+            out[start:start + len(part)] = self._map[part] @ v
+        return out
+
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
         """The k nearest rows (of ``rows``, when given: a filter's rows).
 
@@ -311,7 +324,7 @@ class AnnIndex:
         if not len(cand):
             return self.rows.found(NOTHING, NOTHING)
         order = np.sort(cand)  # read the vectors in file order
-        scores = self.vectors(order) @ v
+        scores = self._scores(order, v)
         top = top_k(scores, k)
         return self.rows.found(order[top], scores[top])
 
