@@ -29,13 +29,14 @@ def main() -> int:
     p.add_argument("--dataset", default="../shared/datasets/scifact")
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import queries
+
     from ragsift.kb import KnowledgeBase
     from ragsift.store.memindex import AnnIndex
 
     kb = KnowledgeBase.open(args.kb, create=False)
-    with open(Path(args.dataset) / "queries.jsonl", encoding="utf-8") as f:
-        texts = [json.loads(line)["text"] for line in f][:QUERIES]
-    vecs = [np.asarray(v, np.float32) for v in kb.embedder().embed_queries(texts)]
+    vecs = [np.asarray(v, np.float32) for v in kb.embedder().embed_queries(queries(Path(args.dataset), QUERIES))]
     store = kb.store
     seg = max(store.segments(), key=lambda s: s.rows.n)
     ann = store._dense(seg, "vector", int(store.manifest["dim"]), store._tables)

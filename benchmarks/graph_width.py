@@ -36,6 +36,7 @@ def main() -> int:
     args = p.parse_args()
     sys.path.insert(0, str(HERE))
     from filtered import truth
+    from scale import queries
     from usearch.index import Index
 
     from ragsift.kb import KnowledgeBase
@@ -44,7 +45,7 @@ def main() -> int:
 
     kb_path = Path(args.kb)
     kb = KnowledgeBase.open(kb_path, create=False)
-    qs = [json.loads(line)["text"] for line in open(Path(args.dataset) / "queries.jsonl", encoding="utf-8")][:40]
+    qs = queries(Path(args.dataset), 40)
     qv = kb.embedder().embed_queries(qs)
     qv = qv / np.linalg.norm(qv, axis=1, keepdims=True)
     vecs, buckets, _ = truth(kb_path)

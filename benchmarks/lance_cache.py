@@ -30,18 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from soak import rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 TEXTS = ["绿茶应在零至五摄氏度冷藏保存，红茶常温密封即可，可保存两年。" * 4,
          "Clean the solar panels twice a year with soft water; the inverter converts direct current. " * 6]
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def use_caches(size: str) -> None:

@@ -577,8 +577,7 @@ def bm25_ab_section() -> list[str]:
               "GIL released.",
               "- Each run's p50 of the store's search, before / after: " + ", ".join(
                   f"{b['bm25_store_search']['p50_ms']:.1f} / {a['bm25_store_search']['p50_ms']:.1f}"
-                  for b, a in zip(r["results"][next(iter(r["results"]))]["before"],
-                                  r["results"][next(iter(r["results"]))]["after"]))
+                  for b, a in zip(*(r["results"][max(r["results"], key=int)][side] for side in ("before", "after"))))
               + " ms (the host's load moves both sides alike). What is left is memory-bound: each posting read is a "
               "random read of its row's score and length (8 MB at a million rows), and the hits and the merge of "
               "segments run in Python.",

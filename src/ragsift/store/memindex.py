@@ -507,12 +507,11 @@ class BM25Index:
         assert compiled_bm25 is not None
         scratch = self._scratch()
         terms = np.array([i for i, _ in local], np.int64)
-        if all(isinstance(w, float) for _, w in local):  # each weight times (k1 + 1) as ``_weigh`` has it
-            wks = np.array([np.float32((BM25_K1 + 1) * float(w)) for _, w in local], np.float32)
+        if all(isinstance(w, float) for _, w in local):
+            wks = np.array([_times_k1(w) for _, w in local], np.float32)
             groups = _NO_GROUPS
-        else:
-            wks = np.stack([((BM25_K1 + 1) * np.broadcast_to(np.asarray(w, np.float64), (LANGUAGE_GROUPS,)))
-                            .astype(np.float32) for _, w in local])
+        else:  # one weight per language for every term
+            wks = np.stack([np.broadcast_to(_times_k1(w), (LANGUAGE_GROUPS,)) for _, w in local])
             groups = self.rows.lang_groups()
         allowed = _NO_ROWS
         if rows is not None:
@@ -598,10 +597,11 @@ class BM25Index:
                   rest: np.ndarray, theta: float, norm: np.ndarray, member: np.ndarray) -> np.ndarray:
         """Add terms ``first``.. to the rows ``ok`` in order, dropping before each term the rows that
         cannot reach ``theta`` with every unread term's bound; the rows left (sorted)."""
-        ok = np.sort(ok[acc[ok] + rest[first] * (1 + 1e-5) >= theta])
         for j2 in range(first, len(local)):
             # theta: k rows score at least it; the bounds carry a margin over float32 rounding
             ok = ok[acc[ok] + rest[j2] * (1 + 1e-5) >= theta]
+            if j2 == first:
+                ok = np.sort(ok)  # the binary searches below want them in row order
             i2, w2 = local[j2]
             a, b = int(self.indptr[i2]), int(self.indptr[i2 + 1])
             if len(ok) * np.log2(b - a + 2) < b - a:  # few rows: binary search in the postings
@@ -668,12 +668,17 @@ def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarra
     a new array (a gather) and is overwritten."""
     f = np.asarray(tf).astype(np.float32)
     np.add(norm, f, out=norm)
-    if isinstance(w, float):
-        f *= np.float32((BM25_K1 + 1) * w)
-    else:  # the same float32 product per posting as a scalar weight gives
-        f *= ((BM25_K1 + 1) * np.asarray(w, np.float64)).astype(np.float32)
+    f *= _times_k1(w)
     f /= norm
     return f
+
+
+def _times_k1(w: float | np.ndarray) -> np.float32 | np.ndarray:
+    """A term's weight (or one per posting, or per language) times k1 + 1, rounded to float32 once:
+    the factor both the NumPy path (``_weigh``) and the compiled search multiply by."""
+    if isinstance(w, float):
+        return np.float32((BM25_K1 + 1) * w)
+    return ((BM25_K1 + 1) * np.asarray(w, np.float64)).astype(np.float32)
 
 
 class SparseIndex:
