@@ -20,8 +20,9 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 .PHONY: demo test check lint tools install clean
 
 # the main job needs only the base package (about a minute to install; it builds BM25's compiled
-# search, src/ragsift/store/_bm25.c, with the C compiler when there is one)
-$(VENV)/.base: pyproject.toml setup.py src/ragsift/store/_bm25.c
+# search and the int8 exact pass, src/ragsift/store/_bm25.c and _scan.c, with the C compiler when
+# there is one)
+$(VENV)/.base: pyproject.toml setup.py src/ragsift/store/_bm25.c src/ragsift/store/_scan.c
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q -e .
 	touch $@

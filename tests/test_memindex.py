@@ -201,6 +201,127 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
 
 
+def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_path, monkeypatch, sample_dir_files):
+    """An exact pass over many rows ranks them by their int8 copy (saved with the graph) and scores
+    the best of those from the full vectors: the rows and scores of the float32 pass, in Chinese and
+    English. An index saved without the copy writes it at its first opening (the same bytes); where
+    it cannot, the exact pass reads the float32 vectors."""
+    import ragsift.store.lance as lance
+    from ragsift.store import memindex
+
+    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
+    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest(sample_dir_files)
+    rows = _children(kb.store)
+    index = kb.store.dense_index()
+    assert isinstance(index, AnnIndex) and index._int8 is not None
+    folder = next((tmp_path / "kb" / lance.CACHE).glob("*-vector"))
+    saved = (folder / "vectors.i8").read_bytes(), (folder / "vectors.i8.scales").read_bytes()
+    dim = len(rows[0]["vector"])
+    assert len(saved[0]) == index.n * dim and len(saved[1]) == 4 * dim
+    # the copy, checked against the full vectors: each value within half a step of its dimension's scale
+    full = np.fromfile(folder / "vectors.f32", np.float32).reshape(-1, dim)
+    scales = np.frombuffer(saved[1], np.float32)
+    copy = np.frombuffer(saved[0], np.int8).reshape(-1, dim)
+    assert np.abs(copy / scales - full).max() <= 0.5 / scales.min() + 1e-6
+    assert np.abs(copy).max() == 127
+    docs = sorted({r["doc_id"] for r in rows})[::2]
+    broad = parse_filter({"doc_id": {"in": docs}}, kb.store.fields())
+    kept = sum(r["doc_id"] in set(docs) and (r["kind"] or "chunk") == "chunk" for r in rows)
+    assert kept > 20
+    calls = []
+    real_scores = memindex.compiled_scan.scores
+
+    def counted(*args):  # a spy: counts the calls, passes them to the compiled scan
+        calls.append(len(args[1]))
+        return real_scores(*args)
+
+    monkeypatch.setattr(memindex.compiled_scan, "scores", counted)
+
+    def ranked(store, question):
+        v = kb.embedder().embed_queries([question])[0]
+        return [(h.child_id, h.score) for h in store.search_dense(v, 5, broad)], v
+
+    for q in QUESTIONS:
+        monkeypatch.setattr(AnnIndex, "INT8_ROWS", 10**9)  # the float32 pass
+        plain, v = ranked(kb.store, q)
+        assert [c for c, _ in plain] == [c for c, _ in _exact(rows, v, 5, set(docs))], q
+        monkeypatch.setattr(AnnIndex, "INT8_ROWS", 0)
+        monkeypatch.setattr(AnnIndex, "RESCORE", 10)  # the int8 ranking must hold each best five in its ten
+        before = len(calls)
+        got = ranked(kb.store, q)[0]
+        assert [c for c, _ in got] == [c for c, _ in plain], q
+        assert [x for _, x in got] == pytest.approx([x for _, x in plain], abs=1e-6)  # BLAS sums apart
+        assert calls[before:] == [kept], q
+    # an index saved before the copy existed: the next process writes it, the same bytes
+    (folder / "vectors.i8").unlink()
+    (folder / "vectors.i8.scales").unlink()
+    again = KnowledgeBase.open(tmp_path / "kb")
+    assert ranked(again.store, QUESTIONS[1])[0] == ranked(kb.store, QUESTIONS[1])[0]
+    assert ((folder / "vectors.i8").read_bytes(), (folder / "vectors.i8.scales").read_bytes()) == saved
+    assert not [f for f in folder.iterdir() if f.name.startswith(".")]  # no temporary file left
+    # a folder the process may not write (a fault injected by a fake writer): the float32 pass, same hits
+    (folder / "vectors.i8").unlink()
+
+    def fake_write_refused(*args):
+        raise PermissionError("read-only folder")
+
+    monkeypatch.setattr(memindex, "_write_int8", fake_write_refused)
+    third = KnowledgeBase.open(tmp_path / "kb")
+    assert third.store.dense_index()._int8 is None
+    for q in QUESTIONS[:2]:
+        assert ranked(third.store, q)[0] == ranked(kb.store, q)[0], q
+    assert not (folder / "vectors.i8").exists()
+
+
+@pytest.mark.parametrize("dim", [1, 7, 384, 1030])
+def test_int8_scan_equals_integer_arithmetic(dim):
+    """The compiled int8 scan against NumPy's int64 products: every row (unsorted, repeated, the
+    first and the last) at dimensions that fill no, one and many vector registers."""
+    from ragsift.store import memindex
+
+    scan = memindex.compiled_scan
+    assert scan is not None, "ragsift.store._scan is not built"
+    rng = np.random.default_rng(dim)
+    n = 300
+    matrix = rng.integers(-128, 128, size=(n, dim), dtype=np.int8)
+    matrix[0] = -128  # the extremes: the widest sums
+    top = min(32767, (2**31 - 1) // (128 * dim))
+    query = rng.integers(-top, top + 1, size=dim).astype(np.int16)
+    query[0] = -top
+    rows = np.concatenate([[0, n - 1, 5, 5], rng.integers(0, n, 500)]).astype(np.int64)
+    out = np.empty(len(rows), np.int32)
+    scan.scores(matrix, rows, query, out)
+    assert out.tolist() == (matrix[rows].astype(np.int64) @ query.astype(np.int64)).tolist()
+    scan.scores(matrix, np.zeros(0, np.int64), query, np.empty(0, np.int32))  # no rows: nothing to do
+
+
+def test_int8_scan_refuses_arrays_that_do_not_fit():
+    from ragsift.store import memindex
+
+    scan = memindex.compiled_scan
+    assert scan is not None, "ragsift.store._scan is not built"
+    matrix, query = np.ones((4, 8), np.int8), np.ones(8, np.int16)
+    rows, out = np.array([0, 3], np.int64), np.zeros(2, np.int32)
+    bad = [dict(rows=np.array([0, 4], np.int64)),  # a row past the end
+           dict(rows=np.array([-1, 0], np.int64)),
+           dict(out=np.zeros(3, np.int32)),
+           dict(query=np.ones(3, np.int16)),  # 32 values do not make rows of 3
+           dict(query=np.zeros(0, np.int16)),
+           dict(query=np.full(8, 32767, np.int16), matrix=np.ones((4, 8), np.int8)),  # fine: 8 * 128 * 32767 fits
+           dict(query=np.full(1024, 32767, np.int16), matrix=np.ones((2, 1024), np.int8), rows=np.array([0, 1]))]
+    for i, change in enumerate(bad):
+        args = dict(matrix=matrix, rows=rows, query=query, out=out)
+        args.update(change)
+        if i == 5:
+            scan.scores(*args.values())
+            continue
+        with pytest.raises(ValueError):
+            scan.scores(*args.values())
+    assert out.tolist() == [0, 0] or out.tolist() == [8 * 32767, 8 * 32767]
+
+
 def test_small_stores_search_exactly_in_memory(sample_kb):
     assert isinstance(sample_kb.store.dense_index(), FlatIndex)
     rows = _children(sample_kb.store)

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import BinaryIO, NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +41,10 @@ try:  # BM25's search compiled (``_bm25.c``, built at install when a C compiler 
     import ragsift.store._bm25 as compiled_bm25
 except ImportError:  # pragma: no cover - a build without a compiler: the NumPy path, same scores
     compiled_bm25 = None  # type: ignore[assignment]
+try:  # the int8 exact pass's inner loop (``_scan.c``, built alike)
+    import ragsift.store._scan as compiled_scan
+except ImportError:  # pragma: no cover - without it an exact pass reads every row's float32 vector
+    compiled_scan = None  # type: ignore[assignment]
 
 # BM25's statistics groups: each language of ``LANGUAGES``, then rows of no recorded language
 # (written before rows had one), which never have statistics of their own
@@ -239,10 +243,12 @@ class FlatIndex:
 class AnnIndex:
     """HNSW over int8-quantised unit vectors (usearch), candidates re-ranked exactly.
 
-    Built once per generation and saved under ``directory`` (the graph, and the full vectors as
-    a float32 file): later processes map both from disk instead of building again. The graph
-    lives in memory (about 1 byte per dimension per child plus the links); the full vectors
-    stay on disk and only the candidates' pages are read.
+    Built once per generation and saved under ``directory`` (the graph, the full vectors as a
+    float32 file, and an int8 copy of them for exact passes): later processes map them from disk
+    instead of building again. The graph lives in memory (about 1 byte per dimension per child
+    plus the links); the full vectors stay on disk and only the candidates' pages are read; the
+    int8 copy is read by exact passes over a filter's rows (a quarter of the float32 bytes), whose
+    best approximate rows are then scored exactly from the full vectors.
     """
 
     # Links per node and build breadth: 16 / 128 reached only 0.95 recall@10 at 100k real-text
@@ -252,6 +258,10 @@ class AnnIndex:
     MAPPED_ROWS = 2048  # from this many rows on, vectors are read from the map, not row by row
     EXACT_PER_CANDIDATE = 8  # graph candidates an exact row costs as much as (measured; see search)
     SCORE_BLOCK = 4096  # rows gathered and scored at a time in an exact pass (6 MB at 384 dimensions)
+    # an exact pass over more rows than this reads their int8 copy and re-scores its best rows
+    # (RESCORE at least, or the graph's k * refine) from the full vectors
+    INT8_ROWS = 4096
+    RESCORE = 200
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], column: str, dim: int, directory: Path,
                  expansion: int, refine: int) -> None:
@@ -274,6 +284,7 @@ class AnnIndex:
         # pread (Windows), are taken from a map without read-ahead: one system call per row costs
         # more than the page faults
         self._map = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
+        self._int8 = _Int8Copy.open(directory, full, dim) if self.n and compiled_scan is not None else None
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         """The full vectors of these rows (sorted), read from the saved file."""
@@ -324,9 +335,79 @@ class AnnIndex:
         if not len(cand):
             return self.rows.found(NOTHING, NOTHING)
         order = np.sort(cand)  # read the vectors in file order
+        if self._int8 is not None and len(order) > max(self.INT8_ROWS, self.RESCORE, want):
+            order = self._int8.best(order, v, max(self.RESCORE, want))
         scores = self._scores(order, v)
         top = top_k(scores, k)
         return self.rows.found(order[top], scores[top])
+
+
+class _Int8Copy:
+    """Every row of an ``AnnIndex`` as int8 (``vectors.i8``, memory-mapped), each dimension scaled
+    by 127 over its largest magnitude (``vectors.i8.scales``, float32): an approximate score per
+    row at a quarter of the bytes an exact pass reads. Written with the graph, or from the full
+    vectors the first time an index saved without it is opened (where the folder can be written)."""
+
+    def __init__(self, matrix: mmap.mmap, scales: np.ndarray) -> None:
+        self.matrix, self.scales = matrix, scales
+        # the query's largest int16 value: no sum over the dimensions can leave int32 (128 * dim * it)
+        self.query_max = min(32767, (2**31 - 1) // (128 * len(scales)))
+
+    @classmethod
+    def open(cls, directory: Path, full: Path, dim: int) -> _Int8Copy | None:
+        path, scales = directory / "vectors.i8", directory / "vectors.i8.scales"
+        try:
+            if not path.exists():
+                _write_int8(full, dim, directory)
+            matrix, factors = _random_access_map(path), np.fromfile(scales, np.float32)
+        except OSError:  # a folder this process may not write: exact passes read the full vectors
+            return None
+        if len(factors) != dim or len(matrix) != full.stat().st_size // 4:  # not this index's copy
+            return None
+        return cls(matrix, factors)
+
+    def quantised(self, v: np.ndarray) -> np.ndarray:
+        """The unit query in int16, such that the int8 rows times it rank as the rows' cosines."""
+        u = v.astype(np.float64) / self.scales
+        top = float(np.abs(u).max()) or 1.0
+        return np.rint(u * (self.query_max / top)).astype(np.int16)
+
+    def best(self, rows: np.ndarray, v: np.ndarray, count: int) -> np.ndarray:
+        """The ``count`` rows (of these, sorted) of highest approximate score, sorted."""
+        assert compiled_scan is not None
+        approx = np.empty(len(rows), np.int32)
+        compiled_scan.scores(self.matrix, rows, self.quantised(v), approx)
+        return np.sort(rows[np.argpartition(approx, len(rows) - count)[len(rows) - count:]])
+
+
+def _write_int8(full: Path, dim: int, directory: Path) -> None:
+    """The int8 copy of the float32 vectors in ``full``, written into ``directory`` (the scales
+    first, the matrix last by one rename: a reader finds both or neither)."""
+    vectors = np.memmap(full, np.float32, mode="r").reshape(-1, dim)
+    step = 65_536
+    top = np.zeros(dim, np.float32)
+    for start in range(0, len(vectors), step):
+        np.maximum(top, np.abs(vectors[start:start + step]).max(axis=0), out=top)
+    scales = np.where(top > 0, 127.0 / np.where(top > 0, top, 1.0), 1.0).astype(np.float32)
+    with _replacing(directory / "vectors.i8.scales") as out:
+        out.write(scales.tobytes())
+    with _replacing(directory / "vectors.i8") as out:
+        for start in range(0, len(vectors), step):
+            part = np.rint(vectors[start:start + step] * scales)
+            out.write(np.clip(part, -127, 127).astype(np.int8).tobytes())
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A file to write that replaces ``path`` whole when done (one rename), or leaves it as it was."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivity: int,
@@ -351,6 +432,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         full.flush()
         del full
         index.save(str(tmp / "graph.usearch"))
+        _write_int8(tmp / "vectors.f32", dim, tmp)
 
 
 @contextmanager
