@@ -256,7 +256,9 @@ class AnnIndex:
     CONNECTIVITY = 32
     EXPANSION_ADD = 256
     MAPPED_ROWS = 2048  # from this many rows on, vectors are read from the map, not row by row
-    EXACT_PER_CANDIDATE = 8  # graph candidates an exact row costs as much as (measured; see search)
+    EXACT_PER_CANDIDATE = 13  # exact float32 rows a graph candidate costs as much as at 200,000 (see search)
+    INT8_SPEEDUP = 5  # an int8 row costs a fifth of a float32 row (benchmarks/exact_pass.py: 5.1x to 6.1x)
+    EXACT_PREFERRED = 2.0  # an exact pass is taken while it costs up to this many times the graph's search
     SCORE_BLOCK = 4096  # rows gathered and scored at a time in an exact pass (6 MB at 384 dimensions)
     # an exact pass over more rows than this reads their int8 copy and re-scores its best rows
     # (RESCORE at least, or the graph's k * refine) from the full vectors
@@ -307,21 +309,27 @@ class AnnIndex:
         return out
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
-        """The k nearest rows (of ``rows``, when given: a filter's rows).
+        """The k nearest rows (of ``rows``, when given: a filter's rows, sorted).
 
-        A filter keeping m of the n rows is searched one of two ways, whichever costs less: exactly
-        over its m rows (cost ~ m), or in the graph as broadly as the filter narrows it (a search
-        ``expansion / share`` wide, so as many allowed candidates are seen as an unfiltered search
-        sees; cost ~ expansion * n / m). Measured at 200,000 children (benchmarks/filtered.py):
-        an exact row costs about an eighth of a graph candidate; at a million a graph candidate
-        costs more (a larger graph, more cache misses: a 10% filter took 135-204 ms in the graph,
-        82-90 ms exact), about 8 * sqrt(n / 200,000) exact rows. Exact wins while
-        m^2 < c(n) * expansion * n (40,000 rows at 200,000; 135,000 at a million)."""
+        A filter keeping m of the n rows is searched one of two ways: exactly over its m rows (cost
+        ~ m), or in the graph as broadly as the filter narrows it (a search ``expansion / share``
+        wide, so as many allowed candidates are seen as an unfiltered search sees; cost ~
+        expansion * n / m). The exact pass's hits are the true best, the graph's approximate, so
+        the exact pass is taken while it costs up to ``EXACT_PREFERRED`` times the graph's search:
+        while m^2 < 2 * c(n) * expansion * n, where c(n), the rows a graph candidate costs as much
+        as, is 13 float32 rows at 200,000 children and grows as sqrt(n) (a larger graph, more cache
+        misses; measured at a million through ``KnowledgeBase.query``: a candidate 12.7 us, a
+        float32 row 0.42 us, an int8 row 0.06-0.08 us), five times as many int8 rows. With the int8
+        copy that is exact up to 545,000 rows at a million children (a 50% filter: 45 ms exact
+        against 37 ms in the graph, whose recall@10 on benchmarks/filtered.py's vectors is 0.885),
+        163,000 at 200,000."""
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         want = max(k * self.refine, k)
         per_candidate = self.EXACT_PER_CANDIDATE * max(1.0, self.n / 200_000) ** 0.5
-        if rows is not None and len(rows) ** 2 < per_candidate * self.expansion * self.n:
-            cand = rows  # exact over the filter's rows
+        if self._int8 is not None:
+            per_candidate *= self.INT8_SPEEDUP
+        if rows is not None and len(rows) ** 2 < self.EXACT_PREFERRED * per_candidate * self.expansion * self.n:
+            order = rows  # exact over the filter's rows (sorted, as the store keeps them)
         else:
             count = want
             if rows is not None:  # search as broadly as the filter narrows the graph
@@ -332,9 +340,9 @@ class AnnIndex:
                 cand = cand[np.isin(cand, rows)][:want]  # the best allowed candidates, in graph order
                 if len(cand) < min(k, len(rows)):
                     cand = rows
-        if not len(cand):
+            order = np.sort(cand)  # read the vectors in file order
+        if not len(order):
             return self.rows.found(NOTHING, NOTHING)
-        order = np.sort(cand)  # read the vectors in file order
         if self._int8 is not None and len(order) > max(self.INT8_ROWS, self.RESCORE, want):
             order = self._int8.best(order, v, max(self.RESCORE, want))
         scores = self._scores(order, v)
