@@ -145,6 +145,33 @@ def test_replace_and_delete_commit_together(backend, tmp_path):
     assert reader.check_integrity() == []
 
 
+def test_document_titles_are_the_committed_documents_with_a_title(backend, tmp_path):
+    """What the router's title index reads (two columns, not every document decoded): the titled
+    documents of the committed generation, Chinese and English; none untitled, none uncommitted,
+    none deleted."""
+    from dataclasses import replace
+
+    store = new_store(backend, tmp_path)
+    reader = reopen(store)
+    assert reader.document_titles() == []
+    titles = {"solar": "Solar guide", "tea": "茶叶指南", "speaker": "", "garden": "Garden notes"}
+    txn = store.begin()
+    for n, title in titles.items():
+        d, parents, children = make_doc(n, DOCS[n][0])
+        txn.put_document(replace(d, title=title), parents, children)
+    txn._flush()
+    assert reader.document_titles() == []  # written, not committed
+    txn.commit()
+    reader.refresh()
+    want = {(n, t) for n, t in titles.items() if t}
+    assert sorted(reader.document_titles()) == sorted(want)
+    assert want == {(d.doc_id, d.title) for d in reader.get_documents().values() if d.title}
+    with store.begin() as txn:
+        txn.delete_document("tea")
+    reader.refresh()
+    assert sorted(reader.document_titles()) == sorted(want - {("tea", "茶叶指南")})
+
+
 def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
     import ragsift.store.lance as lance
     import ragsift.store.milvus as milvus

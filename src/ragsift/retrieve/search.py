@@ -99,8 +99,7 @@ class Searcher:
         follows them); built once per committed generation."""
         gen, cached = self.store.generation, self._titles
         if cached is None or cached[0] != gen:
-            docs = self.store.get_documents()
-            cached = self._titles = (gen, TitleIndex((d.doc_id, d.title) for d in docs.values()))
+            cached = self._titles = (gen, TitleIndex(self.store.document_titles()))
         return cached[1]
 
     def llm(self, s: Settings) -> LLM:

@@ -628,6 +628,12 @@ class LanceStore(ManifestStore):
             return self._docs_from(self._tables["documents"].to_arrow())
         return self._docs_from(self._rows("documents", "doc_id", doc_ids))
 
+    def document_titles(self) -> list[tuple[str, str]]:
+        if self.generation == 0:
+            return []
+        tbl = scan(self._tables["documents"], ["doc_id", "title"], "title != ''", row_ids=False)
+        return list(zip(tbl.column("doc_id").to_pylist(), tbl.column("title").to_pylist()))
+
     def find_documents(self, source: str) -> list[StoredDocument]:
         tbl = self._tables["documents"].search().where(f"source = {sql_literal(source)}").limit(10_000_000).to_arrow()
         return list(self._docs_from(tbl).values())

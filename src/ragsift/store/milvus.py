@@ -430,6 +430,11 @@ class MilvusStore(ManifestStore):
             return self._docs_from(self._query("documents", "", self._DOC_FIELDS))
         return self._docs_from(self._by_ids("documents", "doc_id", doc_ids, self._DOC_FIELDS))
 
+    def document_titles(self) -> list[tuple[str, str]]:
+        if self.generation == 0:
+            return []
+        return [(r["doc_id"], r["title"]) for r in self._query("documents", 'title != ""', ["doc_id", "title"])]
+
     def find_documents(self, source: str) -> list[StoredDocument]:
         rows = self._query("documents", f"source == {milvus_literal(source)}", self._DOC_FIELDS)
         return list(self._docs_from(rows).values())
