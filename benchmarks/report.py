@@ -333,6 +333,13 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             f"p50 {fq['first_query_p50_s']:.3f} s, at most {worst:.3f} s"
             + (f" (3 commits; the 5 before the one-scan change: at most {max(b['first_query_s']):.3f} s)" if af else ""),
             worst < 0.5, "" if worst < 0.5 else "see the commit section")
+        fqd = load("first_query.json")
+        if fqd:
+            after = max(x["first_s"] for x in fqd["runs"]["after"])
+            row(f"the first query after a commit under 0.5 s, default settings (the router), at "
+                f"{fqd['documents']:,} documents", f"p50 {fqd['p50']['after']['first_s']:.2f} s, at most {after:.2f} s"
+                + (f" ({fqd['p50']['before']['first_s']:.1f} s before the title index read two columns)"
+                   if "before" in fqd["p50"] else ""), after < 0.5, "" if after < 0.5 else "see the commit section")
         _steady_target(row, b)
     sw = load("serve_workers.json")
     if sw and "before_workers_1" in sw["throughput"]:
@@ -649,6 +656,20 @@ def commit_section() -> list[str]:
                   f"counted by a scan first), a shorter run (`{af['command']}`): first query after a commit at "
                   f"{big['children']:,} children {', '.join(f'{v:.2f}' for v in big['first_query_s'])} s, commit "
                   f"ratio {af['commit_ratio']:.2f}x (embedding alone {af['embed_100_docs_s']:.1f} s).", ""]
+    fq = load("first_query.json")
+    if fq:
+        p50 = fq["p50"]
+        lines += [f"**The first question after a commit with the default settings** ({fq['date']}; `{fq['command']}`): "
+                  f"{fq['note']} Each round in a process of its own, the two sides alternating; p50 over "
+                  f"{len(fq['runs']['after'])} rounds (each: commit of {fq['documents_per_commit']} documents / first "
+                  "question / second question, s):", "",
+                  "| code | commit | first question | second question | rounds' first questions |", "|---|---|---|---|---|"]
+        for side, label in (("before", fq.get("before_code", "before")), ("after", "this code")):
+            if side in p50:
+                lines.append(f"| {label} | {p50[side]['commit_s']:.2f} | {p50[side]['first_s']:.2f} | "
+                             f"{p50[side]['second_s']:.2f} | "
+                             + ", ".join(f"{x['first_s']:.2f}" for x in fq["runs"][side]) + " |")
+        lines += ["", *fq.get("findings", []), ""]
     sc = load("scale_segments.json")
     if sc:
         x = sc["results"]["1000000"]["latency"]
