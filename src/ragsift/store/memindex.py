@@ -318,10 +318,13 @@ class AnnIndex:
         the exact pass is taken while it costs up to ``EXACT_PREFERRED`` times the graph's search:
         while m^2 < 2 * c(n) * expansion * n, where c(n), the rows a graph candidate costs as much
         as, is 13 float32 rows at 200,000 children and grows as sqrt(n) (a larger graph, more cache
-        misses; measured at a million through ``KnowledgeBase.query``: a candidate 12.7 us, a
-        float32 row 0.42 us, an int8 row 0.06-0.08 us), five times as many int8 rows. With the int8
-        copy that is exact up to 545,000 rows at a million children (a 50% filter: 45 ms exact
-        against 37 ms in the graph, whose recall@10 on benchmarks/filtered.py's vectors is 0.885),
+        misses), and five times as many int8 rows. Measured at a million children
+        (benchmarks/exact_pass.py, benchmarks/filtered.py): a float32 row 0.43 us, an int8 row
+        0.06-0.09 us, a graph candidate about 16 us (a 50% filter's dense query: 45 ms for 2,058
+        candidates, the embedding and the query path's ~12 ms aside): 37 float32 rows a candidate
+        where the constant gives 29, so the rule leans a little to the graph. With the int8 copy a filter
+        is exact up to 545,000 rows at a million children (a 50% filter: 47 ms dense p50 exact,
+        45 ms in the graph, whose recall@10 on benchmarks/filtered.py's vectors is 0.888), up to
         163,000 at 200,000."""
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         want = max(k * self.refine, k)
