@@ -20,11 +20,30 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 SHARES = (0.01, 0.1, 0.5)
 QUERIES = 30
+
+
+def largest_ann(kb_path: Path, dataset: Path, n: int) -> tuple[Any, np.ndarray]:
+    """The knowledge base's largest segment's HNSW index (``AnnIndex``), and the dataset's first n
+    questions embedded by its embedder (float32, one row each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import queries
+
+    from ragsift.kb import KnowledgeBase
+    from ragsift.store.memindex import AnnIndex
+
+    kb = KnowledgeBase.open(kb_path, create=False)
+    store = kb.store
+    seg = max(store.segments(), key=lambda s: s.rows.n)
+    ann = store._dense(seg, "vector", int(store.manifest["dim"]), store._tables)
+    if not isinstance(ann, AnnIndex) or ann._map is None:
+        raise SystemExit("the largest segment is searched exactly in memory: use a store of 200,000 children or more")
+    return ann, np.asarray(kb.embedder().embed_queries(queries(dataset, n)), np.float32)
 
 
 def main() -> int:
@@ -34,19 +53,9 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--ways", default="whole,blocks,int8", help="comma-separated, the exact reference first")
     args = p.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from scale import queries
-
-    from ragsift.kb import KnowledgeBase
     from ragsift.store.memindex import AnnIndex
 
-    kb = KnowledgeBase.open(args.kb, create=False)
-    vecs = [np.asarray(v, np.float32) for v in kb.embedder().embed_queries(queries(Path(args.dataset), QUERIES))]
-    store = kb.store
-    seg = max(store.segments(), key=lambda s: s.rows.n)
-    ann = store._dense(seg, "vector", int(store.manifest["dim"]), store._tables)
-    if not isinstance(ann, AnnIndex):
-        raise SystemExit("the largest segment is searched exactly in memory: use a store of 200,000 children or more")
+    ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
     def ten_best(way: str, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         if way == "whole":
             scores = ann.vectors(rows) @ u

@@ -47,7 +47,7 @@ def one_round(kb_path: Path, dataset: Path, tag: str) -> dict:
     reader.query(qs[2])
     second_s = time.perf_counter() - t
     return {"commit_s": commit_s, "first_s": first_s, "second_s": second_s,
-            "documents": len(reader.store.document_titles()) if hasattr(reader.store, "document_titles") else None,
+            "titled_documents": len(reader.store.document_titles()) if hasattr(reader.store, "document_titles") else None,
             "generation": reader.store.generation}
 
 

@@ -34,19 +34,10 @@ def main() -> int:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from scale import queries
+    from exact_pass import largest_ann
 
-    from ragsift.kb import KnowledgeBase
-    from ragsift.store.memindex import AnnIndex
-
-    kb = KnowledgeBase.open(args.kb, create=False)
-    store = kb.store
-    seg = max(store.segments(), key=lambda s: s.rows.n)
-    ann = store._dense(seg, "vector", int(store.manifest["dim"]), store._tables)
-    if not isinstance(ann, AnnIndex) or ann._map is None:
-        raise SystemExit("the largest segment is searched exactly in memory: use a store of 200,000 children or more")
+    ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
     full = np.asarray(ann._map)
-    vecs = np.asarray(kb.embedder().embed_queries(queries(Path(args.dataset), QUERIES)), np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     scales = 127.0 / np.abs(full).max(axis=0)
     mean = full.mean(axis=0)

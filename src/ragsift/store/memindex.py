@@ -399,7 +399,7 @@ def _write_int8(full: Path, dim: int, directory: Path) -> None:
     top = np.zeros(dim, np.float32)
     for start in range(0, len(vectors), step):
         np.maximum(top, np.abs(vectors[start:start + step]).max(axis=0), out=top)
-    scales = np.where(top > 0, 127.0 / np.where(top > 0, top, 1.0), 1.0).astype(np.float32)
+    scales = (127.0 / np.where(top > 0, top, 127.0)).astype(np.float32)  # 1 where a dimension is all zeros
     with _replacing(directory / "vectors.i8.scales") as out:
         out.write(scales.tobytes())
     with _replacing(directory / "vectors.i8") as out:
