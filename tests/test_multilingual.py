@@ -52,6 +52,32 @@ def test_mixed_scripts_split_at_the_script_boundary():
     assert A.terms("iPhone手机 snake_case") == ["iphon", "手机", "snake", "case"]
 
 
+def test_the_ascii_fast_path_gives_the_terms_of_the_general_one():
+    """``terms`` reads ASCII text with one regular expression and one stemming call; the general
+    way (``_terms``: NFKC, a match at a time) must give the same terms, in order."""
+    import random
+    from pathlib import Path
+
+    import ragsift
+
+    cases = ["John's dogs don't bark", "rock'n'roll at 5 o'clock", "'quoted' words'", "it's l'homme qu'il",
+             "snake_case __init__ x_1", "IL-6 and TNF-alpha (p<0.05); 3.5% n=12", "tab\tnew\nline\x00nul",
+             "A's B'S c''d e' 'f", "", "   ", "THE AND OF", "Running RUNS ran"]
+    sample = Path(ragsift.__file__).parent / "sample"
+    cases += [line for f in sorted(sample.rglob("*")) if f.is_file() and f.suffix in (".md", ".txt")
+              for line in f.read_text(encoding="utf-8").splitlines() if line.isascii()]
+    rng = random.Random(7)
+    alphabet = "abcXYZ019 '_-.,;:!?\t\n\"()[]/\\&*%$#@~`^|<>{}+="
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    ascii_cases = [c for c in cases if c.isascii()]
+    assert len(ascii_cases) > 3000
+    for text in ascii_cases:
+        assert A.terms(text) == A._terms(text), text
+    # text with one non-ASCII character takes the general way, Chinese included
+    assert A.terms("John’s dogs") == A._terms("John’s dogs") == ["john", "dog"]
+    assert A.terms("机器学习 in Python") == A._terms("机器学习 in Python") == ["机器", "学习", "python"]
+
+
 def test_first_analyzer_is_unchanged_for_old_knowledge_bases():
     assert ZhEnAnalyzer().terms("Der Zug fährt zurück") == ["der", "zug", "f", "hrt", "zur", "ck"]
     assert analyzer_for("ragsift-zh-en-v1").name == "ragsift-zh-en-v1"
