@@ -172,6 +172,34 @@ def test_document_titles_are_the_committed_documents_with_a_title(backend, tmp_p
     assert sorted(reader.document_titles()) == sorted(want - {("tea", "茶叶指南")})
 
 
+def test_parent_labels_name_the_parents_that_get_parents_returns(backend, tmp_path):
+    """What a trace names its sections by (source, heading path, location; no text read): the
+    same as the full parents say, Chinese and English, the rewritten version's after a rewrite,
+    none for a deleted document or an unknown id."""
+    store = new_store(backend, tmp_path)
+    with store.begin() as txn:
+        for n, (text, meta) in DOCS.items():
+            txn.put_document(*make_doc(n, text, **meta))
+    reader = reopen(store)
+
+    def expected(ids):
+        return {pid: (sp.source, sp.parent.heading_path, sp.parent.location)
+                for pid, sp in reader.get_parents(ids).items()}
+    ids = [sp.parent.parent_id for parts in reader.get_document_parents(DOCS).values() for sp in parts]
+    labels = reader.parent_labels([*ids, "no-such-parent"])
+    assert labels == expected(ids) and len(labels) == len(ids)
+    assert {(lb.source, lb.heading_path[-1]) for lb in labels.values()} >= {
+        ("tea.md", "绿茶"), ("solar.md", "Inverter"), ("speaker.md", "蓝牙")}
+    with store.begin() as txn:  # a new version of tea (its parents' ids are reused) and garden gone
+        txn.put_document(*make_doc("tea", "# 茶叶指南\n\n## 白茶\n\n白茶宜干燥避光保存。"))
+        txn.delete_document("garden")
+    reader.refresh()
+    labels = reader.parent_labels(ids)
+    assert labels == expected(ids)
+    assert {lb.heading_path[-1] for lb in labels.values() if lb.source == "tea.md"} == {"白茶"}
+    assert not any(lb.source == "garden.md" for lb in labels.values())
+
+
 def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
     import ragsift.store.lance as lance
     import ragsift.store.milvus as milvus

@@ -117,7 +117,8 @@ class Retriever:
 
     def _named_units(self, r: SearchRound) -> dict[str, dict[str, Any]]:
         """The ids the trace shows (the sections of the channels' hits, the fused units) named by
-        source and heading path, so a reader of the trace needs no id: one read of those sections."""
+        source and heading path, so a reader of the trace needs no id: one read of those sections'
+        labels (their text is not read)."""
         hit_of = {r.unit.key(f.hit): f.hit for f in r.found.values()}
         section_of = {h.parent_id: h.parent_id for c in r.channels for h in c.hits}
         documents: set[str] = set()
@@ -127,14 +128,14 @@ class Retriever:
                 section_of.setdefault(key, h.parent_id)
                 if key == h.doc_id != h.parent_id:  # unit document: named by its source alone
                     documents.add(key)
-        parents = self.store.get_parents(set(section_of.values()))
+        labels = self.store.parent_labels(set(section_of.values()))
         out: dict[str, dict[str, Any]] = {}
         for key, pid in section_of.items():
-            sp = parents.get(pid)
-            if sp is not None:
+            label = labels.get(pid)
+            if label is not None:
                 whole = key in documents
-                out[key] = {"source": sp.source, "heading_path": [] if whole else list(sp.parent.heading_path),
-                            "location": None if whole else located(sp.parent.location)}
+                out[key] = {"source": label.source, "heading_path": [] if whole else list(label.heading_path),
+                            "location": None if whole else located(label.location)}
         return out
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,

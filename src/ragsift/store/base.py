@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -76,11 +76,26 @@ def heading_json(p: Parent) -> str:
 
 def read_heading(raw: str) -> tuple[tuple[str, ...], tuple[str, int, int] | None]:
     """A parent's heading path and location from its ``heading`` column (``heading_json``)."""
-    v = json.loads(raw or "[]")
+    if not raw or raw == "[]":  # no heading (most sections of plain text): nothing to decode
+        return (), None
+    v = json.loads(raw)
     if isinstance(v, dict):
         loc = v.get("location")
         return tuple(v.get("path") or ()), (str(loc[0]), int(loc[1]), int(loc[2])) if loc else None
     return tuple(v), None
+
+
+def read_metadata(raw: str | None) -> dict[str, Any]:
+    """A ``metadata`` column's JSON object (most are empty: nothing to decode)."""
+    return json.loads(raw) if raw and raw != "{}" else {}
+
+
+class ParentLabel(NamedTuple):
+    """What names a section in a trace (``Store.parent_labels``): its document's source, its
+    heading path and its location, without its text."""
+    source: str
+    heading_path: tuple[str, ...]
+    location: tuple[str, int, int] | None
 
 
 @dataclass(frozen=True)
@@ -289,6 +304,10 @@ class Store(Protocol):
         generation; {} when the entries were stored without languages."""
 
     def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]: ...
+
+    def parent_labels(self, parent_ids: Iterable[str]) -> dict[str, ParentLabel]:
+        """The source, heading path and location of each parent found (``get_parents`` without
+        the text and metadata: what a trace names its sections by)."""
 
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
         """All parents of each document, in document order."""

@@ -52,6 +52,7 @@ from ragsift.store.base import (
     CheckReport,
     IndexedChild,
     ManifestStore,
+    ParentLabel,
     StoredDocument,
     StoredHit,
     StoredParent,
@@ -64,6 +65,7 @@ from ragsift.store.base import (
     integrity_problems,
     metadata_json,
     read_heading,
+    read_metadata,
 )
 from ragsift.store.filters import Node, filter_fields, render_sql, sql_literal
 from ragsift.store.lance_files import (
@@ -585,22 +587,33 @@ class LanceStore(ManifestStore):
     def _stored_parent(r: dict[str, Any]) -> StoredParent:
         path, location = read_heading(r["heading"])
         p = Parent(r["parent_id"], r["doc_id"], r["position"], path, r["text"], r["tokens"], location)
-        return StoredParent(p, r["source"], r["title"], json.loads(r["metadata"] or "{}"))
+        return StoredParent(p, r["source"], r["title"], read_metadata(r["metadata"]))
 
-    def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+    def _parent_rows(self, parent_ids: Iterable[str], columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of the parents found (``columns`` of them), each from the newest segment that
+        has it alive: a rewritten document's parents are there."""
         ids = list(dict.fromkeys(parent_ids))
         if not ids or self.generation == 0:
-            return {}
-        out: dict[str, StoredParent] = {}
-        for seg in reversed(self.segments()):  # newest first: a rewritten document's parents are there
-            rows = self._parents(seg).take([i for i in ids if i not in out]).to_pylist()
+            return []
+        out: list[dict[str, Any]] = []
+        found: set[str] = set()
+        for seg in reversed(self.segments()):
+            rows = self._parents(seg).take([i for i in ids if i not in found], columns).to_pylist()
             dead = self._dead(seg)
             if dead:
                 rows = [r for r in rows if r["doc_id"] not in dead]
-            out.update((r["parent_id"], self._stored_parent(r)) for r in rows)
-            if len(out) == len(ids):
+            out += rows
+            found.update(r["parent_id"] for r in rows)
+            if len(found) == len(ids):
                 break
         return out
+
+    def get_parents(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
+        return {r["parent_id"]: self._stored_parent(r) for r in self._parent_rows(parent_ids)}
+
+    def parent_labels(self, parent_ids: Iterable[str]) -> dict[str, ParentLabel]:
+        return {r["parent_id"]: ParentLabel(r["source"], *read_heading(r["heading"]))
+                for r in self._parent_rows(parent_ids, ["parent_id", "doc_id", "heading", "source"])}
 
     def _parents(self, seg: Segment, tables: dict[str, Any] | None = None) -> ParentTable:
         """A segment's parents by id: in memory, memory-mapped from a saved file in large segments."""
@@ -620,7 +633,7 @@ class LanceStore(ManifestStore):
     def _docs_from(self, tbl: pa.Table) -> dict[str, StoredDocument]:
         return {r["doc_id"]: StoredDocument(r["doc_id"], r["source"], r["title"], r["format"],
                                             r["content_hash"], r["gen"], r["parents"], r["children"],
-                                            json.loads(r["metadata"] or "{}"))
+                                            read_metadata(r["metadata"]))
                 for r in tbl.to_pylist()}
 
     def get_documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, StoredDocument]:

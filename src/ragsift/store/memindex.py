@@ -868,11 +868,13 @@ class ParentTable:
         self.starts = np.cumsum([0] + [b.num_rows for b in self.batches])
         self.ids = IdIndex(tbl.column("parent_id").combine_chunks() if tbl.num_rows else pa.array([], pa.string()))
 
-    def take(self, parent_ids: Sequence[str]) -> pa.Table:
+    def take(self, parent_ids: Sequence[str], columns: list[str] | None = None) -> pa.Table:
+        """The rows of the ids found (those ``columns`` of them, else all), in row order."""
         rows = np.sort(self.ids.rows(parent_ids))
         rows = rows[rows >= 0]
         which = np.searchsorted(self.starts, rows, side="right") - 1
-        parts = [self.batches[b].take(pa.array(rows[which == b] - self.starts[b])) for b in np.unique(which)]
+        parts = [(self.batches[b] if columns is None else self.batches[b].select(columns))
+                 .take(pa.array(rows[which == b] - self.starts[b])) for b in np.unique(which)]
         if not parts:
             return pa.table({"parent_id": pa.array([], pa.string())})
         return pa.Table.from_batches(parts)

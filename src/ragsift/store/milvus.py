@@ -46,6 +46,7 @@ from ragsift.store.base import (
     CheckReport,
     IndexedChild,
     ManifestStore,
+    ParentLabel,
     StoredDocument,
     StoredHit,
     StoredParent,
@@ -59,6 +60,7 @@ from ragsift.store.base import (
     metadata_json,
     query_terms,
     read_heading,
+    read_metadata,
 )
 from ragsift.store.filters import Node, milvus_literal, render_milvus
 from ragsift.types import Child, Document, Parent
@@ -409,6 +411,14 @@ class MilvusStore(ManifestStore):
         rows = self._by_ids("parents", "parent_id", parent_ids, self._PARENT_FIELDS)
         return {sp.parent.parent_id: sp for sp in self._parents_from(rows)}
 
+    def parent_labels(self, parent_ids: Iterable[str]) -> dict[str, ParentLabel]:
+        rows = [r for r in self._by_ids("parents", "parent_id", parent_ids, ["parent_id", "doc_id", "heading", "piece"])
+                if r["piece"] == 0]
+        source = {r["doc_id"]: r["source"]
+                  for r in self._by_ids("documents", "doc_id", {r["doc_id"] for r in rows}, ["doc_id", "source"])}
+        return {r["parent_id"]: ParentLabel(source[r["doc_id"]], *read_heading(r["heading"]))
+                for r in rows if r["doc_id"] in source}
+
     def get_document_parents(self, doc_ids: Iterable[str]) -> dict[str, list[StoredParent]]:
         out: dict[str, list[StoredParent]] = {}
         for sp in self._parents_from(self._by_ids("parents", "doc_id", doc_ids, self._PARENT_FIELDS)):
@@ -423,7 +433,7 @@ class MilvusStore(ManifestStore):
     def _docs_from(rows: list[dict[str, Any]]) -> dict[str, StoredDocument]:
         return {r["doc_id"]: StoredDocument(r["doc_id"], r["source"], r["title"], r["format"], r["content_hash"],
                                             int(r["gen"]), int(r["parents"]), int(r["children"]),
-                                            json.loads(r["metadata"] or "{}")) for r in rows}
+                                            read_metadata(r["metadata"])) for r in rows}
 
     def get_documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, StoredDocument]:
         if doc_ids is None:
