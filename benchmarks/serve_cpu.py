@@ -1,7 +1,8 @@
 """Where a served query's CPU goes: the CPU time of the `ragsift serve` process (from
 /proc/PID/stat) and of this client process per query, under 32 concurrent clients, with and
-without the trace in the answer; beside it the same questions through ``KnowledgeBase.query``
-in one thread of one process (the in-process floor).
+without the trace in the answer; the same with 2 clients (as many as cores: the CPU a query costs
+when queries do not queue for the cores); beside it the same questions through
+``KnowledgeBase.query`` in one thread of one process (the in-process floor).
 
     .venv/bin/python benchmarks/serve_cpu.py --kb /tmp/ragsift-bench/eval/scifact-minilm \\
         --dataset ../shared/datasets/scifact --out benchmarks/results/serve_cpu.json
@@ -60,6 +61,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_cpu.json"))
+    ap.add_argument("--before", help="also: the served loads on this checkout's server (its src/), measured first")
     args = ap.parse_args()
     qs = list(load_beir(args.dataset).queries.values())[:args.queries]
     out: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/serve_cpu.py " + " ".join(sys.argv[1:]),
@@ -67,21 +69,25 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "kb"
         shutil.copytree(args.kb, served)
-        srv = serve(served, args.clients)
-        url, pid = srv.url, srv.proc.pid
-        try:
-            asyncio.run(load(url, qs[:20], False, 4))
-            for trace in (True, False):
-                s0, c0, t0 = cpu_s(pid), own_cpu_s(), time.perf_counter()
-                asyncio.run(load(url, qs, trace, args.clients))
-                dt = time.perf_counter() - t0
-                out[f"served_trace_{str(trace).lower()}"] = {
-                    "qps": round(len(qs) / dt, 2),
-                    "server_cpu_ms_per_query": round((cpu_s(pid) - s0) / len(qs) * 1000, 1),
-                    "client_cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
-                print(trace, out[f"served_trace_{str(trace).lower()}"], flush=True)
-        finally:
-            srv.stop()
+        sides = [("before_", Path(args.before) / "src"), ("", None)] if args.before else [("", None)]
+        for side, src in sides:  # --before's server first, then this code's, the same loads
+            srv = serve(served, args.clients, env={"PYTHONPATH": str(src)} if src is not None else None)
+            url, pid = srv.url, srv.proc.pid
+            try:
+                asyncio.run(load(url, qs[:20], False, 4))
+                for clients, trace in ((args.clients, True), (args.clients, False), (2, True), (2, False)):
+                    s0, c0, t0 = cpu_s(pid), own_cpu_s(), time.perf_counter()
+                    asyncio.run(load(url, qs, trace, clients))
+                    dt = time.perf_counter() - t0
+                    key = (f"{side}served_trace_{str(trace).lower()}"
+                           + ("" if clients == args.clients else f"_clients_{clients}"))
+                    out[key] = {
+                        "qps": round(len(qs) / dt, 2),
+                        "server_cpu_ms_per_query": round((cpu_s(pid) - s0) / len(qs) * 1000, 1),
+                        "client_cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
+                    print(key, out[key], flush=True)
+            finally:
+                srv.stop()
         from ragsift.kb import KnowledgeBase
 
         kb = KnowledgeBase.open(served)
