@@ -254,6 +254,14 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
         assert [c for c, _ in got] == [c for c, _ in plain], q
         assert [x for _, x in got] == pytest.approx([x for _, x in plain], abs=1e-6)  # BLAS sums apart
         assert calls[before:] == [kept], q
+        # split among threads (three parts here, whatever the machine's cores): the same rows and scores
+        monkeypatch.setattr(memindex._Int8Copy, "SPLIT_ROWS", 1)
+        monkeypatch.setattr(memindex._Int8Copy, "SCAN_THREADS", 3)
+        monkeypatch.setattr(memindex, "_cores", lambda: 3)
+        before = len(calls)
+        assert ranked(kb.store, q)[0] == got, q
+        assert len(calls[before:]) == 3 and sum(calls[before:]) == kept, q
+        monkeypatch.setattr(memindex._Int8Copy, "SPLIT_ROWS", 10**9)
     # an index saved before the copy existed: the next process writes it, the same bytes
     (folder / "vectors.i8").unlink()
     (folder / "vectors.i8.scales").unlink()

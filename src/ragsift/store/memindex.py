@@ -26,6 +26,7 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, cast
@@ -383,12 +384,47 @@ class _Int8Copy:
         top = float(np.abs(u).max()) or 1.0
         return np.rint(u * (self.query_max / top)).astype(np.int16)
 
+    # a pass over at least this many rows is split among the cores (SCAN_THREADS at most): one core
+    # reads about 6 GB/s here, two 1.8-2x that (500,000 rows: 45-55 ms in one thread, 25 ms in two)
+    SPLIT_ROWS = 65_536
+    SCAN_THREADS = 4
+
     def best(self, rows: np.ndarray, v: np.ndarray, count: int) -> np.ndarray:
         """The ``count`` rows (of these, sorted) of highest approximate score, sorted."""
         assert compiled_scan is not None
         approx = np.empty(len(rows), np.int32)
-        compiled_scan.scores(self.matrix, rows, self.quantised(v), approx)
+        q = self.quantised(v)
+        parts = min(self.SCAN_THREADS, _cores(), max(1, len(rows) // self.SPLIT_ROWS))
+        if parts > 1:  # the scan releases the GIL: the parts run at once, this thread scans the last
+            bounds = np.linspace(0, len(rows), parts + 1).astype(np.int64)
+            pool = _scan_pool(parts - 1)
+            futures = [pool.submit(compiled_scan.scores, self.matrix, rows[a:b], q, approx[a:b])
+                       for a, b in zip(bounds[:-2], bounds[1:-1])]
+            compiled_scan.scores(self.matrix, rows[bounds[-2]:], q, approx[bounds[-2]:])
+            for f in futures:
+                f.result()
+        else:
+            compiled_scan.scores(self.matrix, rows, q, approx)
         return np.sort(rows[np.argpartition(approx, len(rows) - count)[len(rows) - count:]])
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
+_scan_pools: dict[int, ThreadPoolExecutor] = {}
+_scan_pools_lock = threading.Lock()
+
+
+def _scan_pool(threads: int) -> ThreadPoolExecutor:
+    """The threads that scan the other parts of a split pass (made at first use, in the process
+    that uses them: a worker forked after it makes its own)."""
+    key = os.getpid() * 64 + threads
+    with _scan_pools_lock:
+        pool = _scan_pools.get(key)
+        if pool is None:
+            pool = _scan_pools[key] = ThreadPoolExecutor(threads, thread_name_prefix="ragsift-scan")
+        return pool
 
 
 def _write_int8(full: Path, dim: int, directory: Path) -> None:
