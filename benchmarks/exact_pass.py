@@ -3,7 +3,8 @@ from the memory-mapped float32 vectors whole and then multiplied (the code befor
 ``blocks``, gathered and multiplied a block at a time while each block is in the cache
 (``AnnIndex._scores``); ``int8``, the rows' int8 copy scored by the compiled scan and its best
 ``AnnIndex.RESCORE`` rows scored again from the float32 vectors (what ``AnnIndex.search`` does
-over more than ``INT8_ROWS`` rows).
+over more than ``INT8_ROWS`` rows; the scan split among the cores from two parts of
+``_Int8Copy.SPLIT_ROWS`` on); ``int8-one``, the same in one thread.
 
     .venv/bin/python benchmarks/exact_pass.py --kb /tmp/ragsift-filtered/filtered-1000000 \\
         --dataset ../shared/datasets/scifact --out benchmarks/results/exact_pass.json
@@ -51,7 +52,7 @@ def main() -> int:
     p.add_argument("--kb", required=True)
     p.add_argument("--dataset", default="../shared/datasets/scifact")
     p.add_argument("--out", required=True)
-    p.add_argument("--ways", default="whole,blocks,int8", help="comma-separated, the exact reference first")
+    p.add_argument("--ways", default="whole,blocks,int8-one,int8", help="comma-separated, the exact reference first")
     args = p.parse_args()
     from ragsift.store.memindex import AnnIndex
 
@@ -61,10 +62,15 @@ def main() -> int:
             scores = ann.vectors(rows) @ u
         elif way == "blocks":
             scores = ann._scores(rows, u)
-        elif way == "int8":
+        elif way in ("int8", "int8-one"):
             if ann._int8 is None:
                 raise SystemExit("no int8 copy (ragsift.store._scan not built?)")
-            rows = ann._int8.best(rows, u, max(AnnIndex.RESCORE, 10))
+            threads = type(ann._int8).SCAN_THREADS
+            type(ann._int8).SCAN_THREADS = 1 if way == "int8-one" else threads
+            try:
+                rows = ann._int8.best(rows, u, max(AnnIndex.RESCORE, 10))
+            finally:
+                type(ann._int8).SCAN_THREADS = threads
             scores = ann._scores(rows, u)
         else:
             raise SystemExit(f"unknown way {way!r}")
