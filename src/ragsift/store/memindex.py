@@ -262,8 +262,9 @@ class AnnIndex:
     EXACT_PREFERRED = 2.0  # an exact pass is taken while it costs up to this many times the graph's search
     SCORE_BLOCK = 4096  # rows gathered and scored at a time in an exact pass (6 MB at 384 dimensions)
     # an exact pass over more rows than this reads their int8 copy and re-scores its best rows
-    # (RESCORE at least, or the graph's k * refine) from the full vectors
-    INT8_ROWS = 4096
+    # (RESCORE at least, or the graph's k * refine) from the full vectors: from a few hundred rows on,
+    # one read of a full vector per row costs more (benchmarks/exact_pass.py, 1,000 rows)
+    INT8_ROWS = 512
     RESCORE = 200
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], column: str, dim: int, directory: Path,
