@@ -747,7 +747,7 @@ def workers_section() -> list[str]:
                      f"{x.get('qps_vs_before', 1.0):.2f}x |")
     if "issue_baseline" in r:
         b = r["issue_baseline"]
-        lines += ["", f"- The issue's baseline: {b['qps']} queries/s ({b['source']}); the earlier runs of this command: "
+        lines += ["", f"- The issue's baseline: {b['qps']} queries/s ({b['source']}); the other runs of this command: "
                   + "; ".join(f"{e['date']}: " + ", ".join(f"{k} {v}" for k, v in e["qps"].items())
                               for e in r.get("earlier_runs", [])) + "."]
     lines += ["", "- Each worker is a process with its own models and indexes (memory grows with N); rate limits, "
