@@ -777,6 +777,18 @@ def workers_section() -> list[str]:
             f"{c['embedding_only']['cpu_ms_per_query']} ms. This stop cut the rest of the path: the trace names its "
             "sections from four columns (it read every section whole a second time, about 130 a question) and the "
             "analyzer reads ASCII text in one pass (2.8x faster, the same terms).")
+        rep = c.get("repeat")
+        if rep and "before_served_trace_true" in rep:
+            lines[-1] += (f" Run again ({rep['note']}): with the trace {rep['before_served_trace_true']['server_cpu_ms_per_query']}"
+                          f" -> {rep['served_trace_true']['server_cpu_ms_per_query']} ms at {c['clients']} clients, "
+                          f"{rep['before_served_trace_true_clients_2']['server_cpu_ms_per_query']} -> "
+                          f"{rep['served_trace_true_clients_2']['server_cpu_ms_per_query']} at 2; without it "
+                          f"{rep['before_served_trace_false']['server_cpu_ms_per_query']} -> "
+                          f"{rep['served_trace_false']['server_cpu_ms_per_query']} and "
+                          f"{rep['before_served_trace_false_clients_2']['server_cpu_ms_per_query']} -> "
+                          f"{rep['served_trace_false_clients_2']['server_cpu_ms_per_query']}: with the trace the server's CPU a "
+                          "query fell in both runs; without it the change (the analyzer's, a few ms) is within the "
+                          "noise between runs.")
         sw = load("serve_workers.json")
         base = (sw or {}).get("issue_baseline", {}).get("qps")
         if base:
