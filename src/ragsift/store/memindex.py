@@ -400,7 +400,7 @@ class _Int8Copy:
         parts = min(self.SCAN_THREADS, _cores(), max(1, len(rows) // self.SPLIT_ROWS))
         if parts > 1:  # the scan releases the GIL: the parts run at once, this thread scans the last
             bounds = np.linspace(0, len(rows), parts + 1).astype(np.int64)
-            pool = _scan_pool(parts - 1)
+            pool = _scan_pool(self.SCAN_THREADS - 1)
             futures = [pool.submit(compiled_scan.scores, self.matrix, rows[a:b], q, approx[a:b])
                        for a, b in zip(bounds[:-2], bounds[1:-1])]
             compiled_scan.scores(self.matrix, rows[bounds[-2]:], q, approx[bounds[-2]:])
@@ -420,13 +420,14 @@ _scan_pools_lock = threading.Lock()
 
 
 def _scan_pool(threads: int) -> ThreadPoolExecutor:
-    """The threads that scan the other parts of a split pass (made at first use, in the process
-    that uses them: a worker forked after it makes its own)."""
-    key = os.getpid() * 64 + threads
+    """The threads that scan the other parts of a split pass: one pool per process, of at most
+    ``threads`` (started as parts need them), made at first use in the process that uses it (a
+    worker forked after it makes its own)."""
+    pid = os.getpid()
     with _scan_pools_lock:
-        pool = _scan_pools.get(key)
+        pool = _scan_pools.get(pid)
         if pool is None:
-            pool = _scan_pools[key] = ThreadPoolExecutor(threads, thread_name_prefix="ragsift-scan")
+            pool = _scan_pools[pid] = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ragsift-scan")
         return pool
 
 
