@@ -43,6 +43,29 @@ def test_minilm_onnx_ranks_the_matching_passage_first():
     assert unrelated < 0.3
 
 
+def test_an_overlapping_call_runs_on_one_thread_and_gets_the_same_vectors(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragsift.models.embedders import MiniLMOnnx
+
+    monkeypatch.setenv("RAGSIFT_THREADS", "2")
+    m = MiniLMOnnx()
+    texts = EN + ZH
+    alone = [m.embed_queries([t]) for t in texts]
+    assert m._sessions.overlapped == 0 and m._sessions.main.get_session_options().intra_op_num_threads == 2
+    with m._sessions.session():  # another call is running: the next one overlaps it
+        during = [m.embed_queries([t]) for t in texts]
+        passages = m.embed_passages(texts)
+    assert m._sessions.overlapped == len(texts) + 1
+    assert m._sessions._one.get_session_options().intra_op_num_threads == 1
+    assert all(np.array_equal(a, d) for a, d in zip(alone, during))
+    assert np.array_equal(passages, np.vstack(alone))
+    with ThreadPoolExecutor(4) as pool:  # four callers at once, some on each session
+        many = list(pool.map(lambda i: m.embed_queries([texts[i % len(texts)]]), range(48)))
+    assert all(np.array_equal(v, alone[i % len(texts)]) for i, v in enumerate(many))
+    assert m._sessions._running == 0
+
+
 def test_unknown_embedder_is_a_clear_error():
     with pytest.raises(ModelError, match="unknown embedder 'bert'"):
         load_embedder("bert")

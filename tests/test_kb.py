@@ -1,4 +1,5 @@
 """End-to-end on the real embedding model and the real LanceDB store, Chinese and English."""
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from ragsift.errors import ConfigError, FilterError, QueryError, StoreError
 from ragsift.ingest.loaders import load_file
 from ragsift.ingest.splitter import SplitSettings, split_document
 from ragsift.kb import KnowledgeBase
+from ragsift.types import Hit
 
 
 # ------------------------------------------------------------------ the sample knowledge base
@@ -93,6 +95,10 @@ def test_trace_has_channels_raw_scores_fusion_and_timings(sample_kb):
     assert {"channels", "fusion", "expand_and_pack", "total"} <= set(t.timings_ms)
     d = res.to_dict()
     assert json.loads(json.dumps(d, ensure_ascii=False))["trace"]["channels"][0]["hits"]
+    # the hits written out as dataclasses.asdict writes them (every field, in order)
+    hits = [h for c in t.channels for h in c.hits]
+    assert [h.to_dict() for h in hits] == [dataclasses.asdict(h) for h in hits]
+    assert [list(h.to_dict()) for h in hits[:1]] == [[f.name for f in dataclasses.fields(Hit)]]
 
 
 @pytest.mark.parametrize("question,unit", [("恢复出厂设置要按哪些键？", "parent"), ("How do I factory reset the hub?", "child"),

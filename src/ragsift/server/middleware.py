@@ -120,13 +120,15 @@ class Guard:
         multipart = headers.get(b"content-type", b"").startswith(b"multipart/")
         limit = self.cfg.limits.max_upload_bytes if multipart else self.cfg.limits.max_body_bytes
         what = "an upload" if multipart else "a request body"
-        too_large = refusal(scope["path"], 413, "Too large", f"{what} may be at most {limit} bytes")
+
+        def too_large() -> JSONResponse:  # made when needed: most requests are not refused
+            return refusal(scope["path"], 413, "Too large", f"{what} may be at most {limit} bytes")
         try:
             length = int(headers.get(b"content-length", b"0") or 0)
         except ValueError:
             return await refusal(scope["path"], 400, "Bad request", "bad Content-Length")(scope, receive, send)
         if length > limit:
-            return await too_large(scope, receive, send)
+            return await too_large()(scope, receive, send)
         received = 0
         over = False
         replaced = False
@@ -146,7 +148,7 @@ class Guard:
             if over:  # whatever the app made of a cut body, the answer is 413
                 if not replaced and message["type"] == "http.response.start":
                     replaced = True
-                    await too_large(scope, receive, send)
+                    await too_large()(scope, receive, send)
                 return
             await send(message)
 
