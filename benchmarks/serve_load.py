@@ -115,12 +115,24 @@ def serve(kb_path: Path, clients: int, *extra: str, env: dict[str, str] | None =
                          keys=False, env=env).start(timeout=300)
 
 
+def set_fusion(kb_path: Path, fusion: str) -> None:
+    """The knowledge base's default query fusion, written into its ragsift.toml (the [query] table)."""
+    toml = kb_path / "ragsift.toml"
+    head, sep, rest = toml.read_text(encoding="utf-8").partition("\n[query]\n")
+    body, _, tail = rest.partition("\n[")
+    lines = [f'fusion = "{fusion}"' if line.startswith("fusion =") else line for line in body.split("\n")]
+    toml.write_text(head + sep + "\n".join(lines) + ("\n[" + tail if tail else ""), encoding="utf-8")
+
+
 def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, workers: int,
-              src: Path | None = None) -> dict:
-    """The idle load on a fresh server over a copy of the knowledge base (``src``: another checkout)."""
+              src: Path | None = None, fusion: str | None = None) -> dict:
+    """The idle load on a fresh server over a copy of the knowledge base (``src``: another checkout;
+    ``fusion``: the copy's default query fusion)."""
     served = work / "served-kb"
     shutil.rmtree(served, ignore_errors=True)
     shutil.copytree(kb_path, served)
+    if fusion:
+        set_fusion(served, fusion)
     srv = serve(served, clients, *(["--workers", str(workers)] if workers > 1 else []),
                 env={"PYTHONPATH": str(src)} if src is not None else None)
     try:
@@ -134,10 +146,12 @@ def throughput(kb_path: Path, work: Path, questions: list[str], args) -> dict:
     """Queries a second on the idle server: this code with each --workers N, and --before's."""
     out: dict = {"cores": os.cpu_count()}
     if args.before:
-        out["before_workers_1"] = idle_load(kb_path, work, questions, args.clients, 1, Path(args.before) / "src")
-        print("before", out["before_workers_1"], flush=True)
+        for n in [int(x) for x in args.before_workers.split(",") if x]:
+            out[f"before_workers_{n}"] = idle_load(kb_path, work, questions, args.clients, n, Path(args.before) / "src",
+                                                   fusion=args.fusion)
+            print("before", n, out[f"before_workers_{n}"], flush=True)
     for n in [int(x) for x in args.workers.split(",") if x]:
-        out[f"workers_{n}"] = idle_load(kb_path, work, questions, args.clients, n)
+        out[f"workers_{n}"] = idle_load(kb_path, work, questions, args.clients, n, fusion=args.fusion)
         print(n, out[f"workers_{n}"], flush=True)
         if "before_workers_1" in out:
             out[f"workers_{n}"]["qps_vs_before"] = round(out[f"workers_{n}"]["qps"] / out["before_workers_1"]["qps"], 2)
@@ -155,6 +169,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_load.json"))
     ap.add_argument("--workers", default="", help="also: the idle load on `serve --workers N` for each N listed")
     ap.add_argument("--before", help="also: the idle load on this checkout's server (its src/), --workers 1")
+    ap.add_argument("--before-workers", default="1", help="the --before server's --workers N, for each N listed")
+    ap.add_argument("--fusion", help="the served copies' default query fusion (the code of the issue, 9da26f3, knows "
+                                     "rrf and weighted only; this code's default is adaptive)")
     ap.add_argument("--throughput-only", action="store_true",
                     help="only the idle loads of --workers and --before (no API run, no ingest)")
     args = ap.parse_args()
