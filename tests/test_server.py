@@ -261,7 +261,11 @@ def test_a_client_that_goes_away_cancels_its_channels(sample_kb, tmp_path):
             else:
                 pytest.fail("the hung channel kept running after its client went away")
             assert time.monotonic() - t < 30 < 120  # long before the channel's own 120 s timeout
-            assert llm.disconnects >= 1  # the model call itself was abandoned
+            # the model call itself was abandoned: its socket shut (the stub notices at its next 50 ms
+            # poll, which may come after the metrics say the channel ended)
+            while llm.disconnects < 1 and time.monotonic() - t < 35:
+                time.sleep(0.05)
+            assert llm.disconnects >= 1 and llm.requests >= 1
 
 
 def test_several_knowledge_bases_by_name(tmp_path):
