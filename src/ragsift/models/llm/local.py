@@ -4,7 +4,6 @@ prompt is evaluated, between graph nodes."""
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from ragsift.cancel import Deadline
 from ragsift.errors import ModelError
 from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, logsumexp
 from ragsift.models.llm.packaged import PACKAGED, packaged_model_path
+from ragsift.process import model_threads
 
 
 class LocalLLM:
@@ -32,7 +32,7 @@ class LocalLLM:
         self.path = path
         self.name = f"local:{model if model in PACKAGED else path.name}"
         self.timeout_s = timeout_s
-        threads = threads or int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
+        threads = threads or model_threads()
         try:
             self._llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                                         verbose=False)
