@@ -38,6 +38,7 @@ from server_process import ServerProcess  # noqa: E402
 
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb  # noqa: E402
+from ragsift.kb import KnowledgeBase  # noqa: E402
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -115,15 +116,6 @@ def serve(kb_path: Path, clients: int, *extra: str, env: dict[str, str] | None =
                          keys=False, env=env).start(timeout=300)
 
 
-def set_fusion(kb_path: Path, fusion: str) -> None:
-    """The knowledge base's default query fusion, written into its ragsift.toml (the [query] table)."""
-    toml = kb_path / "ragsift.toml"
-    head, sep, rest = toml.read_text(encoding="utf-8").partition("\n[query]\n")
-    body, _, tail = rest.partition("\n[")
-    lines = [f'fusion = "{fusion}"' if line.startswith("fusion =") else line for line in body.split("\n")]
-    toml.write_text(head + sep + "\n".join(lines) + ("\n[" + tail if tail else ""), encoding="utf-8")
-
-
 def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, workers: int,
               src: Path | None = None, fusion: str | None = None) -> dict:
     """The idle load on a fresh server over a copy of the knowledge base (``src``: another checkout;
@@ -131,8 +123,10 @@ def idle_load(kb_path: Path, work: Path, questions: list[str], clients: int, wor
     served = work / "served-kb"
     shutil.rmtree(served, ignore_errors=True)
     shutil.copytree(kb_path, served)
-    if fusion:
-        set_fusion(served, fusion)
+    if fusion:  # saved with the copy (KnowledgeBase.set_defaults), so either checkout's server reads it
+        kb = KnowledgeBase.open(served)
+        kb.set_defaults(fusion=fusion)
+        kb.close()
     srv = serve(served, clients, *(["--workers", str(workers)] if workers > 1 else []),
                 env={"PYTHONPATH": str(src)} if src is not None else None)
     try:
