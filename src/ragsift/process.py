@@ -27,6 +27,7 @@ import ctypes.util
 import os
 import sys
 from functools import cache
+from pathlib import Path
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 DEFAULT_ARENAS = 2
@@ -71,6 +72,16 @@ def model_threads() -> int:
     """The threads a model runs on (ONNX Runtime's intra-op threads, llama.cpp's, the sparse
     encoder's): ``$RAGSIFT_THREADS`` when set, else the cores up to four."""
     return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory (the segmenter's dictionary, derived model files, the LLM's
+    answers): ``$RAGSIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragsift``, else ``~/.cache/ragsift``."""
+    d = os.environ.get("RAGSIFT_CACHE_DIR")
+    if d:
+        return Path(d)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "ragsift"
 
 
 def for_serving() -> dict[str, bool]:

@@ -27,21 +27,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ragsift.process import cache_dir
+
 log = logging.getLogger(__name__)
 
 FORMAT = 1  # of the cache files: part of their names
 #: distinct words looked up in the on-disk dictionary before the whole of it is loaded
 FULL_AFTER = 50_000
-
-
-def cache_dir() -> Path:
-    """The per-user cache directory: ``$RAGSIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragsift``,
-    else ``~/.cache/ragsift``."""
-    d = os.environ.get("RAGSIFT_CACHE_DIR")
-    if d:
-        return Path(d)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ragsift"
 
 
 def cache_stem(dict_file: str, version: str) -> str:

@@ -16,8 +16,9 @@ from pathlib import Path
 from ragsift.config import LLMSettings
 from ragsift.errors import ConfigError
 from ragsift.models.llm.base import LLM, LLMError, Messages
-from ragsift.models.llm.cache import CachedLLM, LLMCache, cache_dir
+from ragsift.models.llm.cache import CachedLLM, LLMCache
 from ragsift.models.llm.packaged import PACKAGED
+from ragsift.process import cache_dir
 
 __all__ = ["LLM", "LLMError", "Messages", "CachedLLM", "LLMCache", "PACKAGED", "cache_dir", "load_llm",
            "llm_for", "close_llms", "open_llm_files"]

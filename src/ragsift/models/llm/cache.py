@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -12,13 +11,6 @@ from typing import Any
 
 from ragsift.cancel import Deadline
 from ragsift.models.llm.base import LLM, Messages
-
-
-def cache_dir() -> Path:
-    """Where the answer cache lives: ``$RAGSIFT_CACHE_DIR``, default ``~/.cache/ragsift``."""
-    d = os.environ.get("RAGSIFT_CACHE_DIR")
-    return Path(d) if d else Path.home() / ".cache" / "ragsift"
-
 
 
 class LLMCache:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragsift.errors import ConfigError, ModelError
-from ragsift.models.llm.cache import cache_dir
+from ragsift.process import cache_dir
 
 
 @dataclass(frozen=True)
