@@ -818,12 +818,8 @@ def workers_section() -> list[str]:
             + f" In one process and one thread a query is {o['cpu_ms_per_query']} ms of CPU with one BLAS thread "
             f"({d['cpu_ms_per_query']} ms with OpenBLAS's default, which spins a thread per core after each matrix "
             "product: the server runs one), of which the query embedding alone (ONNX Runtime) is "
-            f"{c['embedding_only']['cpu_ms_per_query']} ms. Before = {c.get('before_code', 'the code before')}: this "
-            "stop runs an ONNX embedding call that overlaps another on a one-thread session (under load the cores are "
-            "busy; splitting a short run among threads only adds the cost of splitting), writes the trace's hits out "
-            "(dataclasses.asdict deep-copied every field: 3.5 -> 0.3 ms an answer) and checks a sentence's "
-            "abbreviations in one C call; the stop before cut the trace's section names (four columns, where it read "
-            "every section whole a second time) and read ASCII text in one pass.")
+            f"{c['embedding_only']['cpu_ms_per_query']} ms. Before = {c.get('before_code', 'the code before')}."
+            + (f" {c['changes']}" if c.get("changes") else ""))
         for e in c.get("earlier_runs", []):
             x = e["server_cpu_ms_per_query"]
             lines[-1] += (f" Earlier ({e['date']}; before = {e['before_code']}): with the trace "
