@@ -139,3 +139,20 @@ def test_use_multilingual_is_cross_lingual_both_ways():
     m = load_embedder("use-multilingual")
     assert (m.embed_queries(["how to store green tea"]) @ m.embed_passages(ZH).T).argmax() == 1
     assert (m.embed_queries(["梯度是怎么计算的"]) @ m.embed_passages(EN).T).argmax() == 2
+
+
+def test_a_damaged_int8_copy_in_the_cache_is_removed_and_made_again(monkeypatch, tmp_path, caplog):
+    from ragsift.models.embedders import MiniLMOnnx
+
+    monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(tmp_path))
+    good = MiniLMOnnx().embed_queries(EN)
+    built = next((tmp_path / "models").glob("*-int8mm.onnx"))
+    built.write_bytes(b"not an onnx model")  # fault injected: the cached file damaged
+    with caplog.at_level("WARNING", logger="ragsift.models.embedders"):
+        m = MiniLMOnnx()
+    assert "does not load" in caplog.text and not built.exists()
+    assert m._query_sessions is m._sessions  # this process: the float graph
+    assert np.array_equal(m.embed_queries(EN), m.embed_passages(EN))
+    again = MiniLMOnnx()  # the next one builds it again
+    assert built.is_file() and again._query_sessions is not again._sessions
+    assert np.array_equal(again.embed_queries(EN), good)

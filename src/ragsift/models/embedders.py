@@ -232,7 +232,13 @@ class MiniLMOnnx:
         if query_int8 is None:
             query_int8 = os.environ.get("RAGSIFT_MINILM_QUERY_INT8", "1") != "0"
         int8 = int8_query_graph(path) if query_int8 else None
-        self._query_sessions = sessions(str(int8)) if int8 else self._sessions
+        self._query_sessions = self._sessions
+        if int8:
+            try:
+                self._query_sessions = sessions(str(int8))
+            except Exception as e:  # a damaged file in the cache: made again by the next process
+                log.warning("questions run on the float graph: %s does not load (%s); it is removed", int8, e)
+                int8.unlink(missing_ok=True)
         self.batch_size = batch_size
 
     def _embed(self, texts: Sequence[str], sessions: _Sessions) -> np.ndarray:
