@@ -480,7 +480,7 @@ def filtered_section() -> list[str]:
         lines += [f"### At a million children ({big['date']}; `{big['command']}`)", "",
                   f"The same benchmark on a store of {a['children']:,} children (built and saved by the command's first "
                   f"phase in {big.get('build_s', float('nan')) / 60:.0f} minutes, HNSW graph included), on the AMD "
-                  "host of this round (query embedding about 2.5x the Intel host's)"
+                  "host of this round"
                   + (f"; {big['store_note']}" if big.get("store_note") else "") + "."
                   + (f" Before: {big['before_code']}; after: this code." if big.get("before_code") else ""),
                   "", *_filtered_table(big)]
