@@ -1,5 +1,5 @@
-"""The compiled parts of ragsift: BM25's search (``src/ragsift/store/_bm25.c``) and the int8 exact
-pass (``_scan.c``), plain C against Python's headers. Optional: where no C compiler is found the build
+"""The compiled parts of ragsift: BM25's search (``src/ragsift/store/_bm25.c``) and the int8 and
+4-bit exact passes (``_scan.c``), plain C against Python's headers. Optional: where no C compiler is found the build
 goes on without them; BM25 then runs in NumPy, to the same scores, and an exact pass reads every
 row's float32 vector (``ragsift.store.memindex``). Everything else is in pyproject.toml."""
 import sys

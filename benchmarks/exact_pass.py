@@ -4,7 +4,11 @@ from the memory-mapped float32 vectors whole and then multiplied (the code befor
 (``AnnIndex._scores``); ``int8``, the rows' int8 copy scored by the compiled scan and its best
 ``AnnIndex.RESCORE`` rows scored again from the float32 vectors (what ``AnnIndex.search`` does
 over more than ``INT8_ROWS`` rows; the scan split among the cores from two parts of
-``_Int8Copy.SPLIT_ROWS`` on); ``int8-one``, the same in one thread.
+``memindex.SPLIT_ROWS`` on); ``int8-one``, the same in one thread; ``int4``, the rows' 4-bit copy
+scored first (``_Int4Copy``: the filter's rows, or every row in file order when the filter keeps more
+than a third), its best ``INT4_KEEP`` (or one in ``INT4_SHARE``) ranked by the int8 copy, those
+best ``RESCORE`` scored from the float32 vectors (what ``AnnIndex.search`` does over more than
+``INT4_ROWS`` rows since 2026-12-03); ``int4-one``, the same in one thread.
 
     .venv/bin/python benchmarks/exact_pass.py --kb /tmp/ragsift-filtered/filtered-1000000 \\
         --dataset ../shared/datasets/scifact --out benchmarks/results/exact_pass.json
@@ -52,8 +56,10 @@ def main() -> int:
     p.add_argument("--kb", required=True)
     p.add_argument("--dataset", default="../shared/datasets/scifact")
     p.add_argument("--out", required=True)
-    p.add_argument("--ways", default="whole,blocks,int8-one,int8", help="comma-separated, the exact reference first")
+    p.add_argument("--ways", default="whole,blocks,int8-one,int8,int4-one,int4",
+                   help="comma-separated, the exact reference first")
     args = p.parse_args()
+    from ragsift.store import memindex
     from ragsift.store.memindex import AnnIndex
 
     ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
@@ -62,15 +68,17 @@ def main() -> int:
             scores = ann.vectors(rows) @ u
         elif way == "blocks":
             scores = ann._scores(rows, u)
-        elif way in ("int8", "int8-one"):
-            if ann._int8 is None:
-                raise SystemExit("no int8 copy (ragsift.store._scan not built?)")
-            threads = type(ann._int8).SCAN_THREADS
-            type(ann._int8).SCAN_THREADS = 1 if way == "int8-one" else threads
+        elif way in ("int8", "int8-one", "int4", "int4-one"):
+            if ann._int8 is None or (way.startswith("int4") and ann._int4 is None):
+                raise SystemExit("no int8 or 4-bit copy (ragsift.store._scan not built?)")
+            threads = memindex.SCAN_THREADS
+            memindex.SCAN_THREADS = 1 if way.endswith("-one") else threads
             try:
+                if way.startswith("int4"):
+                    rows = ann._int4.best(rows, u, max(AnnIndex.INT4_KEEP, len(rows) // AnnIndex.INT4_SHARE))
                 rows = ann._int8.best(rows, u, max(AnnIndex.RESCORE, 10))
             finally:
-                type(ann._int8).SCAN_THREADS = threads
+                memindex.SCAN_THREADS = threads
             scores = ann._scores(rows, u)
         else:
             raise SystemExit(f"unknown way {way!r}")

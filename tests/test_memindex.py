@@ -255,13 +255,13 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
         assert [x for _, x in got] == pytest.approx([x for _, x in plain], abs=1e-6)  # BLAS sums apart
         assert calls[before:] == [kept], q
         # split among threads (three parts here, whatever the machine's cores): the same rows and scores
-        monkeypatch.setattr(memindex._Int8Copy, "SPLIT_ROWS", 1)
-        monkeypatch.setattr(memindex._Int8Copy, "SCAN_THREADS", 3)
+        monkeypatch.setattr(memindex, "SPLIT_ROWS", 1)
+        monkeypatch.setattr(memindex, "SCAN_THREADS", 3)
         monkeypatch.setattr(memindex, "_cores", lambda: 3)
         before = len(calls)
         assert ranked(kb.store, q)[0] == got, q
         assert len(calls[before:]) == 3 and sum(calls[before:]) == kept, q
-        monkeypatch.setattr(memindex._Int8Copy, "SPLIT_ROWS", 10**9)
+        monkeypatch.setattr(memindex, "SPLIT_ROWS", 10**9)
     # an index saved before the copy existed: the next process writes it, the same bytes
     (folder / "vectors.i8").unlink()
     (folder / "vectors.i8.scales").unlink()
@@ -281,6 +281,195 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
     for q in QUESTIONS[:2]:
         assert ranked(third.store, q)[0] == ranked(kb.store, q)[0], q
     assert not (folder / "vectors.i8").exists()
+
+
+def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_path, monkeypatch, sample_dir_files):
+    """Over many rows the exact pass first ranks them by their 4-bit copy (saved with the graph),
+    keeps the best for the int8 pass, and scores those from the full vectors: the rows and scores of
+    the float32 pass, in Chinese and English, whether it scans the filter's rows or every row in
+    file order. An index saved without the copy writes it at its first opening (the same bytes);
+    where it cannot, the int8 pass reads every row, to the same hits."""
+    import ragsift.store.lance as lance
+    from ragsift.store import memindex
+
+    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
+    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest(sample_dir_files)
+    rows = _children(kb.store)
+    index = kb.store.dense_index()
+    assert isinstance(index, AnnIndex) and index._int4 is not None
+    folder = next((tmp_path / "kb" / lance.CACHE).glob("*-vector"))
+    saved = (folder / "vectors.u4").read_bytes(), (folder / "vectors.u4.params").read_bytes()
+    dim = len(rows[0]["vector"])
+    row_bytes = -(-dim // 64) * 32
+    assert len(saved[0]) == index.n * row_bytes and len(saved[1]) == 8 * dim
+    # the codes, unpacked here, against the full vectors: within half a step where not clipped
+    full = np.fromfile(folder / "vectors.f32", np.float32).reshape(-1, dim)
+    params = np.frombuffer(saved[1], np.float32)
+    low, step = params[:dim], params[dim:]
+    packed = np.frombuffer(saved[0], np.uint8).reshape(index.n, -1, 32)
+    codes = np.concatenate([packed & 15, packed >> 4], axis=2).reshape(index.n, -1)[:, :dim].astype(np.float64)
+    inside = (full >= low) & (full <= low + 15 * step)
+    assert np.abs(codes * step + low - full)[inside].max() <= 0.5 * step.max() + 1e-6
+    assert inside.mean() > 0.97 and codes.min() == 0 and codes.max() == 15
+    docs = sorted({r["doc_id"] for r in rows})[::2]
+    broad = parse_filter({"doc_id": {"in": docs}}, kb.store.fields())
+    kept = sum(r["doc_id"] in set(docs) and (r["kind"] or "chunk") == "chunk" for r in rows)
+    assert kept > 20
+    calls = []
+    real = memindex.compiled_scan.scores4
+
+    def counted(*args):  # a spy: counts the rows of each call, passes it to the compiled scan
+        calls.append(len(args[1]))
+        return real(*args)
+
+    monkeypatch.setattr(memindex.compiled_scan, "scores4", counted)
+
+    def ranked(store, question):
+        v = kb.embedder().embed_queries([question])[0]
+        return [(h.child_id, h.score) for h in store.search_dense(v, 5, broad)]
+
+    for q in QUESTIONS:
+        monkeypatch.setattr(AnnIndex, "INT8_ROWS", 10**9)
+        monkeypatch.setattr(AnnIndex, "INT4_ROWS", 10**9)  # the float32 pass
+        plain = ranked(kb.store, q)
+        monkeypatch.setattr(AnnIndex, "INT4_ROWS", 0)
+        monkeypatch.setattr(AnnIndex, "INT4_KEEP", 12)  # the 4-bit ranking must hold each best five in its twelve
+        monkeypatch.setattr(AnnIndex, "INT8_ROWS", 0)
+        monkeypatch.setattr(AnnIndex, "RESCORE", 10)
+        for share, scanned in ((2.0, kept), (0.0, index.n)):  # the filter's rows; every row in file order
+            monkeypatch.setattr(memindex._Int4Copy, "WHOLE_SHARE", share)
+            before = len(calls)
+            got = ranked(kb.store, q)
+            assert [c for c, _ in got] == [c for c, _ in plain], (q, share)
+            assert [x for _, x in got] == pytest.approx([x for _, x in plain], abs=1e-6)
+            assert calls[before:] == [scanned], (q, share)
+    # an index saved before the 4-bit copy existed: the next process writes it, the same bytes
+    (folder / "vectors.u4").unlink()
+    (folder / "vectors.u4.params").unlink()
+    again = KnowledgeBase.open(tmp_path / "kb")
+    assert ranked(again.store, QUESTIONS[1]) == ranked(kb.store, QUESTIONS[1])
+    assert ((folder / "vectors.u4").read_bytes(), (folder / "vectors.u4.params").read_bytes()) == saved
+    assert not [f for f in folder.iterdir() if f.name.startswith(".")]  # no temporary file left
+    # a folder the process may not write (a fault injected by a fake writer): no 4-bit pass, same hits
+    (folder / "vectors.u4").unlink()
+
+    def fake_write_refused(*args):
+        raise PermissionError("read-only folder")
+
+    monkeypatch.setattr(memindex, "_write_int4", fake_write_refused)
+    third = KnowledgeBase.open(tmp_path / "kb")
+    assert third.store.dense_index()._int4 is None and third.store.dense_index()._int8 is not None
+    for q in QUESTIONS[:2]:
+        assert ranked(third.store, q) == ranked(kb.store, q), q
+    assert not (folder / "vectors.u4").exists()
+
+
+@pytest.mark.parametrize("dim", [1, 100, 384])
+def test_the_4bit_copy_keeps_the_true_best_rows_at_any_dimension(tmp_path, dim):
+    """The 4-bit copy written from float32 vectors of a dimension that fills no, one or many blocks
+    of 64 (padded), opened and searched: its best rows of a filter (and of every row, scanned in
+    file order) hold the exact ten best; a copy that is not the vectors' own is not used."""
+    from ragsift.store import memindex
+
+    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
+    rng = np.random.default_rng(dim)
+    centres = rng.standard_normal((20, dim))
+    full = (centres[rng.integers(0, 20, 5000)] + 0.6 * rng.standard_normal((5000, dim))).astype(np.float32)
+    full /= np.linalg.norm(full, axis=1, keepdims=True)
+    full.tofile(tmp_path / "vectors.f32")
+    copy = memindex._Int4Copy.open(tmp_path, tmp_path / "vectors.f32", dim)
+    assert copy is not None and copy.n == 5000 and copy.row_bytes == -(-dim // 64) * 32
+    for share in (0.3, 0.9):
+        rows = np.sort(rng.choice(5000, int(5000 * share), replace=False)).astype(np.int64)
+        for _ in range(10):
+            u = rng.standard_normal(dim).astype(np.float32)
+            u /= np.linalg.norm(u)
+            ten = set(rows[np.argsort(-(full[rows] @ u))[:min(10, dim * 10)]].tolist())
+            kept = copy.best(rows, u, 400)
+            assert len(kept) == 400 and bool((np.diff(kept) > 0).all()) and set(kept.tolist()) <= set(rows.tolist())
+            if dim > 1:  # one dimension: every vector is +1 or -1, a tie the copy cannot order
+                assert ten <= set(kept.tolist()), (share, dim)
+    # the copy of other vectors (another count of rows): not opened
+    full[:100].tofile(tmp_path / "other.f32")
+    assert memindex._Int4Copy.open(tmp_path, tmp_path / "other.f32", dim) is None
+
+
+def _unpacked(packed: np.ndarray) -> np.ndarray:
+    """4-bit codes as ``_scan.c`` reads them: in each block of 32 bytes, dimension j in byte j's
+    low nibble and dimension 32 + j in its high one."""
+    blocks = packed.reshape(len(packed), -1, 32)
+    return np.concatenate([blocks & 15, blocks >> 4], axis=2).reshape(len(packed), -1).astype(np.int64)
+
+
+@pytest.mark.parametrize("avx2", [True, False])
+@pytest.mark.parametrize("dims", [64, 384, 1088])
+def test_4bit_scan_equals_integer_arithmetic(dims, avx2):
+    """The compiled 4-bit scan, its AVX2 path and its plain one, against NumPy's int64 products:
+    every row (unsorted, repeated, the first and the last), the extreme codes and weights."""
+    from ragsift.store import memindex
+
+    scan = memindex.compiled_scan
+    assert scan is not None, "ragsift.store._scan is not built"
+    has_avx2 = scan.set_avx2(True)
+    try:
+        if avx2 and not has_avx2:
+            pytest.fail("this processor has no AVX2: the AVX2 path cannot be checked here")
+        assert scan.set_avx2(avx2) == avx2
+        rng = np.random.default_rng(dims)
+        n = 300
+        matrix = rng.integers(0, 256, size=(n, dims // 2), dtype=np.uint8)
+        matrix[0] = 255  # every code 15
+        query = rng.integers(-128, 128, size=dims).astype(np.int8)
+        query[:dims // 2] = -128
+        rows = np.concatenate([[0, n - 1, 5, 5], rng.integers(0, n, 500)]).astype(np.int64)
+        out = np.empty(len(rows), np.int32)
+        scan.scores4(matrix, rows, query, out)
+        assert out.tolist() == (_unpacked(matrix)[rows] @ query.astype(np.int64)).tolist()
+        assert out[0] == 15 * int(query.astype(np.int64).sum())
+    finally:
+        scan.set_avx2(True)
+
+
+def test_4bit_scan_refuses_arrays_that_do_not_fit():
+    from ragsift.store import memindex
+
+    scan = memindex.compiled_scan
+    assert scan is not None, "ragsift.store._scan is not built"
+    matrix, query = np.full((4, 32), 0x11, np.uint8), np.ones(64, np.int8)  # every code 1
+    rows, out = np.array([0, 3], np.int64), np.zeros(2, np.int32)
+    bad = [dict(rows=np.array([0, 4], np.int64)),  # a row past the end
+           dict(rows=np.array([-1, 0], np.int64)),
+           dict(out=np.zeros(3, np.int32)),
+           dict(query=np.ones(32, np.int8)),  # not a whole block of 64 dimensions
+           dict(query=np.zeros(0, np.int8)),
+           dict(matrix=np.ones((4, 48), np.uint8), query=np.ones(128, np.int8))]  # 192 bytes: no whole rows of 64
+    for change in bad:
+        args = dict(matrix=matrix, rows=rows, query=query, out=out)
+        args.update(change)
+        with pytest.raises(ValueError):
+            scan.scores4(*args.values())
+    scan.scores4(matrix, rows, query, out)
+    assert out.tolist() == [64, 64]
+
+
+@pytest.mark.parametrize("n,count,spread", [(10, 3, 1000), (70_000, 100, 10**6), (500_000, 4096, 10**9),
+                                            (500_000, 4096, 3), (200_000, 50, 10**9), (80_000, 80_000, 10)])
+def test_the_best_positions_are_those_a_full_partition_finds(n, count, spread):
+    """``_top_positions`` (a sampled threshold first, when there are many scores) keeps the same
+    scores as a full partition: the same positions where scores are distinct enough, the same
+    multiset of scores where many tie (spread 3: the threshold keeps too many, the whole partition)."""
+    from ragsift.store.memindex import _top_positions
+
+    rng = np.random.default_rng(n + count)
+    scores = rng.integers(-spread, spread, size=n).astype(np.int32)
+    got = _top_positions(scores, count)
+    assert len(got) == count and len(set(got.tolist())) == count
+    want = np.argsort(-scores.astype(np.int64), kind="stable")[:count]
+    assert sorted(scores[got].tolist()) == sorted(scores[want].tolist())
+    if spread >= 10**6:
+        assert set(got.tolist()) == set(want.tolist()) or scores[want].min() in scores[got]
 
 
 @pytest.mark.parametrize("dim", [1, 7, 384, 1030])

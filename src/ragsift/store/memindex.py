@@ -249,7 +249,8 @@ class AnnIndex:
     instead of building again. The graph lives in memory (about 1 byte per dimension per child
     plus the links); the full vectors stay on disk and only the candidates' pages are read; the
     int8 copy is read by exact passes over a filter's rows (a quarter of the float32 bytes), whose
-    best approximate rows are then scored exactly from the full vectors.
+    best approximate rows are then scored exactly from the full vectors; over a large filter a
+    4-bit copy (an eighth of the bytes) ranks the rows first for the int8 pass.
     """
 
     # Links per node and build breadth: 16 / 128 reached only 0.95 recall@10 at 100k real-text
@@ -266,6 +267,12 @@ class AnnIndex:
     # one read of a full vector per row costs more (benchmarks/exact_pass.py, 1,000 rows)
     INT8_ROWS = 512
     RESCORE = 200
+    # an exact pass over more rows than this first ranks them by their 4-bit copy and keeps the best
+    # INT4_KEEP (or one in INT4_SHARE) for the int8 pass: the true ten best of a 50% filter at a
+    # million rank within the first hundred under the 4-bit scores (_Int4Copy)
+    INT4_ROWS = 32_768
+    INT4_KEEP = 4096
+    INT4_SHARE = 128
 
     def __init__(self, rows: Rows, table: Callable[[], pa.Table], column: str, dim: int, directory: Path,
                  expansion: int, refine: int) -> None:
@@ -289,6 +296,7 @@ class AnnIndex:
         # more than the page faults
         self._map = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
         self._int8 = _Int8Copy.open(directory, full, dim) if self.n and compiled_scan is not None else None
+        self._int4 = _Int4Copy.open(directory, full, dim) if self._int8 is not None else None
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         """The full vectors of these rows (sorted), read from the saved file."""
@@ -348,6 +356,8 @@ class AnnIndex:
             order = np.sort(cand)  # read the vectors in file order
         if not len(order):
             return self.rows.found(NOTHING, NOTHING)
+        if self._int4 is not None and len(order) > self.INT4_ROWS:
+            order = self._int4.best(order, v, max(self.INT4_KEEP, len(order) // self.INT4_SHARE, want))
         if self._int8 is not None and len(order) > max(self.INT8_ROWS, self.RESCORE, want):
             order = self._int8.best(order, v, max(self.RESCORE, want))
         scores = self._scores(order, v)
@@ -385,30 +395,120 @@ class _Int8Copy:
         top = float(np.abs(u).max()) or 1.0
         return np.rint(u * (self.query_max / top)).astype(np.int16)
 
-    # a pass is split among the cores (SCAN_THREADS at most) into parts of at least this many rows
-    # (from 131,072 rows on): one core reads about 6 GB/s here, two 1.8-2x that (500,000 rows: 45-55
-    # ms in one thread, 25 ms in two; a 50% filter's dense query at a million, benchmarks/filtered.py:
-    # 1.76x faster)
-    SPLIT_ROWS = 65_536
-    SCAN_THREADS = 4
-
     def best(self, rows: np.ndarray, v: np.ndarray, count: int) -> np.ndarray:
         """The ``count`` rows (of these, sorted) of highest approximate score, sorted."""
         assert compiled_scan is not None
         approx = np.empty(len(rows), np.int32)
+        _split_scan(compiled_scan.scores, self.matrix, rows, self.quantised(v), approx)
+        return np.sort(rows[_top_positions(approx, count)])
+
+
+class _Int4Copy:
+    """Every row of an ``AnnIndex`` as 4-bit codes (``vectors.u4``, memory-mapped; half the int8
+    copy's bytes): a first pass over a large filter's rows whose best few the int8 pass ranks again.
+    Each dimension is centred on its mean and cut into 16 steps over 2.5 standard deviations either
+    side (``vectors.u4.params``: each dimension's lowest value, then its step, float32); codes are
+    packed two to a byte in blocks of 64 dimensions (``_scan.c``'s ``scores4`` reads them so).
+
+    On a million vectors of ``benchmarks/filtered.py`` a 50% filter's true ten best rank at most
+    42nd of 500,000 under these scores, on SciFact's 9,416 real-text children at most 19th
+    (benchmarks/sign_bits.py), where this pass keeps thousands of rows; a 50% filter's dense pass at
+    a million 23.5 -> 10.8 ms (benchmarks/exact_pass.py)."""
+
+    def __init__(self, matrix: mmap.mmap, low: np.ndarray, step: np.ndarray) -> None:
+        self.matrix, self.low, self.step = matrix, low, step
+        self.dim = len(low)
+        self.row_bytes = _int4_row_bytes(self.dim)
+        self.n = len(matrix) // self.row_bytes
+        self._all: np.ndarray | None = None
+
+    @classmethod
+    def open(cls, directory: Path, full: Path, dim: int) -> _Int4Copy | None:
+        path, params = directory / "vectors.u4", directory / "vectors.u4.params"
+        try:
+            if not path.exists():
+                _write_int4(full, dim, directory)
+            matrix, values = _random_access_map(path), np.fromfile(params, np.float32)
+        except OSError:  # a folder this process may not write: the int8 pass reads every row
+            return None
+        if len(values) != 2 * dim or len(matrix) != (full.stat().st_size // (4 * dim)) * _int4_row_bytes(dim):
+            return None  # not this index's copy
+        return cls(matrix, values[:dim], values[dim:])
+
+    def quantised(self, v: np.ndarray) -> np.ndarray:
+        """The unit query as int8 weights of the codes (padded to the copy's dimensions): the codes
+        times them rank the rows as the rows' cosines, up to the codes' rounding (the lowest values'
+        share is the same for every row)."""
+        w = np.zeros(2 * self.row_bytes, np.float64)
+        w[:self.dim] = v.astype(np.float64) * self.step
+        top = float(np.abs(w).max()) or 1.0
+        return np.rint(w * (127.0 / top)).astype(np.int8)
+
+    # a filter keeping more than this share of the rows is scanned whole, in file order, and its
+    # rows' scores taken after: a scan in file order reads three times as many rows a millisecond
+    # as one that skips (a million rows 10 ms, half of them at random 15 ms, one thread)
+    WHOLE_SHARE = 1 / 3
+
+    def best(self, rows: np.ndarray, v: np.ndarray, count: int) -> np.ndarray:
+        """The ``count`` rows (of these, sorted) of highest approximate score, sorted."""
+        assert compiled_scan is not None
         q = self.quantised(v)
-        parts = min(self.SCAN_THREADS, _cores(), max(1, len(rows) // self.SPLIT_ROWS))
-        if parts > 1:  # the scan releases the GIL: the parts run at once, this thread scans the last
-            bounds = np.linspace(0, len(rows), parts + 1).astype(np.int64)
-            pool = _scan_pool(self.SCAN_THREADS - 1)
-            futures = [pool.submit(compiled_scan.scores, self.matrix, rows[a:b], q, approx[a:b])
-                       for a, b in zip(bounds[:-2], bounds[1:-1])]
-            compiled_scan.scores(self.matrix, rows[bounds[-2]:], q, approx[bounds[-2]:])
-            for f in futures:
-                f.result()
+        if len(rows) > self.WHOLE_SHARE * self.n:
+            if self._all is None:
+                self._all = np.arange(self.n, dtype=np.int64)
+            every = np.empty(self.n, np.int32)
+            _split_scan(compiled_scan.scores4, self.matrix, self._all, q, every)
+            approx = every[rows]
         else:
-            compiled_scan.scores(self.matrix, rows, q, approx)
-        return np.sort(rows[np.argpartition(approx, len(rows) - count)[len(rows) - count:]])
+            approx = np.empty(len(rows), np.int32)
+            _split_scan(compiled_scan.scores4, self.matrix, rows, q, approx)
+        return np.sort(rows[_top_positions(approx, count)])
+
+
+def _int4_row_bytes(dim: int) -> int:
+    return -(-dim // 64) * 32
+
+
+# a pass is split among the cores (SCAN_THREADS at most) into parts of at least this many rows
+# (from 131,072 rows on): one core reads about 6 GB/s here, two 1.8-2x that (500,000 rows: 45-55
+# ms in one thread, 25 ms in two; a 50% filter's dense query at a million, benchmarks/filtered.py:
+# 1.76x faster)
+SPLIT_ROWS = 65_536
+SCAN_THREADS = 4
+
+
+def _split_scan(scan: Callable[[object, np.ndarray, np.ndarray, np.ndarray], None], matrix: mmap.mmap,
+                rows: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``scan(matrix, rows, q, out)`` (a compiled scan, which releases the GIL) split among the
+    cores: the parts run at once, this thread scans the last."""
+    parts = min(SCAN_THREADS, _cores(), max(1, len(rows) // SPLIT_ROWS))
+    if parts < 2:
+        scan(matrix, rows, q, out)
+        return
+    bounds = np.linspace(0, len(rows), parts + 1).astype(np.int64)
+    pool = _scan_pool(SCAN_THREADS - 1)
+    futures = [pool.submit(scan, matrix, rows[a:b], q, out[a:b]) for a, b in zip(bounds[:-2], bounds[1:-1])]
+    scan(matrix, rows[bounds[-2]:], q, out[bounds[-2]:])
+    for f in futures:
+        f.result()
+
+
+def _top_positions(scores: np.ndarray, count: int) -> np.ndarray:
+    """The positions of the ``count`` highest scores (in no order; ties at the cut broken as
+    ``np.argpartition`` breaks them). Many scores: a threshold from a strided sample first keeps
+    about twice ``count`` of them, the partition runs on those (a partition of 500,000 int32 takes 6
+    ms; this, about 1); where the threshold keeps too few, the whole partition."""
+    n = len(scores)
+    if count >= n:
+        return np.arange(n)
+    if n >= 16 * count and n >= 65_536:
+        sample = scores[::max(1, n // 65_536)]
+        rank = min(len(sample) - 1, 2 * count * len(sample) // n + 16)
+        threshold = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
+        kept = np.flatnonzero(scores >= threshold)
+        if count <= len(kept) <= 16 * count:
+            return kept[np.argpartition(scores[kept], len(kept) - count)[len(kept) - count:]]
+    return np.argpartition(scores, n - count)[n - count:]
 
 
 def _cores() -> int:
@@ -448,6 +548,31 @@ def _write_int8(full: Path, dim: int, directory: Path) -> None:
             out.write(np.clip(part, -127, 127).astype(np.int8).tobytes())
 
 
+def _write_int4(full: Path, dim: int, directory: Path) -> None:
+    """The 4-bit copy of the float32 vectors in ``full`` (``_Int4Copy``), written into ``directory``
+    (the parameters first, the codes last by one rename)."""
+    vectors = np.memmap(full, np.float32, mode="r").reshape(-1, dim)
+    step_rows = 65_536
+    total, squares = np.zeros(dim, np.float64), np.zeros(dim, np.float64)
+    for start in range(0, len(vectors), step_rows):
+        part = vectors[start:start + step_rows].astype(np.float64)
+        total += part.sum(axis=0)
+        squares += (part * part).sum(axis=0)
+    n = max(len(vectors), 1)
+    mean = total / n
+    sd = np.sqrt(np.maximum(squares / n - mean * mean, 0.0))
+    low = (mean - 2.5 * sd).astype(np.float32)
+    step = np.where(sd > 0, 5.0 * sd / 15.0, 1.0).astype(np.float32)  # 1 where a dimension never varies
+    padded = 2 * _int4_row_bytes(dim)
+    with _replacing(directory / "vectors.u4.params") as out:
+        out.write(np.concatenate([low, step]).tobytes())
+    with _replacing(directory / "vectors.u4") as out:
+        for start in range(0, len(vectors), step_rows):
+            codes = np.clip(np.rint((vectors[start:start + step_rows] - low) / step), 0, 15).astype(np.uint8)
+            codes = np.pad(codes, ((0, 0), (0, padded - dim))).reshape(len(codes), -1, 2, 32)
+            out.write((codes[:, :, 0, :] | (codes[:, :, 1, :] << 4)).tobytes())
+
+
 @contextmanager
 def _replacing(path: Path) -> Iterator[BinaryIO]:
     """A file to write that replaces ``path`` whole when done (one rename), or leaves it as it was."""
@@ -484,6 +609,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         del full
         index.save(str(tmp / "graph.usearch"))
         _write_int8(tmp / "vectors.f32", dim, tmp)
+        _write_int4(tmp / "vectors.f32", dim, tmp)
 
 
 @contextmanager
