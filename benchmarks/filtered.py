@@ -71,7 +71,7 @@ def pct(xs: list[float], p: float) -> float:
     return float(np.percentile(xs, p)) if xs else 0.0
 
 
-def measure(kb_path: Path, queries: list[str]) -> dict:
+def measure(kb_path: Path, queries: list[str], shares: list[float]) -> dict:
     from ragsift.kb import KnowledgeBase
 
     kb = KnowledgeBase.open(kb_path, create=False)
@@ -94,7 +94,7 @@ def measure(kb_path: Path, queries: list[str]) -> dict:
         exact = {doc_ids[i] for i in np.argpartition(-(vecs @ u), 10)[:10]}
         recalls.append(len(exact & {h.doc_id for h in kb.store.search_dense(v, 10, None)}) / 10)
     out["unfiltered_recall_at_10"] = float(np.mean(recalls))
-    for share in SHARES:
+    for share in shares:
         limit = int(round(share * 1000))
         flt = {"bucket": {"lt": limit}}
         row: dict = {"selected": int((buckets < limit).sum())}
@@ -138,6 +138,8 @@ def main() -> int:
     p.add_argument("--work-dir", default="/tmp/ragsift-filtered")
     p.add_argument("--before", help="a checkout of the code to compare with (its src/ is used)")
     p.add_argument("--out", required=True)
+    p.add_argument("--shares", default=",".join(f"{x:g}" for x in SHARES),
+                   help="the filters' shares of the children, comma-separated")
     p.add_argument("--phase", default="all", help=argparse.SUPPRESS)
     args = p.parse_args()
     dataset, kb_path = Path(args.dataset), Path(args.work_dir) / f"filtered-{args.n}"
@@ -146,13 +148,13 @@ def main() -> int:
         return 0
     if args.phase == "measure":
         queries = [json.loads(line)["text"] for line in open(dataset / "queries.jsonl", encoding="utf-8")][:QUERIES]
-        print(json.dumps(measure(kb_path, queries)))
+        print(json.dumps(measure(kb_path, queries, [float(x) for x in args.shares.split(",")])))
         return 0
 
     def run(phase: str, src: Path) -> dict:
         env = dict(os.environ, PYTHONPATH=str(src), HF_HUB_OFFLINE="1")
         proc = subprocess.run([sys.executable, __file__, "--phase", phase, "--n", str(args.n), "--dataset",
-                               args.dataset, "--work-dir", args.work_dir, "--out", args.out],
+                               args.dataset, "--work-dir", args.work_dir, "--out", args.out, "--shares", args.shares],
                               env=env, capture_output=True, text=True)
         if proc.returncode:
             raise SystemExit(proc.stderr[-3000:])
