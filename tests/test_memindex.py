@@ -201,24 +201,59 @@ def test_hnsw_path_finds_the_exact_neighbours_and_saves_its_graph(tmp_path, monk
     assert [h.child_id for h in third.store.search_dense(v, 5, broad)] == want
 
 
-def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_path, monkeypatch, sample_dir_files):
-    """An exact pass over many rows ranks them by their int8 copy (saved with the graph) and scores
-    the best of those from the full vectors: the rows and scores of the float32 pass, in Chinese and
-    English. An index saved without the copy writes it at its first opening (the same bytes); where
-    it cannot, the exact pass reads the float32 vectors."""
+def _saved_graph(tmp_path, monkeypatch, files):
+    """The sample documents in a knowledge base whose one segment is searched by its saved graph
+    (``AnnIndex``) however small: the knowledge base, its children, the index, its saved folder
+    and the vectors' dimension."""
     import ragsift.store.lance as lance
     from ragsift.store import memindex
 
     assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
     monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
     kb = KnowledgeBase.open(tmp_path / "kb")
-    kb.ingest(sample_dir_files)
+    kb.ingest(files)
     rows = _children(kb.store)
     index = kb.store.dense_index()
-    assert isinstance(index, AnnIndex) and index._int8 is not None
+    assert isinstance(index, AnnIndex)
     folder = next((tmp_path / "kb" / lance.CACHE).glob("*-vector"))
+    return kb, rows, index, folder, len(rows[0]["vector"])
+
+
+def _half_the_documents(kb, rows):
+    """A filter keeping every other document: its ids, the parsed filter and the chunks it keeps."""
+    docs = sorted({r["doc_id"] for r in rows})[::2]
+    broad = parse_filter({"doc_id": {"in": docs}}, kb.store.fields())
+    kept = sum(r["doc_id"] in set(docs) and (r["kind"] or "chunk") == "chunk" for r in rows)
+    assert kept > 20
+    return docs, broad, kept
+
+
+def _spied_scan(monkeypatch, name: str) -> list[int]:
+    """A spy on a compiled scan (``scores`` or ``scores4``): the rows of each call, in order; every
+    call passed on to the compiled function."""
+    from ragsift.store import memindex
+
+    calls: list[int] = []
+    real = getattr(memindex.compiled_scan, name)
+
+    def counted(*args):
+        calls.append(len(args[1]))
+        return real(*args)
+
+    monkeypatch.setattr(memindex.compiled_scan, name, counted)
+    return calls
+
+
+def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_path, monkeypatch, sample_dir_files):
+    """An exact pass over many rows ranks them by their int8 copy (saved with the graph) and scores
+    the best of those from the full vectors: the rows and scores of the float32 pass, in Chinese and
+    English. An index saved without the copy writes it at its first opening (the same bytes); where
+    it cannot, the exact pass reads the float32 vectors."""
+    from ragsift.store import memindex
+
+    kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
+    assert index._int8 is not None
     saved = (folder / "vectors.i8").read_bytes(), (folder / "vectors.i8.scales").read_bytes()
-    dim = len(rows[0]["vector"])
     assert len(saved[0]) == index.n * dim and len(saved[1]) == 4 * dim
     # the copy, checked against the full vectors: each value within half a step of its dimension's scale
     full = np.fromfile(folder / "vectors.f32", np.float32).reshape(-1, dim)
@@ -226,18 +261,8 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
     copy = np.frombuffer(saved[0], np.int8).reshape(-1, dim)
     assert np.abs(copy / scales - full).max() <= 0.5 / scales.min() + 1e-6
     assert np.abs(copy).max() == 127
-    docs = sorted({r["doc_id"] for r in rows})[::2]
-    broad = parse_filter({"doc_id": {"in": docs}}, kb.store.fields())
-    kept = sum(r["doc_id"] in set(docs) and (r["kind"] or "chunk") == "chunk" for r in rows)
-    assert kept > 20
-    calls = []
-    real_scores = memindex.compiled_scan.scores
-
-    def counted(*args):  # a spy: counts the calls, passes them to the compiled scan
-        calls.append(len(args[1]))
-        return real_scores(*args)
-
-    monkeypatch.setattr(memindex.compiled_scan, "scores", counted)
+    docs, broad, kept = _half_the_documents(kb, rows)
+    calls = _spied_scan(monkeypatch, "scores")
 
     def ranked(store, question):
         v = kb.embedder().embed_queries([question])[0]
@@ -289,42 +314,23 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
     the float32 pass, in Chinese and English, whether it scans the filter's rows or every row in
     file order. An index saved without the copy writes it at its first opening (the same bytes);
     where it cannot, the int8 pass reads every row, to the same hits."""
-    import ragsift.store.lance as lance
     from ragsift.store import memindex
 
-    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
-    monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
-    kb = KnowledgeBase.open(tmp_path / "kb")
-    kb.ingest(sample_dir_files)
-    rows = _children(kb.store)
-    index = kb.store.dense_index()
-    assert isinstance(index, AnnIndex) and index._int4 is not None
-    folder = next((tmp_path / "kb" / lance.CACHE).glob("*-vector"))
+    kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
+    assert index._int4 is not None
     saved = (folder / "vectors.u4").read_bytes(), (folder / "vectors.u4.params").read_bytes()
-    dim = len(rows[0]["vector"])
     row_bytes = -(-dim // 64) * 32
     assert len(saved[0]) == index.n * row_bytes and len(saved[1]) == 8 * dim
     # the codes, unpacked here, against the full vectors: within half a step where not clipped
     full = np.fromfile(folder / "vectors.f32", np.float32).reshape(-1, dim)
     params = np.frombuffer(saved[1], np.float32)
     low, step = params[:dim], params[dim:]
-    packed = np.frombuffer(saved[0], np.uint8).reshape(index.n, -1, 32)
-    codes = np.concatenate([packed & 15, packed >> 4], axis=2).reshape(index.n, -1)[:, :dim].astype(np.float64)
+    codes = _unpacked(np.frombuffer(saved[0], np.uint8).reshape(index.n, -1))[:, :dim].astype(np.float64)
     inside = (full >= low) & (full <= low + 15 * step)
     assert np.abs(codes * step + low - full)[inside].max() <= 0.5 * step.max() + 1e-6
     assert inside.mean() > 0.97 and codes.min() == 0 and codes.max() == 15
-    docs = sorted({r["doc_id"] for r in rows})[::2]
-    broad = parse_filter({"doc_id": {"in": docs}}, kb.store.fields())
-    kept = sum(r["doc_id"] in set(docs) and (r["kind"] or "chunk") == "chunk" for r in rows)
-    assert kept > 20
-    calls = []
-    real = memindex.compiled_scan.scores4
-
-    def counted(*args):  # a spy: counts the rows of each call, passes it to the compiled scan
-        calls.append(len(args[1]))
-        return real(*args)
-
-    monkeypatch.setattr(memindex.compiled_scan, "scores4", counted)
+    docs, broad, kept = _half_the_documents(kb, rows)
+    calls = _spied_scan(monkeypatch, "scores4")
 
     def ranked(store, question):
         v = kb.embedder().embed_queries([question])[0]

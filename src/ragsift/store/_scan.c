@@ -37,6 +37,19 @@
 #define __builtin_prefetch(addr, rw, loc) ((void)(addr))
 #endif
 
+/* the row PREFETCH_ROWS after the i-th of the m asked for from memory, where it is in range: every
+ * scan below reads rows in the caller's order, which the processor cannot guess */
+static inline void prefetch_ahead(const char *matrix, Py_ssize_t nrows, Py_ssize_t row_bytes, const int64_t *rows,
+                                  Py_ssize_t i, Py_ssize_t m) {
+    if (i + PREFETCH_ROWS < m) {
+        int64_t ahead = rows[i + PREFETCH_ROWS];
+        if (ahead >= 0 && ahead < nrows) {
+            const char *p = matrix + ahead * row_bytes;
+            for (Py_ssize_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 0);
+        }
+    }
+}
+
 /* one row's approximate score: a loop the compiler turns into widening multiply-adds */
 static inline int32_t dot(const int8_t *restrict x, const int16_t *restrict q, Py_ssize_t dim) {
     int32_t s = 0;
@@ -50,13 +63,7 @@ CLONES static int score_rows(const int8_t *matrix, Py_ssize_t nrows, Py_ssize_t 
     for (Py_ssize_t i = 0; i < m; i++) {
         int64_t r = rows[i];
         if (r < 0 || r >= nrows) return -1;
-        if (i + PREFETCH_ROWS < m) {
-            int64_t ahead = rows[i + PREFETCH_ROWS];
-            if (ahead >= 0 && ahead < nrows) {
-                const char *p = (const char *)(matrix + ahead * dim);
-                for (Py_ssize_t b = 0; b < dim; b += 64) __builtin_prefetch(p + b, 0, 0);
-            }
-        }
+        prefetch_ahead((const char *)matrix, nrows, dim, rows, i, m);
         out[i] = dot(matrix + r * dim, q, dim);
     }
     return 0;
@@ -116,13 +123,7 @@ static int score4_rows_plain(const uint8_t *matrix, Py_ssize_t nrows, Py_ssize_t
     for (Py_ssize_t i = 0; i < m; i++) {
         int64_t r = rows[i];
         if (r < 0 || r >= nrows) return -1;
-        if (i + PREFETCH_ROWS < m) {
-            int64_t ahead = rows[i + PREFETCH_ROWS];
-            if (ahead >= 0 && ahead < nrows) {
-                const char *p = (const char *)(matrix + ahead * row_bytes);
-                for (Py_ssize_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 0);
-            }
-        }
+        prefetch_ahead((const char *)matrix, nrows, row_bytes, rows, i, m);
         out[i] = dot4(matrix + r * row_bytes, q, blocks);
     }
     return 0;
@@ -140,13 +141,7 @@ __attribute__((target("avx2"))) static int score4_rows_avx2(const uint8_t *matri
     for (Py_ssize_t i = 0; i < m; i++) {
         int64_t r = rows[i];
         if (r < 0 || r >= nrows) return -1;
-        if (i + PREFETCH_ROWS < m) {
-            int64_t ahead = rows[i + PREFETCH_ROWS];
-            if (ahead >= 0 && ahead < nrows) {
-                const char *p = (const char *)(matrix + ahead * row_bytes);
-                for (Py_ssize_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 0);
-            }
-        }
+        prefetch_ahead((const char *)matrix, nrows, row_bytes, rows, i, m);
         const uint8_t *x = matrix + r * row_bytes;
         __m256i acc = _mm256_setzero_si256();
         for (Py_ssize_t b = 0; b < blocks; b++) {

@@ -378,13 +378,12 @@ class _Int8Copy:
 
     @classmethod
     def open(cls, directory: Path, full: Path, dim: int) -> _Int8Copy | None:
-        path, scales = directory / "vectors.i8", directory / "vectors.i8.scales"
-        try:
-            if not path.exists():
-                _write_int8(full, dim, directory)
-            matrix, factors = _random_access_map(path), np.fromfile(scales, np.float32)
-        except OSError:  # a folder this process may not write: exact passes read the full vectors
+        # where it cannot be written or read, exact passes read the full vectors
+        opened = _saved_copy(directory / "vectors.i8", directory / "vectors.i8.scales",
+                             lambda: _write_int8(full, dim, directory))
+        if opened is None:
             return None
+        matrix, factors = opened
         if len(factors) != dim or len(matrix) != full.stat().st_size // 4:  # not this index's copy
             return None
         return cls(matrix, factors)
@@ -424,13 +423,12 @@ class _Int4Copy:
 
     @classmethod
     def open(cls, directory: Path, full: Path, dim: int) -> _Int4Copy | None:
-        path, params = directory / "vectors.u4", directory / "vectors.u4.params"
-        try:
-            if not path.exists():
-                _write_int4(full, dim, directory)
-            matrix, values = _random_access_map(path), np.fromfile(params, np.float32)
-        except OSError:  # a folder this process may not write: the int8 pass reads every row
+        # where it cannot be written or read, the int8 pass reads every row
+        opened = _saved_copy(directory / "vectors.u4", directory / "vectors.u4.params",
+                             lambda: _write_int4(full, dim, directory))
+        if opened is None:
             return None
+        matrix, values = opened
         if len(values) != 2 * dim or len(matrix) != (full.stat().st_size // (4 * dim)) * _int4_row_bytes(dim):
             return None  # not this index's copy
         return cls(matrix, values[:dim], values[dim:])
@@ -463,6 +461,18 @@ class _Int4Copy:
             approx = np.empty(len(rows), np.int32)
             _split_scan(compiled_scan.scores4, self.matrix, rows, q, approx)
         return np.sort(rows[_top_positions(approx, count)])
+
+
+def _saved_copy(path: Path, side: Path, write: Callable[[], None]) -> tuple[mmap.mmap, np.ndarray] | None:
+    """A copy of an index's vectors saved at ``path`` (``write`` writes it and its float32 side
+    file first where it is not there), mapped, and the side file's values; None where the folder
+    may not be written or the files not read."""
+    try:
+        if not path.exists():
+            write()
+        return _random_access_map(path), np.fromfile(side, np.float32)
+    except OSError:
+        return None
 
 
 def _int4_row_bytes(dim: int) -> int:
