@@ -1896,6 +1896,27 @@ def entries_section(name: str = "entries.json",
     return lines + [""]
 
 
+def whole_sections_section() -> list[str]:
+    r, lines = _opened("whole_sections.json", "What whole sections beside chunks cost at ingest (`benchmarks/whole_sections.py`)",
+                       "python benchmarks/whole_sections.py --set NAME=FOLDER")
+    if r is None:
+        return lines
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`. Each set's first {r['docs']} documents, a full "
+              "`KnowledgeBase.ingest` with the default embedder (e5-small) into a fresh knowledge base, chunks alone "
+              "(`small_index = [\"chunk\"]`, the default) or with whole sections (`[\"chunk\", \"parent\"]`: what the "
+              "entry mixes of round 2 above need), each twice in alternating order; seconds are the mean. A section "
+              "held in one chunk shares its vector; a longer one is embedded whole.", "",
+              "| set | chunks: s (entries) | chunks + sections: s (entries) | ratio |", "|---|---|---|---|"]
+    for n, v in r["sets"].items():
+        a, b = v["chunks"], v["chunks + sections"]
+        lines.append(f"| {n} | {a['seconds']:.1f} ({a['children']:,}) | {b['seconds']:.1f} ({b['children']:,}) | "
+                     f"{v['ratio']:.2f}x |")
+    ratios = [v["ratio"] for v in r["sets"].values()]
+    lines += ["", f"Whole sections make an ingest {min(ratios):.1f}-{max(ratios):.1f}x as long on these sets: the price of "
+              "round 2's entry mixes; they are not the default."]
+    return lines + [""]
+
+
 def bm25_query_section() -> list[str]:
     r, lines = _opened("bm25_query.json", "BM25: a repeated query term, and the analyzers (`benchmarks/bm25_query.py`)",
                        "python benchmarks/bm25_query.py")
@@ -2328,7 +2349,7 @@ def main() -> int:
            "that differed between those two runs (not reproduced here), not from the engine.", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
-           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
+           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
            *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
