@@ -51,7 +51,7 @@ from ragsift.config import Settings  # noqa: E402
 from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
-from ragsift.retrieve.fusion import ADAPTIVE_DEPTH, confidence, fuse  # noqa: E402
+from ragsift.retrieve.fusion import ADAPTIVE_DEPTH, adaptive_weights, fuse  # noqa: E402
 from ragsift.text.lang import detect_language  # noqa: E402
 
 DEPTH = 100
@@ -279,15 +279,6 @@ FUSIONS = ({"rrf k=60": ("rrf", 0.5, 1.0, ADAPTIVE_DEPTH)}
            | {f"adaptive^{pw} dense={w}": ("adaptive", w, pw, ADAPTIVE_DEPTH) for pw in (0.5,) for w in (0.4, 0.5, 0.6)})
 
 
-def adapted(rankings: dict[str, list[tuple[str, float]]], weights: dict[str, float], power: float,
-            depth: int) -> dict[str, float]:
-    """Adaptive fusion's weights with the confidence raised to ``power`` (ragsift's ``adaptive_weights``
-    at its own power and depth)."""
-    scaled = {c: weights[c] * confidence([s for _, s in r], depth) ** power for c, r in rankings.items() if r}
-    total, z = sum(weights[c] for c in scaled), sum(scaled.values())
-    return {c: (scaled[c] / z * total if c in scaled and z > 0 else weights[c]) for c in rankings}
-
-
 DENSE_RULES = ("chunks", "whole", "max", "mix 0.25", "mix 0.5", "mix 0.75")
 BM25_RULES = ("chunks", "whole", "max", "mix 0.5")
 
@@ -317,7 +308,7 @@ class Prepared:
         rankings = {"dense": [(p, s) for p, s, _ in dense], "bm25": [(p, s) for p, s, _ in bm25]}
         weights = {"dense": w, "bm25": 1 - w}
         if mode == "adaptive":
-            mode, weights = "weighted", adapted(rankings, weights, power, depth)
+            mode, weights = "weighted", adaptive_weights(rankings, weights, power=power, depth=depth)
         fused = fuse(rankings, mode, k=60, weights=weights, normalization="minmax", discounts=self.discounts)
         return ndcg_at_k(doc_ranking(fused, self.doc_of), self.rels, 10)
 

@@ -103,6 +103,10 @@ def test_adaptive_weights_follow_how_far_each_channels_best_hit_stands_out():
     # fewer than three scores or a flat list: neutral; a channel with no hits keeps its weight
     assert confidence([3.0, 1.0]) == 1.0 and confidence([0.5] * 10) == 1.0
     assert adaptive_weights({"dense": [], "bm25": sharp}, {"dense": 0.4, "bm25": 0.6}) == {"dense": 0.4, "bm25": 0.6}
+    # a power and a depth of its own (what the benchmarks measure): the confidence damped, read from fewer hits
+    damped = adaptive_weights({"bm25": sharp, "dense": flat}, {"dense": 0.5, "bm25": 0.5}, power=0.5, depth=4)
+    zb, zd = _z_of_top([s for _, s in sharp][:4]) ** 0.5, _z_of_top([s for _, s in flat][:4]) ** 0.5
+    assert damped["bm25"] == pytest.approx(zb / (zb + zd)) and 0.5 < damped["bm25"] < w["bm25"]
 
 
 @pytest.mark.slow

@@ -104,11 +104,13 @@ def confidence(scores: Sequence[float], depth: int = ADAPTIVE_DEPTH) -> float:
 
 
 def adaptive_weights(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
-                     unlisted: float = 0.0) -> dict[str, float]:
+                     unlisted: float = 0.0, *, power: float = 1.0, depth: int = ADAPTIVE_DEPTH) -> dict[str, float]:
     """The weights adaptive fusion uses on this query: each channel's weight times its
-    ``confidence``, rescaled to the sum of the weights (a channel with no hits keeps its own)."""
+    ``confidence`` (read from its first ``depth`` scores) raised to ``power``, rescaled to the sum
+    of the weights (a channel with no hits keeps its own). Queries use the defaults; the
+    benchmarks measure other powers and depths through this same function."""
     base = {c: float(weights.get(c, unlisted)) for c in rankings}
-    scaled = {c: base[c] * confidence([s for _, s in r]) for c, r in rankings.items() if r}
+    scaled = {c: base[c] * confidence([s for _, s in r], depth) ** power for c, r in rankings.items() if r}
     total, z = sum(base[c] for c in scaled), sum(scaled.values())
     return {c: (scaled[c] / z * total if c in scaled and z > 0 else base[c]) for c in rankings}
 
