@@ -1,34 +1,40 @@
-"""Is the lossy length byte of LanceDB's full-text index (tantivy) why SciFact's BM25 moved from
-0.6878 to 0.6820 when ragsift's own in-memory BM25 (exact lengths) replaced it?
+"""Did the BM25 engine move SciFact's BM25 from 0.6878 to 0.6820 when ragsift's own in-memory index
+replaced LanceDB's full-text index (2026-12-01)? The same chunks and terms, three engines.
 
-    .venv/bin/python benchmarks/bm25_lengths.py            # every set found, results/bm25_lengths.json
+    .venv/bin/python benchmarks/bm25_engines.py            # every set found, results/bm25_engines.json
 
-tantivy, as Lucene, keeps a field's length per document in one byte (``fieldnorm``: Lucene's
-``SmallFloat.intToByte4``, exact up to 23 tokens, then 3 bits of mantissa: a length is read back
-as the floor of its bucket, up to 12.5% short) and uses the decoded length in BM25's length
-normalization, while the average length comes from the exact token total. This replays both on
-ragsift's own chunks: each set's documents split as ingest splits them (the package's default
-splitter settings, the title line as ingest indexes it), the terms of the default analyzer, an
-Okapi BM25 written here (k1 1.2, b 0.75, Lucene's idf, each distinct query term once), a document
-scored by its best chunk. The only difference between the two columns is the length a chunk has in
-the formula. nDCG@10 on the held-out questions (HotpotQA's first 300, other sets' odd-numbered) and
-on all; p: paired randomization test.
+Each set's documents are split as ingest splits them (the package's default splitter settings, the
+title line as ingest indexes it) and analyzed by the default analyzer; a document is scored by its
+best chunk; each distinct query term counts once. Three engines score the chunks:
+
+- ``exact``: the Okapi BM25 of ``bm25_query.py`` (k1 1.2, b 0.75, Lucene's idf), each chunk's
+  length exact, as ragsift's in-memory index computes it;
+- ``length byte``: the same, with each chunk's length read back through the one byte Lucene and
+  tantivy keep per document (``SmallFloat.intToByte4``: exact up to 23 tokens, then 3 bits of
+  mantissa, a length read back as the floor of its bucket, up to 12.5% short; the average length
+  from the exact total): the cause the benchmarks page once guessed;
+- ``lancedb``: LanceDB's own full-text index (``create_index`` with ``FTS``: whitespace tokenizer,
+  no lower-casing, stemming or stop words, as ragsift's store configured it before the change)
+  over the same terms, queried with the same distinct terms, top 100.
+
+nDCG@10 on the held-out questions (HotpotQA's first 300, other sets' odd-numbered) and on all;
+p: paired randomization test against ``exact``.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+from bm25_query import OkapiBM25  # noqa: E402  (beside this script)
 
 from ragsift.config import Settings  # noqa: E402
 from ragsift.eval.datasets import load_beir  # noqa: E402
@@ -74,30 +80,6 @@ def stored_length(n: int) -> int:
     return byte4_to_int(int_to_byte4(n))
 
 
-class ChunkBM25:
-    """Okapi BM25 over chunks; ``lossy`` reads each chunk's length through the length byte."""
-
-    def __init__(self, chunks: list[list[str]], lossy: bool, k1: float = 1.2, b: float = 0.75) -> None:
-        exact = np.array([len(c) for c in chunks], float)
-        lens = np.array([stored_length(len(c)) for c in chunks], float) if lossy else exact
-        avg = float(exact.mean())  # tantivy: total tokens / documents, exact
-        self.norm = k1 * (1 - b + b * lens / avg)
-        self.k1 = k1
-        self.post: dict[str, list[tuple[int, int]]] = {}
-        for i, c in enumerate(chunks):
-            for t, f in Counter(c).items():
-                self.post.setdefault(t, []).append((i, f))
-        n = len(chunks)
-        self.idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.post.items()}
-
-    def scores(self, terms: list[str]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for t in set(terms):  # each distinct query term once, as ragsift
-            for i, f in self.post.get(t, ()):
-                out[i] = out.get(i, 0.0) + self.idf[t] * f * (self.k1 + 1) / (f + self.norm[i])
-        return out
-
-
 def run_set(name: str, folder: Path) -> dict:
     ds = load_beir(folder)
     settings = Settings()
@@ -117,13 +99,13 @@ def run_set(name: str, folder: Path) -> dict:
     qids = [q for q in ds.queries if q in ds.qrels]
     held = set(qids[:300]) if name == "hotpotqa" else set(qids[1::2])
     per: dict[str, list[float]] = {"exact": [], "length byte": [], "lancedb": []}
-    engines = {m: ChunkBM25(chunk_terms, lossy=m == "length byte") for m in ("exact", "length byte")}
+    engines = {"exact": OkapiBM25(chunk_terms), "length byte": OkapiBM25(chunk_terms, lengths=list(stored))}
     with tempfile.TemporaryDirectory(prefix="bm25-engines-") as tmp:
         table = lance_table(Path(tmp), chunk_terms)
         for q in qids:
             terms = list(dict.fromkeys(analyzer.terms(ds.queries[q])))
             for mode, bm in engines.items():
-                sc = bm.scores(terms)
+                sc = bm.scores(terms)  # terms distinct: each counts once
                 ranked = [i for i, _ in sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))[:100]]
                 per[mode].append(ndcg_at_k(list(dict.fromkeys(chunk_doc[i] for i in ranked)), ds.qrels[q], 10))
             found = (table.search(" ".join(terms), query_type="fts", fts_columns="terms").limit(100)

@@ -46,12 +46,15 @@ K3 = (0.0, 0.5, 1.2, 3.0, 10.0, math.inf)
 
 
 class OkapiBM25:
-    """BM25 over whole documents with query-term saturation k3."""
+    """BM25 over whole documents with query-term saturation k3. ``lengths``: the length each document
+    has in the formula, where it is not its exact one (the average stays the exact lengths')."""
 
-    def __init__(self, docs: list[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, docs: list[list[str]], k1: float = 1.2, b: float = 0.75,
+                 lengths: list[int] | None = None) -> None:
         self.tf = [Counter(d) for d in docs]
-        lens = np.array([len(d) for d in docs], float)
-        avg = float(lens.mean()) if docs else 1.0
+        exact = np.array([len(d) for d in docs], float)
+        avg = float(exact.mean()) if docs else 1.0
+        lens = exact if lengths is None else np.asarray(lengths, float)
         self.norm = k1 * (1 - b + b * lens / avg)
         df: Counter[str] = Counter()
         for c in self.tf:
