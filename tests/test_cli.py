@@ -235,6 +235,7 @@ def test_bad_arguments_are_told_before_anything_loads(tmp_path):
                           (["ingest", str(tmp_path), str(tmp_path), "--sync"], "exactly one path"),
                           (["ingest", str(tmp_path), "--dry-run"], "--dry-run goes with --sync"),
                           (["query", "x", "--weights", "dense"], "--weights takes name=number pairs"),
+                          (["query", "x", "--whole-weights", "bm25"], "--whole-weights takes name=number pairs"),
                           (["query", "x", "--filter", "{bad"], "--filter is not valid JSON")):
         p = ragsift("--kb", str(kb), *args, check=False)
         assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1

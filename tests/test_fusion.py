@@ -110,9 +110,10 @@ def test_adaptive_weights_follow_how_far_each_channels_best_hit_stands_out():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("question", ["What does the amber LED mean?", "橙色指示灯表示什么？"])
-def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, question):
-    res = sample_kb.query(question, fusion="adaptive", weights={"dense": 0.4, "bm25": 0.6})
+@pytest.mark.parametrize("question,power", [("What does the amber LED mean?", 1.0), ("橙色指示灯表示什么？", 1.0),
+                                            ("What does the amber LED mean?", 0.5), ("橙色指示灯表示什么？", 0.5)])
+def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, question, power):
+    res = sample_kb.query(question, fusion="adaptive", weights={"dense": 0.4, "bm25": 0.6}, adaptive_power=power)
     assert res.trace.strategy["chosen"] == "hybrid"  # one round: its fused order is the passages'
     f = res.trace.fusion
     assert f["mode"] == "adaptive" and f["weights"] == {"dense": 0.4, "bm25": 0.6}
@@ -120,7 +121,8 @@ def test_adaptive_fusion_is_weighted_fusion_with_the_traced_weights(sample_kb, q
     assert sum(adapted.values()) == pytest.approx(1.0) and adapted != f["weights"]
     r = _channel_rankings(sample_kb, question)  # the same channel lists (the default fusion does not change them)
     cd, cb = _z_of_top([s for _, s in r["dense"]]), _z_of_top([s for _, s in r["bm25"]])
-    assert adapted["dense"] == pytest.approx(0.4 * cd / (0.4 * cd + 0.6 * cb))
+    cd, cb = cd ** power, cb ** power  # the confidence raised to the query's power (1: itself)
+    assert f["adaptive_power"] == power and adapted["dense"] == pytest.approx(0.4 * cd / (0.4 * cd + 0.6 * cb))
     # the fused order is ranx's weighted sum with those weights
     theirs = ranx_fuse([_ranx_run(r, "dense", "q"), _ranx_run(r, "bm25", "q")], norm="min-max", method="wsum",
                        params={"weights": [adapted["dense"], adapted["bm25"]]}).to_dict()["q"]

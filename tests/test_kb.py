@@ -83,7 +83,7 @@ def test_trace_has_channels_raw_scores_fusion_and_timings(sample_kb):
     cross = fusion.pop("cross_language", None)  # BM25 hits on English chunks of the sample, if any
     adapted = fusion.pop("adapted_weights")  # the default: adaptive, from dense 0.5 and BM25 0.5
     assert fusion == {"mode": "adaptive", "channels": ["dense", "bm25"], "weights": {"dense": 0.5, "bm25": 0.5},
-                      "normalization": "minmax"}
+                      "normalization": "minmax", "adaptive_power": 1.0}
     assert set(adapted) == {"dense", "bm25"} and sum(adapted.values()) == pytest.approx(1.0)
     assert cross is None or (cross["question"], cross["weight"]) == ("zh", 0.1)
     chans = {c.name: c for c in t.channels}

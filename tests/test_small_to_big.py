@@ -235,3 +235,115 @@ def test_whole_entries_share_the_vector_of_a_section_that_is_one_chunk():
         assert [c.child_id for c in chunks if c.parent_id == short.parent_id] == [whole[short.parent_id].shares]
         assert sum(c.parent_id == long.parent_id for c in chunks) > 1 and whole[long.parent_id].shares == ""
         assert whole[long.parent_id].text == long.text
+
+
+def _scaled(scores):
+    lo, hi = min(scores), max(scores)
+    return [1.0 if hi == lo else (s - lo) / (hi - lo) for s in scores]
+
+
+def _expected_mix(chunks, whole, a):
+    """Independent of ragsift.retrieve.whole: each list min-max scaled on its own, a chunk scored
+    a x its section's whole + (1 - a) x itself, a section's whole a x itself + (1 - a) x its best chunk."""
+    w = {}
+    for h, s in zip(whole, _scaled([h.score for h in whole])):
+        w.setdefault(h.parent_id, s)
+    c = [(h, s) for h, s in zip(chunks, _scaled([h.score for h in chunks]))]
+    best = {}
+    for h, s in c:
+        best[h.parent_id] = max(best.get(h.parent_id, 0.0), s)
+    out = {h.child_id: a * w.get(h.parent_id, 0.0) + (1 - a) * s for h, s in c}
+    out |= {h.parent_id + "P": a * s + (1 - a) * best.get(h.parent_id, 0.0) for h, s in zip(whole, _scaled(
+        [h.score for h in whole]))}
+    return out
+
+
+@pytest.mark.parametrize("question,needle,source", QUESTIONS)
+@pytest.mark.parametrize("channel", ["dense", "bm25"])
+def test_whole_weights_mix_a_section_with_its_chunks(s2b_kb, question, needle, source, channel):
+    store, a = s2b_kb.store, Settings().query.whole_weights[channel]
+    if channel == "dense":
+        vec = s2b_kb.embedder().embed_queries([question])[0]
+        chunks, whole = (store.search_dense(vec, 100, None, (k,)) for k in ("chunk", "parent"))
+    else:
+        terms = s2b_kb.analyzer.analyze(question)
+        chunks, whole = (store.search_bm25(terms, 100, None, (k,)) for k in ("chunk", "parent"))
+    assert chunks and whole
+    expected = _expected_mix(chunks, whole, a)
+    # unit child: every entry keeps its own mixed score, best first
+    res = s2b_kb.query(question, index_kinds=["chunk", "parent"], channels=[channel], unit="child", max_passages=50)
+    hits = res.trace.channels[0].hits
+    assert {h.child_id for h in hits} == set(expected)
+    assert [h.score for h in hits] == pytest.approx([expected[h.child_id] for h in hits])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert res.trace.fusion["whole_weights"] == {channel: a}
+    # unit parent (the default): a section is its best entry, a x whole + (1 - a) x best chunk
+    res = s2b_kb.query(question, index_kinds=["chunk", "parent"], channels=[channel])
+    sections = {h.parent_id: h.score for h in res.trace.channels[0].hits}
+    by_section = {}
+    for cid, s in expected.items():
+        pid = cid[:-1] if cid.endswith("P") else next(h.parent_id for h in chunks if h.child_id == cid)
+        by_section[pid] = max(by_section.get(pid, 0.0), s)
+    assert sections == pytest.approx(by_section)
+    assert needle in res.passages[0].text and res.passages[0].source == source
+    # a section found whole and by a chunk is one unit, its span the chunk's
+    assert len({h.parent_id for h in res.trace.channels[0].hits}) == len(res.trace.channels[0].hits)
+
+
+@pytest.mark.parametrize("question", [q for q, _, _ in QUESTIONS])
+def test_without_a_whole_weight_a_section_takes_its_better_raw_score(s2b_kb, question):
+    vec = s2b_kb.embedder().embed_queries([question])[0]
+    raw = {}
+    for h in s2b_kb.store.search_dense(vec, 100, None, ("chunk", "parent")):
+        raw.setdefault(h.parent_id, h.score)
+    res = s2b_kb.query(question, index_kinds=["chunk", "parent"], channels=["dense", "bm25"],
+                       whole_weights={"bm25": 0.5})
+    dense = next(c for c in res.trace.channels if c.name == "dense")
+    assert {h.parent_id: h.score for h in dense.hits} == pytest.approx(raw)
+    assert res.trace.fusion["whole_weights"] == {"dense": "max", "bm25": 0.5}
+    # chunks alone: no whole weight applies, and the trace says nothing of it
+    assert "whole_weights" not in s2b_kb.query(question).trace.fusion
+
+
+def test_mix_whole_ranks_ties_part_first_and_counts_a_section_once():
+    from ragsift.retrieve.whole import mix_whole
+
+    def hit(cid, pid, score):
+        return StoredHit(cid, pid, "d", score, 0, 1)
+
+    parts = [hit("a1", "a", 3.0), hit("b1", "b", 2.0), hit("a2", "a", 1.0)]
+    whole = [hit("bP", "b", 0.9), hit("cP", "c", 0.5), hit("bP", "b", 0.1)]  # b's second hit is ignored
+    got = [(h.child_id, round(h.score, 6)) for h in mix_whole(parts, whole, 0.5)]
+    # parts scaled 1, .5, 0; wholes b 1, c 0: a1 .5, b1 .75, a2 0, bP .75 (b1 first: a part wins a tie), cP 0
+    assert got == [("b1", 0.75), ("bP", 0.75), ("a1", 0.5), ("a2", 0.0), ("cP", 0.0)]
+    assert mix_whole([], [], 0.3) == []
+    assert [h.score for h in mix_whole(parts[:1], [], 0.25)] == [0.75]  # one score scales to 1
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        mix_whole(parts, whole, 1.2)
+
+
+def test_whole_weights_on_each_store(backend, tmp_path):
+    """The mix is two searches of the store and a sum: the same on LanceDB and Milvus; Milvus' own
+    fusion (store_fusion = "engine") searches both kinds at once, and the trace says so."""
+    docs = write_files(tmp_path / "docs", {"hub_en.md": EN, "speaker_zh.md": ZH})
+    kb = KnowledgeBase.open(tmp_path / "kb", child_tokens=24, child_overlap_tokens=0, small_index=("chunk", "parent"),
+                            **backend)
+    kb.ingest(docs)
+    for question, needle, _ in QUESTIONS:
+        terms = kb.analyzer.analyze(question)
+        chunks, whole = (kb.store.search_bm25(terms, 100, None, (k,)) for k in ("chunk", "parent"))
+        expected = _expected_mix(chunks, whole, 0.5)
+        res = kb.query(question, index_kinds=["chunk", "parent"], channels=["bm25"], unit="child", max_passages=50)
+        assert {h.child_id: h.score for h in res.trace.channels[0].hits} == pytest.approx(expected)
+        assert needle in kb.query(question, index_kinds=["chunk", "parent"]).passages[0].text
+        if backend:
+            engine = kb.query(question, index_kinds=["chunk", "parent"], store_fusion="engine")
+            assert engine.trace.fusion["whole_weights"] == {"engine_hybrid": "max"}
+    kb.close()
+
+
+def test_whole_weights_are_checked(s2b_kb):
+    with pytest.raises(ConfigError, match="whole_weights"):
+        Settings(whole_weights={"dense": 1.5})
+    with pytest.raises(ConfigError, match="whole weight for unknown channel 'titles'"):
+        s2b_kb.query("reset", index_kinds=["chunk", "parent"], whole_weights={"titles": 0.5})

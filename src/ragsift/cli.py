@@ -42,16 +42,16 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _weights(text: str) -> dict[str, float]:
-    out = {}
-    for part in text.split(","):
+def _weights(text: str, flag: str = "--weights") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in filter(str.strip, text.split(",")):  # "" names none
         name, sep, value = part.partition("=")
         try:
             if not sep:
                 raise ValueError
             out[name.strip()] = float(value)
         except ValueError:
-            raise InputError(f"--weights takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
+            raise InputError(f"{flag} takes name=number pairs like dense=0.6,bm25=0.4; got {part!r}") from None
     return out
 
 
@@ -108,15 +108,16 @@ def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     out = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     for n, v in out.items():
         if get_origin(Settings.field_info(n).annotation) is dict:
-            out[n] = _weights(v)
+            out[n] = _weights(v, "--" + n.replace("_", "-"))
     return out
 
 
 STORE_SETTINGS = ["store_kind", "store_uri", "store_name", "store_index"]
 INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
 INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
-RETRIEVAL_FLAGS = ["channels", "fusion", "rrf_k", "weights", "normalization", "strategy", "unit", "index_kinds",
-                   "window_sentences", "merge_threshold", "max_passages", "token_budget", "channel_timeout_s"]
+RETRIEVAL_FLAGS = ["channels", "fusion", "adaptive_power", "rrf_k", "weights", "normalization", "strategy", "unit",
+                   "index_kinds", "whole_weights", "window_sentences", "merge_threshold", "max_passages",
+                   "token_budget", "channel_timeout_s"]
 LLM_FLAGS = ["llm_model", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "reranker", "rerank_top_n",
              "multihop_mode", "hops_max", "hop_min_gain"]
 QUERY_FLAGS = RETRIEVAL_FLAGS + LLM_FLAGS

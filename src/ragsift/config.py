@@ -356,6 +356,9 @@ class QuerySettings(Group):
     """How channel rankings are fused: adaptive (default: weighted, each channel's weight scaled per
     query by how far its best hit stands out of its list; chosen leave-one-set-out on nine sets, see
     docs/benchmarks.md), weighted (the weights as given) or rrf."""
+    adaptive_power: Float = Field(1.0, ge=0, le=4)
+    """Adaptive fusion: the power each channel's confidence is raised to (1: the confidence itself;
+    0.5: its square root, damped; 0: the weights as given)."""
     rrf_k: Int = Field(60, ge=0, le=100_000)
     """k of reciprocal rank fusion: score = sum of 1 / (k + rank)."""
     weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1_000)]] = Field(
@@ -382,6 +385,13 @@ class QuerySettings(Group):
     index_kinds: Annotated[tuple[EntryKind, ...], BeforeValidator(_as_tuple)] = Field(
         (EntryKind.CHUNK,), min_length=1)
     """Small-index entries the channels search."""
+    whole_weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(
+        default_factory=lambda: {"dense": 0.25, "bm25": 0.5})
+    """When a query searches whole sections beside other kinds (index_kinds with parent): how much a
+    section's whole entry counts against its parts, per channel; a channel named here searches both
+    apart and scores a part by weight x its section's whole + (1 - weight) x itself (min-max scaled;
+    ragsift.retrieve.whole). A channel not named takes the better raw score of the two (max).
+    Defaults chosen across ten sets, see docs/benchmarks.md."""
     window_sentences: Int = Field(2, ge=0, le=100)
     """Unit window: sentences on each side of the entry found."""
     merge_threshold: Float = Field(0.5, gt=0, le=1)
@@ -409,6 +419,11 @@ class QuerySettings(Group):
                 raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
         return self
 
+
+    def whole_weight(self, channel: str) -> float | None:
+        """A channel's whole weight (``whole_weights``), None when it takes the better of the two."""
+        w = self.whole_weights.get(channel)
+        return None if w is None else float(w)
 
     def weight(self, channel: str) -> float:
         """A channel's weight in weighted fusion (``UNLISTED_WEIGHT`` when ``weights`` has none)."""

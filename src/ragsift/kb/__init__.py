@@ -281,8 +281,8 @@ class KnowledgeBase:
 
         ``filter`` is a metadata filter (``ragsift.store.filters``). ``overrides`` are settings
         by flat name (``ragsift.config``), for this query only: channels, fusion, rrf_k,
-        weights, normalization, unit, index_kinds, max_passages, token_budget, channel_depth,
-        channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
+        weights, normalization, unit, index_kinds, whole_weights, max_passages, token_budget,
+        channel_depth, channel_timeout_s / channel_timeouts; with a language model (``llm``): hyde_* settings and
         the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
         ``deadline``: cancelling it (a client that went away) stops the query's channels.
         ``trace=False``: a caller that shows no trace skips naming the units it lists (a read

@@ -115,7 +115,7 @@ def adaptive_weights(rankings: Mapping[str, Ranking], weights: Mapping[str, floa
     return {c: (scaled[c] / z * total if c in scaled and z > 0 else base[c]) for c in rankings}
 
 
-#: fusion modes by name: ``fn(rankings, *, k, weights, normalization, discounts, unlisted)``
+#: fusion modes by name: ``fn(rankings, *, k, weights, normalization, discounts, unlisted, power)``
 FUSIONS: Registry[Callable[..., list[tuple[str, float]]]] = Registry("fusion mode", ConfigError)
 
 
@@ -133,17 +133,18 @@ def _weighted_mode() -> Callable[..., list[tuple[str, float]]]:
 
 @FUSIONS.register(FusionMode.ADAPTIVE.value)
 def _adaptive_mode() -> Callable[..., list[tuple[str, float]]]:
-    return lambda rankings, *, weights, normalization, discounts, unlisted, **_: weighted(
-        rankings, adaptive_weights(rankings, weights or {}, unlisted), normalization, discounts, unlisted)
+    return lambda rankings, *, weights, normalization, discounts, unlisted, power, **_: weighted(
+        rankings, adaptive_weights(rankings, weights or {}, unlisted, power=power), normalization, discounts, unlisted)
 
 
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
          weights: Mapping[str, float] | None = None, normalization: str = "minmax",
-         discounts: Discounts | None = None, unlisted: float = 0.0) -> list[tuple[str, float]]:
-    """Fuse channel rankings by a mode of ``FUSIONS``; one channel keeps its own order and raw scores."""
+         discounts: Discounts | None = None, unlisted: float = 0.0, power: float = 1.0) -> list[tuple[str, float]]:
+    """Fuse channel rankings by a mode of ``FUSIONS``; one channel keeps its own order and raw scores.
+    ``power``: adaptive fusion's (``adaptive_weights``)."""
     m = parse_enum(FusionMode, mode, "fusion mode")
     if len(rankings) == 1:
         (ranking,) = rankings.values()
         return [(pid, float(s)) for pid, s in ranking]
     return FUSIONS.make(m.value)(rankings, k=k, weights=weights, normalization=normalization, discounts=discounts,
-                                 unlisted=unlisted)
+                                 unlisted=unlisted, power=power)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragsift.cancel import Deadline
-from ragsift.config import FusionMode, Settings
+from ragsift.config import EntryKind, FusionMode, Settings
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
@@ -96,7 +96,13 @@ class Retriever:
                 fusion_info["engine"] = (f"{ENGINE_HYBRID} fused dense and BM25 with the fixed weights "
                                          "(adaptive needs each channel's own list)")
             elif q.fusion is FusionMode.ADAPTIVE:  # the weights this query was fused with
-                fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"])
+                fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"],
+                                                                  power=q.adaptive_power)
+                fusion_info["adaptive_power"] = q.adaptive_power
+        if EntryKind.PARENT in q.index_kinds and len(set(q.index_kinds)) > 1:
+            # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole)
+            fusion_info["whole_weights"] = {c: ("max" if c == ENGINE_HYBRID or q.whole_weight(c) is None
+                                                else q.whole_weight(c)) for c in r.rankings}
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by
         if r.cross_language:

@@ -148,7 +148,7 @@ class Searcher:
                 found[h.child_id] = Found(found[h.child_id].hit if h.child_id in found else h, chans)
         q = s.query
         fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization,
-                     unlisted=UNLISTED_WEIGHT,
+                     unlisted=UNLISTED_WEIGHT, power=q.adaptive_power,
                      discounts=discounts if w_cross != 1.0 else None) if rankings else []
         t_fuse = time.perf_counter()
         ranked, rerank_info = fused, None

@@ -13,8 +13,8 @@ Adding a channel is one module and one registration::
     @register_channel("titles")
     class TitleChannel(Channel):
         def search(self, ctx, deadline):
-            return ctx.store.search_bm25(ctx.analyzer.analyze(ctx.plain_query(deadline)), ctx.depth,
-                                         ctx.where, ("chunk",))
+            terms = ctx.analyzer.analyze(ctx.plain_query(deadline))
+            return ctx.search(self.name, lambda kinds: ctx.store.search_bm25(terms, ctx.depth, ctx.where, kinds))
 
     kb.query("...", channels=["dense", "bm25", "titles"])
 """
@@ -29,6 +29,7 @@ from ragsift.config import TIMED_STEPS, EntryKind, Settings, StoreFusion
 from ragsift.errors import ConfigError
 from ragsift.models.embedders import Embedder
 from ragsift.registry import Registry
+from ragsift.retrieve.whole import Search, search_kinds
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -65,6 +66,12 @@ class ChannelContext:
     def kinds(self) -> tuple[EntryKind, ...]:
         """The small-index entry kinds a query searches."""
         return self.settings.query.index_kinds
+
+    def search(self, channel: str, search: Search) -> list[StoredHit]:
+        """``search`` (a store search over the kinds it is given) over the kinds the query
+        searches: whole sections and their parts apart and mixed when ``channel`` has a whole
+        weight and the query searches both (``ragsift.retrieve.whole``), else one search."""
+        return search_kinds(search, self.kinds, self.settings.query.whole_weight(channel))
 
     def plain_query(self, deadline: Deadline) -> str:
         """The text plain channels search: the LLM rewrite when rewriting is on (and worked),
@@ -158,9 +165,10 @@ class ChannelRegistry(Registry[Channel]):
         needs = [ch.name for ch in chans if ch.needs_llm]
         if needs and not settings.llm.model:
             raise ConfigError(f"{', '.join(needs)} needs a language model: {LLM_HINT}")
-        for name in q.weights:
-            if name not in known:
-                raise ConfigError(f"weight for unknown channel {name!r}; valid channels: {', '.join(known)}")
+        for setting, names in (("weight", q.weights), ("whole weight", q.whole_weights)):
+            for name in names:
+                if name not in known:
+                    raise ConfigError(f"{setting} for unknown channel {name!r}; valid channels: {', '.join(known)}")
         timed = known + list(TIMED_STEPS) + [s for s in STEPS if s not in known]
         for name in q.channel_timeouts:
             if name not in timed:

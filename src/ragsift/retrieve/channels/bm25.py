@@ -12,4 +12,4 @@ class BM25Channel(Channel):
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         terms = ctx.analyzer.analyze(ctx.term_query(deadline))
-        return ctx.store.search_bm25(terms, ctx.depth, ctx.where, ctx.kinds)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_bm25(terms, ctx.depth, ctx.where, kinds))

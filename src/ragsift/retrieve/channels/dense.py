@@ -18,7 +18,7 @@ from ragsift.store.base import StoredHit
 class DenseChannel(Channel):
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         vector = ctx.embedder().embed_queries([ctx.plain_query(deadline)])[0]
-        return ctx.store.search_dense(vector, ctx.depth, ctx.where, ctx.kinds)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_dense(vector, ctx.depth, ctx.where, kinds))
 
 
 class ExtraDenseChannel(Channel):
@@ -37,7 +37,8 @@ class ExtraDenseChannel(Channel):
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         vector = load_embedder(self.embedder_name, ctx.settings.embedding).embed_queries([ctx.plain_query(deadline)])[0]
-        return ctx.store.search_dense(vector, ctx.depth, ctx.where, ctx.kinds, using=self.embedder_name)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_dense(vector, ctx.depth, ctx.where, kinds,
+                                                                          using=self.embedder_name))
 
 
 CHANNELS.add_family(ExtraDenseChannel.PREFIX, lambda rest: ExtraDenseChannel(ExtraDenseChannel.PREFIX + rest),

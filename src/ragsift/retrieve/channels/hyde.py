@@ -41,7 +41,7 @@ class HydeChannel(LLMChannel):
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         hyp = ctx.step("hyde", deadline)
         vector = hyde_vector(ctx.embedder(), ctx.query, hyp, ctx.settings.transforms.hyde_mode)
-        return ctx.store.search_dense(vector, ctx.depth, ctx.where, ctx.kinds)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_dense(vector, ctx.depth, ctx.where, kinds))
 
 
 @register_channel("hyde_bm25")
@@ -51,4 +51,5 @@ class HydeBM25Channel(LLMChannel):
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         text = hyde_text(ctx.query, ctx.step("hyde", deadline), ctx.settings.transforms.hyde_mode)
-        return ctx.store.search_bm25(ctx.analyzer.analyze(text), ctx.depth, ctx.where, ctx.kinds)
+        terms = ctx.analyzer.analyze(text)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_bm25(terms, ctx.depth, ctx.where, kinds))

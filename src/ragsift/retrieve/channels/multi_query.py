@@ -2,6 +2,8 @@
 searched by vector and by BM25, and the lists are fused by RRF into this channel's one list."""
 from __future__ import annotations
 
+from functools import partial
+
 from ragsift.cancel import Deadline
 from ragsift.retrieve.channels.base import ChannelContext, LLMChannel, register_channel
 from ragsift.retrieve.fusion import rrf
@@ -26,8 +28,9 @@ class MultiQueryChannel(LLMChannel):
         lists: dict[str, list[tuple[str, float]]] = {}
         by_id: dict[str, StoredHit] = {}
         for i, q in enumerate(queries):
-            dense = ctx.store.search_dense(vectors[i], ctx.depth, ctx.where, ctx.kinds)
-            bm25 = ctx.store.search_bm25(ctx.analyzer.analyze(q), ctx.depth, ctx.where, ctx.kinds)
+            # each completed with the kinds searched (whole sections and their parts apart when mixed)
+            dense = ctx.search(self.name, partial(ctx.store.search_dense, vectors[i], ctx.depth, ctx.where))
+            bm25 = ctx.search(self.name, partial(ctx.store.search_bm25, ctx.analyzer.analyze(q), ctx.depth, ctx.where))
             for name, hits in ((f"dense{i}", dense), (f"bm25{i}", bm25)):
                 lists[name] = [(h.child_id, h.score) for h in hits]
                 for h in hits:

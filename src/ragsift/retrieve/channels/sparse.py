@@ -23,4 +23,4 @@ class SparseChannel(Channel):
 
         encoder = load_sparse_encoder(ctx.settings.index.sparse_encoder)
         query = encoder.encode_queries([ctx.term_query(deadline)])[0]
-        return ctx.store.search_sparse(query, ctx.depth, ctx.where, ctx.kinds)
+        return ctx.search(self.name, lambda kinds: ctx.store.search_sparse(query, ctx.depth, ctx.where, kinds))
