@@ -1807,7 +1807,8 @@ def entries_section(name: str = "entries.json",
               "written there (k1 1.2, b 0.75; jieba words for Chinese), min-max fusion 0.5 / 0.5.", "",
               "Three families of settings are chosen: `fusion` (the fusion alone, sections scored by their best chunk: what "
               "a query setting changes), `both kinds` (also `max` / `max`: whole sections searched beside chunks, "
-              "`index_kinds = [\"chunk\", \"parent\"]`) and `every rule` (also the mixes, which no setting gives yet). "
+              "`index_kinds = [\"chunk\", \"parent\"]`) and `every rule` (also the mixes, since 2026-12-04 the query setting `whole_weights`, measured through the package "
+              "in \"Whole weights through the package\" below). "
               "Chosen on every set's even queries: " + "; ".join(f"{f}: {' / '.join(c)}" for f, c in r["chosen_on_all"].items())
               + ".", "",
               "| set | today | default now (p vs today) | best single channel | plain reference: dense / BM25 / hybrid | "
@@ -1913,7 +1914,39 @@ def whole_sections_section() -> list[str]:
                      f"{v['ratio']:.2f}x |")
     ratios = [v["ratio"] for v in r["sets"].values()]
     lines += ["", f"Whole sections make an ingest {min(ratios):.1f}-{max(ratios):.1f}x as long on these sets: the price of "
-              "round 2's entry mixes; they are not the default."]
+              "round 2's entry mixes (`whole_weights`); whole sections are not in the default small index."]
+    return lines + [""]
+
+
+def whole_weights_section() -> list[str]:
+    r, lines = _opened("whole_weights.json", "Whole weights through the package (`benchmarks/whole_weights.py`)",
+                       "python benchmarks/whole_weights.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
+    if r is None:
+        return lines
+    w = r["whole_weights"]
+    configs = ["chunks", "max", "mix", "mix, damped"]
+    lines += [f"- Date: {r['date']}; command: `{r['command']}` (on the knowledge bases of `entries.py collect` above, "
+              "chunks and whole sections in each small index).",
+              "- `KnowledgeBase.rank_documents` single shot (`strategy = \"settings\"`), the default fusion (adaptive from "
+              f"dense {r['weights']['dense']} / BM25 {r['weights']['bm25']}), nDCG@10 of the documents on each set's "
+              "odd-numbered judged queries (HotpotQA: 250), p against `chunks` (paired randomization). `chunks`: "
+              "`index_kinds = [\"chunk\"]` (the default); `max`: `[\"chunk\", \"parent\"]` without whole weights (a "
+              "section counts by its better raw score); `mix`: the same with the default `whole_weights` "
+              f"(dense {w['dense']}, BM25 {w['bm25']}: chosen leave-one-set-out in round 2 above); `mix, damped`: and "
+              "`adaptive_power = 0.5` (round 2's whole rule). The replays are round 2's replays of the same rules from the "
+              "cached lists: the package matches them where the question's vector is the same (a question is embedded "
+              "alone here, in batches there; MiniLM's int8 query graph scales its activations per batch).", "",
+              "| set | queries | " + " | ".join(configs) + " | replay mix | replay mix, damped | ms a query (chunks / mix) |",
+              "|---|---|" + "---|" * (len(configs) + 3)]
+    sets = r["sets"]
+    for n, v in sets.items():
+        cells = [f"{v[c]:.4f}" + ("" if c == "chunks" else f" (p={_p(v['p ' + c])})") for c in configs]
+        ms = v["ms_per_query"]
+        lines.append(f"| {n} | {v['queries']} | " + " | ".join(cells)
+                     + f" | {v['replay mix']:.4f} | {v['replay mix, damped']:.4f} | {ms['chunks']:.0f} / {ms['mix']:.0f} |")
+    mean = {c: statistics.fmean(v[c] - v["chunks"] for v in sets.values()) * 100 for c in configs[1:]}
+    lines += ["", "Mean change over the sets against `chunks`, in nDCG@10 points: " + ", ".join(
+        f"{c} {mean[c]:+.2f}" for c in configs[1:]) + "."]
     return lines + [""]
 
 
@@ -2349,7 +2382,7 @@ def main() -> int:
            "that differed between those two runs (not reproduced here), not from the engine.", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
-           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
+           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
            *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
