@@ -1950,6 +1950,28 @@ def whole_weights_section() -> list[str]:
     return lines + [""]
 
 
+def whole_vectors_section() -> list[str]:
+    r, lines = _opened("whole_vectors.json", "A section's whole vector without embedding it? (`benchmarks/whole_vectors.py`)",
+                       "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
+    if r is None:
+        return lines
+    lines += [f"- Date: {r['date']}; command: `{r['command']}`.",
+              "- Round 2's replay (the default whole weights and fusion, odd-numbered queries, nDCG@10) with the dense "
+              "whole-section list taken three ways: none (`chunks`, the default), the section embedded whole "
+              "(`embedded`, what whole sections cost 1.4-2.0x an ingest for) and the normalised mean of its chunks' "
+              "vectors (`mean of chunks`, free at ingest); BM25's whole entries as stored. p against `embedded`.", "",
+              "| set | sections | chunks | embedded | mean of chunks |", "|---|---|---|---|---|"]
+    sets = r["sets"]
+    for n, v in sets.items():
+        lines.append(f"| {n} | {v['sections']:,} | {v['chunks']:.4f} (p={_p(v['p chunks'])}) | {v['embedded']:.4f} | "
+                     f"{v['mean of chunks']:.4f} (p={_p(v['p mean of chunks'])}) |")
+    gain = {c: statistics.fmean(v[c] - v["chunks"] for v in sets.values()) * 100 for c in ("embedded", "mean of chunks")}
+    lines += ["", f"Mean change against `chunks`: embedded {gain['embedded']:+.2f} points, mean of chunks "
+              f"{gain['mean of chunks']:+.2f}. The mean of a section's chunks is no stand-in for the section embedded "
+              "whole: what the mix gains comes from the embedder reading the section at once."]
+    return lines + [""]
+
+
 def bm25_query_section() -> list[str]:
     r, lines = _opened("bm25_query.json", "BM25: a repeated query term, and the analyzers (`benchmarks/bm25_query.py`)",
                        "python benchmarks/bm25_query.py")
@@ -2382,7 +2404,7 @@ def main() -> int:
            "that differed between those two runs (not reproduced here), not from the engine.", "",
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
-           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
+           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *whole_vectors_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
            *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
