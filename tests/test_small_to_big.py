@@ -104,6 +104,13 @@ def test_a_section_merges_at_the_threshold_and_not_below(threshold, merged):
         assert [u[0] for u in units] == ["child", "child"]
 
 
+def test_a_section_found_whole_merges_at_any_threshold():
+    fused, table = _hits({"d#p0": 1, "d#p1": 1})  # one entry of each: d#p0's spans all of it (a whole-section entry)
+    units, trace = auto_merge(fused, table, {"d#p0": 4, "d#p1": 4}, {"d": 3}, 1.0, whole={"d#p0"})
+    assert [u[:2] for u in units] == [("parent", "d#p0"), ("child", "d#p1c0")]
+    assert trace["share"] == {"d#p0": "whole", "d#p1": "1/4"} and trace["merged_sections"] == ["d#p0"]
+
+
 @pytest.mark.parametrize("threshold,level", [(0.66, "document"), (0.67, "parent")])
 def test_merging_repeats_up_to_the_document(threshold, level):
     fused, table = _hits({"d#p0": 3, "d#p1": 3, "d#p2": 1})  # two of three sections whole, one in part
@@ -302,7 +309,10 @@ def test_without_a_whole_weight_a_section_takes_its_better_raw_score(s2b_kb, que
     assert {h.parent_id: h.score for h in dense.hits} == pytest.approx(raw)
     assert res.trace.fusion["whole_weights"] == {"dense": "max", "bm25": 0.5}
     # chunks alone: no whole weight applies, and the trace says nothing of it
-    assert "whole_weights" not in s2b_kb.query(question).trace.fusion
+    assert "whole_weights" not in s2b_kb.query(question, index_kinds=["chunk"]).trace.fusion
+    # a knowledge base made with whole sections searches them by default, mixed
+    assert s2b_kb.settings.query.index_kinds == ("chunk", "parent")
+    assert s2b_kb.query(question).trace.fusion["whole_weights"] == {"dense": 0.25, "bm25": 0.5}
 
 
 def test_mix_whole_ranks_ties_part_first_and_counts_a_section_once():
@@ -329,6 +339,7 @@ def test_whole_weights_on_each_store(backend, tmp_path):
     kb = KnowledgeBase.open(tmp_path / "kb", child_tokens=24, child_overlap_tokens=0, small_index=("chunk", "parent"),
                             **backend)
     kb.ingest(docs)
+    assert kb.settings.query.index_kinds == ("chunk", "parent")  # the default of a base with whole sections
     for question, needle, _ in QUESTIONS:
         terms = kb.analyzer.analyze(question)
         chunks, whole = (kb.store.search_bm25(terms, 100, None, (k,)) for k in ("chunk", "parent"))
@@ -342,8 +353,18 @@ def test_whole_weights_on_each_store(backend, tmp_path):
     kb.close()
 
 
+def test_a_base_made_with_whole_sections_keeps_the_kinds_it_was_given(tmp_path):
+    kb = KnowledgeBase.open(tmp_path / "kb", small_index=("chunk", "parent"), index_kinds=["chunk"])
+    assert kb.settings.query.index_kinds == ("chunk",)
+    kb.close()
+    assert KnowledgeBase.open(tmp_path / "kb").settings.query.index_kinds == ("chunk",)  # as saved
+
+
 def test_whole_weights_are_checked(s2b_kb):
     with pytest.raises(ConfigError, match="whole_weights"):
         Settings(whole_weights={"dense": 1.5})
+    with pytest.raises(ConfigError, match="auto-merging"):
+        Settings(unit="auto", index_kinds=["chunk", "keys"])
+    assert Settings(unit="auto", index_kinds=["chunk", "parent"]).query.unit == "auto"
     with pytest.raises(ConfigError, match="whole weight for unknown channel 'titles'"):
         s2b_kb.query("reset", index_kinds=["chunk", "parent"], whole_weights={"titles": 0.5})

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.cancel import Deadline, RWLock
-from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, Settings, StoreKind, current_name
+from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, StoreKind, current_name
 from ragsift.errors import ConfigError, InputError, NotFound, StoreError
 from ragsift.ingest.pipeline import (
     IngestRun,
@@ -153,6 +153,9 @@ class KnowledgeBase:
             if missing is not None:
                 raise missing
             settings = Settings().replace(**overrides)
+            if overrides.get("index_kinds") is None and EntryKind.PARENT in settings.index.small_index:
+                # whole sections indexed are searched beside the chunks, mixed by whole_weights
+                settings = settings.replace(index_kinds=[EntryKind.CHUNK, EntryKind.PARENT])
             Retriever.check(settings)
             if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
                 settings = settings.replace(store_name=default_store_name(path))

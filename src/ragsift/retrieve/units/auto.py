@@ -2,7 +2,7 @@
 (entries, or their section, or their document, by the share found)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -30,8 +30,11 @@ class AutoUnit(UnitStrategy):
         chunks = store.count_children(parent_ids)
         doc_parents = store.get_document_parents(doc_ids)
         sections = {d: sum(1 for sp in ps if not sp.parent.synthetic) for d, ps in doc_parents.items()}
-        units, trace = auto_merge(top, found, chunks, sections, q.merge_threshold)
         parents = store.get_parents(parent_ids)
+        # an entry that spans its whole section (a whole-section entry, or a section's one chunk) finds all of it
+        whole = {h.parent_id for h in (found[cid].hit for cid, _ in top)
+                 if h.parent_id in parents and h.start == 0 and h.end >= len(parents[h.parent_id].parent.text)}
+        units, trace = auto_merge(top, found, chunks, sections, q.merge_threshold, whole)
         cands: list[Candidate] = []
         for u in units:
             if u.level == "document":
@@ -55,18 +58,19 @@ class Merged(NamedTuple):
 
 def auto_merge(fused: Sequence[tuple[str, float]], hits: Mapping[str, Found],
                chunks_per_parent: dict[str, int], sections_per_doc: dict[str, int],
-               threshold: float) -> tuple[list[Merged], dict[str, Any]]:
+               threshold: float, whole: Set[str] = frozenset()) -> tuple[list[Merged], dict[str, Any]]:
     """Auto-merging up a three-level tree (chunk, section, document), as hierarchical merging
     retrievers do it: a section whose share of chunks among those found reaches ``threshold``
     replaces them, at the rank of its best one; then a document whose share of *merged*
-    sections reaches ``threshold`` replaces them. Returns the units in rank order and what was
-    merged, for the trace."""
+    sections reaches ``threshold`` replaces them. A section in ``whole`` was found whole (an
+    entry spanning all of it, as whole-section entries do) and merges at any threshold. Returns
+    the units in rank order and what was merged, for the trace."""
     found: dict[str, set[str]] = {}
     for cid, _ in fused:
         h = hits[cid][0]
         found.setdefault(h.parent_id, set()).add(cid)
     merged_parents = {p for p, cids in found.items()
-                      if chunks_per_parent.get(p, 0) and len(cids) / chunks_per_parent[p] >= threshold}
+                      if p in whole or (chunks_per_parent.get(p, 0) and len(cids) / chunks_per_parent[p] >= threshold)}
     merged_by_doc: dict[str, set[str]] = {}
     for cid, _ in fused:
         h = hits[cid][0]
@@ -89,5 +93,6 @@ def auto_merge(fused: Sequence[tuple[str, float]], hits: Mapping[str, Found],
     out = [Merged(level, key, score, tuple(members[key])) for key, (level, score) in order.items()]
     trace = {"threshold": threshold, "merged_sections": sorted(merged_parents),
              "merged_documents": sorted(merged_docs),
-             "share": {p: f"{len(c)}/{chunks_per_parent.get(p, 0)}" for p, c in sorted(found.items())}}
+             "share": {p: "whole" if p in whole else f"{len(c)}/{chunks_per_parent.get(p, 0)}"
+                       for p, c in sorted(found.items())}}
     return out, trace
