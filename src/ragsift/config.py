@@ -386,12 +386,13 @@ class QuerySettings(Group):
         (EntryKind.CHUNK,), min_length=1)
     """Small-index entries the channels search."""
     whole_weights: dict[Str, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(
-        default_factory=lambda: {"dense": 0.25, "bm25": 0.5})
+        default_factory=lambda: {"dense": 0.25, "bm25": 0.5, "hyde": 0.25, "hyde_bm25": 0.5, "sparse": 0.5})
     """When a query searches whole sections beside other kinds (index_kinds with parent): how much a
     section's whole entry counts against its parts, per channel; a channel named here searches both
     apart and scores a part by weight x its section's whole + (1 - weight) x itself (min-max scaled;
     ragsift.retrieve.whole). A channel not named takes the better raw score of the two (max).
-    Defaults chosen across ten sets, see docs/benchmarks.md."""
+    dense and bm25 chosen across ten sets (docs/benchmarks.md); hyde, hyde_bm25 and sparse
+    follow the channel they resemble (not measured)."""
     window_sentences: Int = Field(2, ge=0, le=100)
     """Unit window: sentences on each side of the entry found."""
     merge_threshold: Float = Field(0.5, gt=0, le=1)
