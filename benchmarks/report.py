@@ -2177,8 +2177,9 @@ def languages_section() -> list[str]:
                       + "; ".join(f"{n} {100 * (r['mixed, new defaults'] - r['alone, new defaults']):+.1f} points "
                                   f"(p={_p(r['p_mixed_vs_alone'])})" for n, r in x["sets"].items()) + "."]
         lines.append("")
-    tu = load("tune.json")
-    if tu is not None:
+    for tu in (load("tune.json"), load("tune_lawbench.json")):
+        if tu is None:
+            continue
         lines += [f"**`ragsift tune`** ({tu['dataset']}, embedder {tu['embedder']}; {tu['date']}; `{tu['command']}`):", "",
                   "| questions | held-out queries | current | tuned | p | settings |", "|---|---|---|---|---|---|"]
         for row in tu["runs"]:
