@@ -336,10 +336,14 @@ def test_whole_weights_on_each_store(backend, tmp_path):
     """The mix is two searches of the store and a sum: the same on LanceDB and Milvus; Milvus' own
     fusion (store_fusion = "engine") searches both kinds at once, and the trace says so."""
     docs = write_files(tmp_path / "docs", {"hub_en.md": EN, "speaker_zh.md": ZH})
-    kb = KnowledgeBase.open(tmp_path / "kb", child_tokens=24, child_overlap_tokens=0, small_index=("chunk", "parent"),
-                            **backend)
+    kb = KnowledgeBase.open(tmp_path / "kb", child_tokens=24, child_overlap_tokens=0,
+                            small_index=("chunk", "parent", "keywords"), **backend)
     kb.ingest(docs)
     assert kb.settings.query.index_kinds == ("chunk", "parent")  # the default of a base with whole sections
+    # the keyword channel searches its own entries, never whole sections: the trace names no whole weight for it
+    res = kb.query(QUESTIONS[0][0], channels=["dense", "bm25", "keywords"])
+    assert res.trace.fusion["whole_weights"] == {"dense": 0.25, "bm25": 0.5}
+    assert {c.name for c in res.trace.channels} == {"dense", "bm25", "keywords"}
     for question, needle, _ in QUESTIONS:
         terms = kb.analyzer.analyze(question)
         chunks, whole = (kb.store.search_bm25(terms, 100, None, (k,)) for k in ("chunk", "parent"))

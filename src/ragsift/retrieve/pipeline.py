@@ -102,7 +102,8 @@ class Retriever:
         if EntryKind.PARENT in q.index_kinds and len(set(q.index_kinds)) > 1:
             # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole)
             fusion_info["whole_weights"] = {c: ("max" if c == ENGINE_HYBRID or q.whole_weight(c) is None
-                                                else q.whole_weight(c)) for c in r.rankings}
+                                                else q.whole_weight(c)) for c in r.rankings
+                                            if CHANNELS.make(c).searches_kinds}
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by
         if r.cross_language:

@@ -98,6 +98,8 @@ class Channel:
     # matches words: its hit on an entry in another language than the question's can only come from
     # shared names and numbers, and counts ``cross_language_weight`` of a hit in fusion
     matches_terms: ClassVar[bool] = False
+    # searches the kinds the query names (index_kinds), so whole sections among them (whole_weights)
+    searches_kinds: ClassVar[bool] = True
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:

@@ -12,6 +12,7 @@ from ragsift.text.entities import entities
 @register_channel("entities")
 class EntityChannel(Channel):
     matches_terms = True
+    searches_kinds = False  # its own entries only
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         names = [name for name, _ in entities(ctx.term_query(deadline))]

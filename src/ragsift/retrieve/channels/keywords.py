@@ -11,6 +11,7 @@ from ragsift.store.base import StoredHit
 @register_channel("keywords")
 class KeywordChannel(Channel):
     matches_terms = True
+    searches_kinds = False  # its own entries only
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         terms = ctx.analyzer.analyze(ctx.term_query(deadline))
