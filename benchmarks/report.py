@@ -1934,8 +1934,9 @@ def whole_weights_section() -> list[str]:
               "section counts by its better raw score); `mix`: the same with the default `whole_weights` "
               f"(dense {w['dense']}, BM25 {w['bm25']}: chosen leave-one-set-out in round 2 above); `mix, damped`: and "
               "`adaptive_power = 0.5` (round 2's whole rule). The replays are round 2's replays of the same rules from the "
-              "cached lists: the package matches them where the question's vector is the same (a question is embedded "
-              "alone here, in batches there; MiniLM's int8 query graph scales its activations per batch).", "",
+              "cached lists: the package matches them to within 0.0003 where the question's vector is the same (the package "
+              "scales a list over all its hits, the replay over each section's best; a question is embedded alone here, "
+              "in batches there, and MiniLM's int8 query graph scales its activations per batch).", "",
               "| set | queries | " + " | ".join(configs) + " | replay mix | replay mix, damped | ms a query (chunks / mix) |",
               "|---|---|" + "---|" * (len(configs) + 3)]
     sets = r["sets"]
