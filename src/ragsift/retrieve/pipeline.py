@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragsift.cancel import Deadline
-from ragsift.config import EntryKind, FusionMode, Settings
+from ragsift.config import FusionMode, Settings
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
@@ -28,6 +28,7 @@ from ragsift.retrieve.fusion import adaptive_weights
 from ragsift.retrieve.highlight import best_sentences
 from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
+from ragsift.retrieve.whole import parts_of
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
@@ -99,11 +100,12 @@ class Retriever:
                 fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"],
                                                                   power=q.adaptive_power)
                 fusion_info["adaptive_power"] = q.adaptive_power
-        if EntryKind.PARENT in q.index_kinds and len(set(q.index_kinds)) > 1:
-            # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole)
-            fusion_info["whole_weights"] = {c: ("max" if c == ENGINE_HYBRID or q.whole_weight(c) is None
-                                                else q.whole_weight(c)) for c in r.rankings
-                                            if CHANNELS.make(c).searches_kinds}
+        if parts_of(q.index_kinds):
+            # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole;
+            # the engine's one hybrid search takes the better of the two)
+            used = {c: None if c == ENGINE_HYBRID else q.whole_weight(c) for c in r.rankings
+                    if CHANNELS.make(c).searches_kinds}
+            fusion_info["whole_weights"] = {c: "max" if w is None else w for c, w in used.items()}
         if q.tuned_by:
             fusion_info["tuned_by"] = q.tuned_by
         if r.cross_language:

@@ -49,12 +49,18 @@ def mix_whole(parts: Sequence[StoredHit], whole: Sequence[StoredHit], weight: fl
     return [replace(h, score=score) for score, _, _, h in mixed]
 
 
+def parts_of(kinds: Sequence[EntryKind]) -> tuple[EntryKind, ...]:
+    """The kinds searched beside whole sections: none when ``kinds`` has no whole sections (or
+    nothing else), so that whole weights apply exactly when this is not empty."""
+    parts = tuple(k for k in kinds if k != EntryKind.PARENT)
+    return parts if EntryKind.PARENT in kinds else ()
+
+
 def search_kinds(search: Search, kinds: Sequence[EntryKind], weight: float | None) -> list[StoredHit]:
     """One channel's hits over ``kinds``: one search of them all when ``weight`` is None or the
     query does not search whole sections beside other kinds; else the parts and the whole
     sections searched apart and mixed (``mix_whole``)."""
-    kinds = tuple(kinds)
-    parts = tuple(k for k in kinds if k != EntryKind.PARENT)
-    if weight is None or EntryKind.PARENT not in kinds or not parts:
-        return search(kinds)
+    parts = parts_of(kinds)
+    if weight is None or not parts:
+        return search(tuple(kinds))
     return mix_whole(search(parts), search((EntryKind.PARENT,)), weight)
