@@ -440,6 +440,23 @@ def report(out: Path) -> None:
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 
+def parse_set(spec: str) -> tuple[str, Path, str]:
+    """A ``--set`` of ``collect``: NAME=FOLDER:EMBEDDER (the folder may hold a ``#PREFIX``)."""
+    name, rest = spec.split("=", 1)
+    folder, embedder = rest.rsplit(":", 1)
+    return name, Path(folder), embedder
+
+
+def summary(scores: dict[str, list[float]], against: str) -> dict[str, float]:
+    """Each run's mean, and (``p RUN``) its paired randomization test against the run ``against``."""
+    out = {}
+    for c, v in scores.items():
+        out[c] = round(statistics.fmean(v), 4)
+        if c != against:
+            out[f"p {c}"] = round(paired_randomization_test(v, scores[against], seed=0), 4)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -456,9 +473,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd in ("collect", "refresh-bm25"):
         for spec in args.set:
-            name, rest = spec.split("=", 1)
-            folder, embedder = rest.rsplit(":", 1)
-            (collect if args.cmd == "collect" else refresh_bm25)(name, Path(folder), embedder, Path(args.work_dir))
+            name, folder, embedder = parse_set(spec)
+            (collect if args.cmd == "collect" else refresh_bm25)(name, folder, embedder, Path(args.work_dir))
     elif args.cmd == "enrich":
         for spec in args.set:
             name, folder = spec.split("=", 1)

@@ -27,10 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from entries import CACHE, DEPTH, Prepared, doc_ranking, load_set, section_scores  # noqa: E402
+from entries import CACHE, DEPTH, Prepared, doc_ranking, load_set, section_scores, summary  # noqa: E402
 
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
-from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.retrieve.fusion import adaptive_weights, fuse  # noqa: E402
 
 SECOND = "minilm"
@@ -89,11 +88,8 @@ def report(out: Path) -> None:
             prepared = [(Prepared(r, data["doc_lang"]), second[r["qid"]]) for r in rows]
             part[half] = {f"{c}, {m}": [score(p, s, ch, m) for p, s in prepared] for c, ch in COMBOS.items()
                           for m in ("adaptive", "weighted")}
-        runs = part["odd"]
-        base = runs["e5 + bm25, adaptive"]
-        result["sets"][name] = {"queries": len(base), "ingest_s": cached["ingest_s"], **{k: round(statistics.fmean(v), 4) for k, v in runs.items()},
-                                **{f"p {k}": round(paired_randomization_test(base, v, seed=0), 4)
-                                   for k, v in runs.items() if v is not base},
+        result["sets"][name] = {"queries": len(part["odd"]["e5 + bm25, adaptive"]), "ingest_s": cached["ingest_s"],
+                                **summary(part["odd"], "e5 + bm25, adaptive"),
                                 "even": {k: round(statistics.fmean(v), 4) for k, v in part["even"].items()}}
         print(name, json.dumps(result["sets"][name]), flush=True)
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")

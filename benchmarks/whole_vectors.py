@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,10 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from entries import CACHE, DEPTH, PREVIOUS, Prepared, load_set  # noqa: E402
+from entries import CACHE, DEPTH, PREVIOUS, Prepared, load_set, parse_set, summary  # noqa: E402
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
 
 def section_means(path: Path) -> tuple[list[str], list[str], np.ndarray]:
@@ -75,15 +73,13 @@ def run(name: str, folder: Path, embedder: str, work: Path) -> dict:
         sims = means @ np.asarray(vec, np.float32)
         top = np.argsort(-sims)[:DEPTH]
         mean_list = [[ids[i], doc_of[i], float(sims[i])] for i in top]
-        scores["chunks"].append(Prepared(row, data["doc_lang"]).hybrid("chunks", "chunks", PREVIOUS[2]))
-        scores["embedded"].append(Prepared(row, data["doc_lang"]).hybrid(*rule))
+        prepared = Prepared(row, data["doc_lang"])
+        scores["chunks"].append(prepared.hybrid("chunks", "chunks", PREVIOUS[2]))
+        scores["embedded"].append(prepared.hybrid(*rule))
         swapped = dict(row, lists=dict(row["lists"], dense_parent=mean_list))
         scores["mean of chunks"].append(Prepared(swapped, data["doc_lang"]).hybrid(*rule))
-    out: dict = {"queries": len(rows), "sections": len(ids), "seconds": round(time.perf_counter() - t0, 1)}
-    for c, v in scores.items():
-        out[c] = round(statistics.fmean(v), 4)
-        if c != "embedded":
-            out[f"p {c}"] = round(paired_randomization_test(v, scores["embedded"], seed=0), 4)
+    out = ({"queries": len(rows), "sections": len(ids), "seconds": round(time.perf_counter() - t0, 1)}
+           | summary(scores, "embedded"))
     print(name, json.dumps(out), flush=True)
     return out
 
@@ -97,9 +93,8 @@ def main() -> None:
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
               "whole_weights": Settings().query.whole_weights, "sets": {}}
     for spec in args.set:
-        name, rest = spec.split("=", 1)
-        folder, embedder = rest.rsplit(":", 1)
-        result["sets"][name] = run(name, Path(folder), embedder, Path(args.work_dir))
+        name, folder, embedder = parse_set(spec)
+        result["sets"][name] = run(name, folder, embedder, Path(args.work_dir))
     Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,11 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from entries import CACHE, PREVIOUS, Prepared, load_set  # noqa: E402
+from entries import CACHE, PREVIOUS, Prepared, load_set, parse_set, summary  # noqa: E402
 
 from ragsift.config import Settings  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
-from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
 SINGLE = {"strategy": "settings"}
 CONFIGS = {"chunks": {"index_kinds": ["chunk"]},
@@ -75,11 +73,7 @@ def run(name: str, folder: Path, embedder: str, work: Path) -> dict:
     for c, rule in replay_rules().items():
         scores[c] = [p.hybrid(*rule) for p in prepared]
     out = {"queries": len(rows), "embedder": embedder,
-           "ms_per_query": {c: round(1000 * s / len(rows), 1) for c, s in seconds.items()}}
-    for c, v in scores.items():
-        out[c] = round(statistics.fmean(v), 4)
-        if c != "chunks":
-            out[f"p {c}"] = round(paired_randomization_test(v, scores["chunks"], seed=0), 4)
+           "ms_per_query": {c: round(1000 * s / len(rows), 1) for c, s in seconds.items()}} | summary(scores, "chunks")
     print(name, json.dumps(out), flush=True)
     return out
 
@@ -94,9 +88,8 @@ def main() -> None:
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
               "whole_weights": q.whole_weights, "fusion": q.fusion.value, "weights": q.weights, "sets": {}}
     for spec in args.set:
-        name, rest = spec.split("=", 1)
-        folder, embedder = rest.rsplit(":", 1)
-        result["sets"][name] = run(name, Path(folder), embedder, Path(args.work_dir))
+        name, folder, embedder = parse_set(spec)
+        result["sets"][name] = run(name, folder, embedder, Path(args.work_dir))
     Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 
