@@ -20,13 +20,14 @@ keeps the range they give it (``Parent.location``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens, token_spans
 from ragsift.types import Child, Document, Parent
 
-_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_HEADING_RE = re.compile(r"(#{1,6})[ \t]+(.+)")  # its trailing blanks and #s are taken off by heading_of
 _MARK_RE = re.compile("\ue000(page|slide):(\\d+)\ue001\n?")
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")
@@ -49,6 +50,16 @@ class SplitSettings:
     child_overlap_tokens: int = 40
 
 
+def heading_of(line: str) -> tuple[int, str] | None:
+    """A Markdown heading line's level and text (closing ``#``s and blanks taken off), or None.
+    Linear in the line (a lazy ``(.+?)[ \t#]*$`` is quadratic on a long run of " #")."""
+    m = _HEADING_RE.fullmatch(line)
+    if m is None:
+        return None
+    text = m.group(2).rstrip(" \t#")
+    return len(m.group(1)), text or m.group(2)[0]
+
+
 def take_marks(text: str) -> tuple[str, list[Mark]]:
     """``text`` without its page and slide marks, and where each was (in the text without them)."""
     if "\ue000" not in text:
@@ -69,10 +80,13 @@ def location_of(marks: list[Mark], start: int, end: int) -> tuple[str, int, int]
     """The pages (or slides) a span ``[start, end)`` of the text lies on."""
     if not marks:
         return None
-    before = [m for m in marks if m[0] <= start]
-    first = before[-1] if before else marks[0]
-    inside = [m for m in marks if start < m[0] < end and m[1] == first[1]]
-    last = inside[-1] if inside else first
+    i = bisect_right(marks, start, key=lambda m: m[0])  # marks[:i] lie at or before start
+    first = marks[i - 1] if i else marks[0]
+    last = first
+    for m in reversed(marks[i:bisect_left(marks, end, key=lambda m: m[0])]):  # start < offset < end
+        if m[1] == first[1]:
+            last = m
+            break
     return first[1], first[2], last[2]
 
 
@@ -97,14 +111,14 @@ def sections(text: str) -> list[tuple[tuple[str, ...], str, int]]:
     for line in text.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING_RE.match(line)
-        if m:
+        h = None if in_fence else heading_of(line)
+        if h:
             found_heading = True
             flush()
-            level = len(m.group(1))
+            level = h[0]
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, m.group(2).strip()))
+            stack.append((level, h[1].strip()))
             body_at = pos + len(line) + 1
         else:
             if not body:
@@ -161,10 +175,11 @@ def table_blocks(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
-def units(text: str, limit: int) -> list[tuple[int, int]]:
+def units(text: str, limit: int, tables: list[tuple[int, int, int]] | None = None) -> list[tuple[int, int]]:
     """The spans children are packed from: sentences, and in a table its rows (header rows with
-    the first one), or the whole table when it fits in ``limit`` tokens."""
-    tables = table_blocks(text)
+    the first one), or the whole table when it fits in ``limit`` tokens (``tables``: its
+    ``table_blocks``, when the caller has them)."""
+    tables = table_blocks(text) if tables is None else tables
     if not tables:
         return sentence_spans(text)
     out: list[tuple[int, int]] = []
@@ -230,10 +245,11 @@ def _pack_spans(text: str, spans: list[tuple[int, int]], limit: int, overlap: in
     return windows
 
 
-def _table_context(text: str, start: int, end: int) -> str:
+def _table_context(text: str, start: int, end: int, tables: list[tuple[int, int, int]] | None = None) -> str:
     """The header rows of the table a child ``[start, end)`` lies in, when the child does not hold
-    them itself ("" otherwise)."""
-    for t_start, t_end, header_end in table_blocks(text):
+    them itself ("" otherwise). ``tables``: ``table_blocks(text)``, when the caller has them (a text
+    cut into many pieces finds its tables once, not once a piece)."""
+    for t_start, t_end, header_end in table_blocks(text) if tables is None else tables:
         if t_start <= start < t_end and start >= header_end > t_start:
             return text[t_start:header_end]
     return ""
@@ -254,20 +270,24 @@ def split_document(doc: Document, cfg: SplitSettings) -> tuple[list[Parent], lis
     for path, body, at in secs:
         pieces = [(body, 0)]
         if count_tokens(body) > cfg.parent_max_tokens:
-            spans = units(body, cfg.parent_max_tokens)
+            tables = table_blocks(body)
+            spans = units(body, cfg.parent_max_tokens, tables)
             # a section cut inside a table: the part after the cut starts with the table's header
-            pieces = [(_table_context(body, s, e) + ("\n" if _table_context(body, s, e) else "") + body[s:e], s)
-                      for s, e in _pack_spans(body, spans, cfg.parent_max_tokens, 0)]
+            pieces = []
+            for s, e in _pack_spans(body, spans, cfg.parent_max_tokens, 0):
+                head = _table_context(body, s, e, tables)
+                pieces.append((head + ("\n" if head else "") + body[s:e], s))
         for piece, off in pieces:
             pid = f"{doc.doc_id}#p{len(parents)}"
             where = location_of(marks, at + off, at + off + len(piece))
             parent = Parent(pid, doc.doc_id, len(parents), path, piece, count_tokens(piece), where)
             parents.append(parent)
-            spans = units(piece, cfg.child_tokens)
+            tables = table_blocks(piece)
+            spans = units(piece, cfg.child_tokens, tables)
             for ci, (s, e) in enumerate(_pack_spans(piece, spans, cfg.child_tokens, cfg.child_overlap_tokens)):
                 ctext = piece[s:e]
                 child = Child(f"{pid}c{ci}", pid, doc.doc_id, ci, s, e, ctext, count_tokens(ctext))
-                context = _table_context(piece, s, e) if "|" in ctext else ""
+                context = _table_context(piece, s, e, tables) if "|" in ctext else ""
                 children.append(replace(child, context=context) if context else child)
     return parents, children
 

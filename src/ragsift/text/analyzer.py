@@ -43,6 +43,7 @@ from ragsift.text.wordlists import words
 _RUN_RE = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([A-Za-z0-9]+(?:['’][A-Za-z]+)?)")
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_RUN_RE = re.compile(f"[{_HAN}]+")
 _KANA = "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
 _HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
 _THAI = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer: no spaces
@@ -118,9 +119,10 @@ class ZhEnAnalyzer(Analyzer):
             cjk, latin = m.group(1), m.group(2)
             if cjk:
                 jieba = load_jieba()
-                for w in jieba.cut_for_search(cjk):
-                    if w not in CHINESE_STOPWORDS:
-                        out.append(w)
+                for piece in han_pieces(cjk):
+                    for w in jieba.cut_for_search(piece):
+                        if w not in CHINESE_STOPWORDS:
+                            out.append(w)
             else:
                 w = latin.lower().replace("’", "'")
                 if w in ENGLISH_STOPWORDS:
@@ -129,6 +131,17 @@ class ZhEnAnalyzer(Analyzer):
                 if w:
                     out.append(stem(w))
         return out
+
+
+#: the longest run of Han characters jieba segments at once: its HMM (Viterbi) copies the path so far
+#: at every character, so a run without punctuation costs the square of its length (a 16,000-character
+#: run took 1.2 s); real text breaks runs far sooner (a comma, a space), so only such runs are cut
+HAN_PIECE = 256
+
+
+def han_pieces(run: str) -> list[str]:
+    """A run of Han characters in pieces jieba segments in linear time (``HAN_PIECE``)."""
+    return [run] if len(run) <= HAN_PIECE else [run[i:i + HAN_PIECE] for i in range(0, len(run), HAN_PIECE)]
 
 
 def _bigrams(run: str) -> list[str]:
@@ -169,12 +182,13 @@ class UnicodeAnalyzer(Analyzer):
         jieba = load_jieba()
         freq = jieba.dt.FREQ
         out: list[str] = []
-        for w in jieba.cut_for_search(run):
-            if w in CHINESE_STOPWORDS:
-                continue
-            out.append(w)
-            if len(w) > 1 and not freq.get(w):  # made up by jieba's HMM: its characters too
-                out += list(w) if len(w) == 2 else _bigrams(w)
+        for piece in han_pieces(run):
+            for w in jieba.cut_for_search(piece):
+                if w in CHINESE_STOPWORDS:
+                    continue
+                out.append(w)
+                if len(w) > 1 and not freq.get(w):  # made up by jieba's HMM: its characters too
+                    out += list(w) if len(w) == 2 else _bigrams(w)
         return out
 
 
@@ -207,7 +221,12 @@ def posseg(text: str) -> list[tuple[str, str]]:
     load_jieba()
     import jieba.posseg as pseg
 
-    return [(w, t) for w, t in pseg.lcut(text)]
+    cuts = [i for m in _HAN_RUN_RE.finditer(text) if m.end() - m.start() > HAN_PIECE
+            for i in range(m.start() + HAN_PIECE, m.end(), HAN_PIECE)]
+    out: list[tuple[str, str]] = []  # a long run of Han characters cut as the analyzer cuts it (linear time)
+    for a, b in zip([0, *cuts], [*cuts, len(text)]):
+        out += [(w, t) for w, t in pseg.lcut(text[a:b])]
+    return out
 
 
 _shared: Analyzer | None = None

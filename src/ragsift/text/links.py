@@ -30,6 +30,7 @@ from ragsift.text.wordlists import words
 MIN_LATIN_CHARS = 4  # "Iowa" names a document, "Art" or "The" would name every text
 MIN_CJK_CHARS = 2
 MAX_TOKENS = 16
+MAX_TITLE_CHARS = 1000  # a longer title is not a name (MAX_TOKENS would leave it out after reading it whole)
 BRACKET_RE = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")  # a trailing "(film)", "（歌手）"
 TOKEN_RE = re.compile(CJK_RE.pattern + r"|[^\W_]+")  # one CJK character, or a run of other letters and digits
 
@@ -66,7 +67,9 @@ class TitleIndex:
         self._docs: dict[tuple[str, ...], list[str]] = {}
         self._form: dict[tuple[str, ...], str] = {}
         for doc_id, title in titles:
-            title = (title or "").strip()
+            title = " ".join((title or "").split())  # one space between words (no long runs for BRACKET_RE)
+            if len(title) > MAX_TITLE_CHARS:  # a paragraph, not a name; and find() costs its length in tokens
+                continue
             # "Oceans (film)" is also named by "Oceans": the bracket only tells same names apart
             short = BRACKET_RE.sub("", title)
             for name in dict.fromkeys([title, short]):

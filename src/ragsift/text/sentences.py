@@ -12,8 +12,9 @@ import re
 _END_RE = re.compile(
     r"""(
         [。！？；!?]+[”’"'）)\]」』]*          # CJK / bang / question enders
-      | (?<!\b[A-Za-z])\.+[”’"'）)\]]*(?=\s)(?!\s+[a-z])  # a full stop before space, not after an
-                                                         # initial ("J. Smith"), nor before a lower-case word
+      | (?<!\b[A-Za-z])(?<!\.)\.++[”’"'）)\]]*+(?=\s)(?!\s++[a-z])  # a full stop before space, not after
+                                          # an initial ("J. Smith"), nor before a lower-case word; a run of
+                                          # dots tried from its first only (else a long run is quadratic)
       | ;(?=\s)
       | \n\s*\n                               # paragraph break
       | \n(?=\s*(?:[-*+]|\d+[.)])\s)          # before a list item
@@ -28,14 +29,19 @@ _ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Fig.", "fig.", "Figs.", "Dr.", "Mr.",
            "Gen.", "Gov.", "Rep.", "Sen.", "Rev.", "Hon.", "ca.", "Nr.", "z.B.", "bzw.", "usw.", "M.", "Mme.")
 
 
+ABBREV_TAIL = 2 * max(map(len, _ABBREV)) + 2  # what an abbreviation test reads of a piece's end
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Return (start, end) spans of sentences in ``text``; leading/trailing spaces trimmed."""
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _END_RE.finditer(text):
         end = m.end()
-        piece = text[start:end]
-        if m.group(0).startswith(".") and _ends_with_abbreviation(piece):
+        # the last few characters are enough to tell an abbreviation (the whole piece since the last
+        # sentence end would make "Dr. Dr. Dr. ..." quadratic)
+        if m.group(0).startswith(".") and _ends_with_abbreviation(text[max(start, end - ABBREV_TAIL):end],
+                                                                   end - ABBREV_TAIL <= start):
             continue
         _append_trimmed(text, start, end, spans)
         start = end
@@ -43,12 +49,14 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _ends_with_abbreviation(piece: str) -> bool:
-    """The piece ends with a whole abbreviation ("Dr.", "et al."; "IBM." does not end with "M.")."""
+def _ends_with_abbreviation(piece: str, whole: bool = True) -> bool:
+    """The piece ends with a whole abbreviation ("Dr.", "et al."; "IBM." does not end with "M.");
+    ``whole``: the piece starts where its sentence does (else it is the end of a longer one)."""
     piece = piece.rstrip()
     if not piece.endswith(_ABBREV):  # one test in C for the usual case, a sentence's own period
         return False
-    return any(piece.endswith(a) and (len(piece) == len(a) or not piece[-len(a) - 1].isalnum())
+    return any(piece.endswith(a) and ((whole and len(piece) == len(a))
+                                      or (len(piece) > len(a) and not piece[-len(a) - 1].isalnum()))
                for a in _ABBREV)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from typing import Any
 
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
@@ -74,8 +75,27 @@ def load_csv(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     return structured(source, source_title(source), md, data, "csv")
 
 
+DELIMITERS = ",;\t|"
+SNIFF_LINES = 50
+
+
 def _delimiter(text: str) -> str:
-    try:
-        return csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
+    """The delimiter of a CSV file: of ``DELIMITERS``, the one that the most of its first lines hold
+    the same number of times outside quotes (ties: the first in ``DELIMITERS``). One pass over
+    those lines (the standard library's ``csv.Sniffer`` runs regular expressions that are
+    quadratic in what they read)."""
+    lines = [ln for ln in text[:1 << 16].split("\n", SNIFF_LINES)[:SNIFF_LINES] if ln.strip()]
+    best, best_score = ",", (0, 0)
+    for d in DELIMITERS:
+        counts = [n for n in (_outside_quotes(ln, d) for ln in lines) if n]
+        if not counts:
+            continue
+        _, agree = Counter(counts).most_common(1)[0]
+        if (agree, len(counts)) > best_score:
+            best, best_score = d, (agree, len(counts))
+    return best
+
+
+def _outside_quotes(line: str, delimiter: str) -> int:
+    """How often ``delimiter`` occurs in ``line`` outside double quotes."""
+    return sum(part.count(delimiter) for part in line.split('"')[::2])
