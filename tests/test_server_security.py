@@ -274,3 +274,25 @@ def test_mcp_offers_no_setting_of_the_operator(served):
     assert {t.name for t in found} >= {"search"}
     for t in found:
         assert not set(t.input_schema.get("properties", {})) & set(OPERATOR_KEYS), t.name
+
+
+# ------------------------------------------------------------------ a write that once froze the server
+def test_one_write_of_long_runs_never_stalls_the_server(served):
+    """A 200 KB document of long runs (spaces without a newline, dots, single Chinese characters),
+    sent with a write key, once held the interpreter for minutes in text normalization (a
+    quadratic regular expression): /healthz and every query timed out. Now the server answers
+    at once while the job runs, and the document is found after."""
+    # each run ends in a letter: the regular expressions failed only after scanning it, from every
+    # start, inside C, holding the interpreter's lock
+    text = ("重置说明 reset notes " + " " * 120_000 + "x " + "." * 40_000 + "y " + "设" * 20_000
+            + " 按住复位键十秒 hold the reset button")
+    with served.client(WRITE_KEY) as c, served.client(READ_KEY, timeout=10) as fast:
+        job = c.post("/v1/documents", json={"documents": [{"id": "runs", "title": "长串 runs", "text": text}]}).json()
+        for q in ("绿茶怎么保存？", "How is green tea stored?"):
+            assert fast.get("/healthz").status_code == 200  # within 10 s, while the write runs
+            assert fast.post("/v1/query", json={"question": q, "max_passages": 1}).json()["passages"]
+        done = wait_job(c, job, timeout=600)
+        assert done["state"] == "done" and done["report"]["added"] == ["runs"], done
+        hit = fast.post("/v1/query", json={"question": "按住复位键十秒", "filter": {"doc_id": "runs"}}).json()
+        assert hit["passages"] and hit["passages"][0]["doc_id"] == "runs"
+        assert wait_job(c, c.delete("/v1/documents/runs").json())["state"] == "done"

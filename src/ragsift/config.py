@@ -327,14 +327,25 @@ class IngestSettings(Group):
     """Most characters of text a packed file (PDF and other compressed formats) may make; it may
     also make at most a million plus 20 per byte of the file: a small file whose streams unpack
     to far more text (a bomb) is skipped, not read whole."""
-    max_file_seconds: Seconds = 60.0
-    """Longest time reading one file may take; past it the file is skipped with its reason."""
+    file_seconds: Seconds = 30.0
+    """CPU seconds reading any file may take before its pages count (a file that loops or unpacks
+    without making text is stopped here). Time is CPU time of the reading process, so a busy
+    machine slows a file down without failing it."""
+    file_seconds_per_page: Float = Field(2.0, ge=0, le=3600)
+    """CPU seconds more for each page of work read: a PDF page, slide, chapter or sheet, 1,000 rows
+    with values, 50,000 characters of text, an archive's member; a page read by OCR counts 30."""
+    max_file_seconds: Seconds = 3600.0
+    """Most CPU seconds reading one file may take, however long it is; past it the file is skipped
+    with its reason."""
+    max_reader_mb: Int = Field(2048, ge=64, le=1_048_576)
+    """Memory the process that reads a file may allocate for it, in MB (files are read in a
+    process of their own, ``ragsift.ingest.loaders.isolation``); past it the file is skipped."""
     ocr: Bool = True
     """Read scanned PDF pages and images by OCR (with ``pip install 'ragsift[ocr]'``); off: they
     are skipped (and named in the document's ``ocr_missing``)."""
-    max_document_chunks: Int = Field(2000, gt=0, le=1_000_000)
-    """Most chunks one document may have: 2,000 embed in about 7 minutes with e5-small on two cores
-    (about one with minilm)."""
+    max_document_chunks: Int = Field(100_000, gt=0, le=10_000_000)
+    """Most chunks one document may have (a 1,000-page book has about 10,000; e5-small embeds about
+    5 a second on two cores, minilm about 30)."""
     checkpoint_documents: Int = Field(0, ge=0, le=100_000_000)
     """Commit a generation (a checkpoint) after every this many documents written (0: off, one commit
     per ingest). Unchanged documents do not count."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.config import Settings
-from ragsift.ingest.loaders import LoadLimits, as_record, doc_id_for, iter_files, load_file, record_document
+from ragsift.ingest.loaders import LoadLimits, as_record, doc_id_for, iter_files, read_file, record_document
 from ragsift.ingest.small_index import SmallIndex, make_summarizer
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
 from ragsift.models.embedders import Embedder, load_embedder
@@ -56,7 +56,7 @@ Input = Skipped | tuple[Path, str]  # a file to load with its source, or what is
 def load_limits(settings: Settings) -> LoadLimits:
     ing = settings.ingest
     return LoadLimits(int(ing.max_file_mb * 1024 * 1024), ing.max_file_pages, ing.max_file_chars,
-                      ing.max_file_seconds, ocr=ing.ocr)
+                      ing.max_file_seconds, ing.file_seconds, ing.file_seconds_per_page, ing.max_reader_mb, ocr=ing.ocr)
 
 
 PATH_KEY = "path"  # a file's document records the file's absolute path here: its identity
@@ -106,7 +106,7 @@ def load_input(item: Input, report: IngestReport, limits: LoadLimits, record_pat
         report.skipped.append(item)
         return []
     path, source = item
-    loaded = load_file(path, source, limits)
+    loaded = read_file(path, source, limits)  # in a reading process of its own, within its limits
     report.skipped.extend(loaded.skipped)
     report.ocr_pages += sum(len(d.metadata.get("ocr_pages") or ()) for d in loaded.documents)
     if not record_paths:

@@ -17,8 +17,10 @@ tables, code, page and slide marks), which the splitter turns into parents and c
 | ZIP | ``archive`` | every member read with these loaders, within limits |
 
 A file whose content is not what its suffix says, an encrypted or damaged file, and a file that
-would unpack past its limits (``LoadLimits``: bytes, pages, characters made, time) are skipped
-with their reason; they never abort the rest of an ingest.
+would unpack past its limits (``LoadLimits``: bytes, pages, characters made, CPU time, memory) are
+skipped with their reason; they never abort the rest of an ingest. An ingest reads every file in a
+reading process of its own (``isolation.read_file``), where those limits hold whatever the file
+holds; ``load_file`` and ``load_bytes`` read in the calling process.
 """
 from __future__ import annotations
 
@@ -47,9 +49,10 @@ from ragsift.ingest.loaders.base import (
 )
 from ragsift.ingest.loaders.dispatch import load_bytes, load_file
 from ragsift.ingest.loaders.files import iter_files, source_title
+from ragsift.ingest.loaders.isolation import read_file
 from ragsift.ingest.loaders.records import as_record, load_jsonl, record_document
 from ragsift.ingest.loaders.text import html_to_text, split_front_matter
 
 __all__ = ["LOADERS", "MAX_FILE_BYTES", "Budget", "LoadLimits", "LoadResult", "OverLimit", "as_record", "doc_id_for",
-           "html_to_text", "iter_files", "load_bytes", "load_file", "load_jsonl", "record_document", "source_title",
-           "split_front_matter"]
+           "html_to_text", "iter_files", "load_bytes", "load_file", "load_jsonl", "read_file", "record_document",
+           "source_title", "split_front_matter"]

@@ -38,6 +38,7 @@ def load_zip(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         raise OverLimit(f"its members unpack to {sum(i.file_size for i in members)} bytes, more than {allowed} "
                         "(a decompression bomb?)")
     for info in members:
+        budget.earn(1)  # a member is a page of work (and what it holds counts for the archive too)
         budget.tick()
         name = info.filename
         where = f"{source}/{name}"

@@ -14,6 +14,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,18 +36,53 @@ TEXT_FLOOR = 1_000_000
 
 @dataclass(frozen=True)
 class LoadLimits:
-    """What reading one file may cost (the ``ingest`` settings): bytes read, and for formats
-    that unpack (PDF and other compressed files) the pages and text they make and the time."""
+    """What reading one file may cost (the ``ingest`` settings): bytes read; for formats that
+    unpack (PDF and other compressed files) the pages and text they make; the CPU time, which
+    grows with the work the file really holds (``Budget``); the memory of the process that reads
+    it (``ragsift.ingest.loaders.isolation``)."""
 
     max_bytes: int = MAX_FILE_BYTES
     max_pages: int = 5000
     max_chars: int = 20_000_000
-    max_seconds: float = 60.0
+    max_seconds: float = 3600.0  # CPU seconds one file may take at most, however much it holds
+    seconds: float = 30.0  # CPU seconds any file may take, before its pages count
+    seconds_per_page: float = 2.0  # and more for each page it has read (``Budget.work``)
+    max_memory_mb: int = 2048  # what the reading process may allocate for one file
     ocr: bool = True  # read scanned pages and images by OCR (when the ocr extra is installed)
     depth: int = 0  # archives and mail in archives or mail: how deep (at most MAX_DEPTH)
 
 
+MAX_LIST_LEVEL = 8  # a list nested deeper is written at this level (Word's deepest)
 MAX_DEPTH = 2  # an archive in a mail in an archive is read; deeper is skipped
+
+#: what counts as a page of work for the CPU budget (``LoadLimits.seconds_per_page``) beside a page,
+#: slide, chapter or sheet: this many characters of text made, rows of a sheet, members of an archive,
+#: bytes unpacked to parse; a page read by OCR counts ``OCR_PAGE`` pages
+CHARS_PER_PAGE = 50_000
+ROWS_PER_PAGE = 1_000
+BYTES_PER_PAGE = 1 << 20
+OCR_PAGE = 30
+
+_current: ContextVar[Budget | None] = ContextVar("ragsift_budget", default=None)
+#: told each new CPU deadline of the outermost file being read (absolute process CPU seconds): the
+#: reading process (``loaders.worker``) makes it a hard limit; None in-process
+on_deadline: Callable[[float], None] | None = None
+
+
+def budget_now() -> Budget | None:
+    """The budget of the file being read (None between files)."""
+    return _current.get()
+
+
+def restore_budget(budget: Budget | None) -> None:
+    """Make ``budget`` the open one again (a loader's own budget ends when it returns)."""
+    _current.set(budget)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process (every thread): what reading is measured by, so a busy machine
+    slows a file down without making it fail."""
+    return time.process_time()
 
 
 class OverLimit(Exception):
@@ -56,24 +92,58 @@ class OverLimit(Exception):
 class Budget:
     """What one file has made so far against its limits; each check raises OverLimit. A packed
     file of ``packed_bytes`` may also make at most ``TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes``
-    characters (within ``max_chars``)."""
+    characters (within ``max_chars``).
+
+    CPU time: a file may take ``seconds`` plus ``seconds_per_page`` for each page of work it has
+    done (pages, slides, chapters; characters, rows, members and bytes as ``CHARS_PER_PAGE`` and
+    the rest say), at most ``max_seconds``: an honest long document earns its time as it is read, a
+    small file that loops or inflates is stopped early. A budget made while another file's is open
+    (an archive's member, a mail's attachment) counts its work for that one too."""
 
     def __init__(self, limits: LoadLimits, packed_bytes: int | None = None) -> None:
         self.limits = limits
         self.packed_bytes = packed_bytes
-        self.t0 = time.monotonic()
+        self.t0 = cpu_seconds()
         self.chars = 0
         self.pages = 0
+        self.work = 0.0  # pages of work besides the characters made
+        self.parent = _current.get()
+        _current.set(self)  # until the loader that made it returns (dispatch.load_bytes restores it)
         self.max_chars = limits.max_chars
         self.ratio_bound = packed_bytes is not None and TEXT_FLOOR + TEXT_PER_BYTE * packed_bytes < limits.max_chars
         if self.ratio_bound:
             self.max_chars = TEXT_FLOOR + TEXT_PER_BYTE * int(packed_bytes or 0)
+        self._told = 0.0
+        self._tell()
 
-    def page(self) -> None:
+    @property
+    def allowance(self) -> float:
+        """The CPU seconds this file may take now."""
+        lim = self.limits
+        return min(lim.max_seconds, lim.seconds + lim.seconds_per_page * (self.work + self.chars / CHARS_PER_PAGE))
+
+    def earn(self, pages: float) -> None:
+        """Count ``pages`` of work done (for this file and the files it lies in)."""
+        b: Budget | None = self
+        while b is not None:
+            b.work += pages
+            b._tell()
+            b = b.parent
+
+    def page(self, ocr: bool = False) -> None:
         self.pages += 1
         if self.pages > self.limits.max_pages:
             raise OverLimit(f"more than {self.limits.max_pages} pages (setting max_file_pages)")
+        self.earn(OCR_PAGE if ocr else 1)
         self.tick()
+
+    def rows(self, n: int) -> None:
+        self.earn(n / ROWS_PER_PAGE)
+        self.tick()
+
+    def unpacked(self, nbytes: int) -> None:
+        """``nbytes`` unpacked to be parsed (a part of a packed file): work, counted before it is done."""
+        self.earn(nbytes / BYTES_PER_PAGE)
 
     def text(self, n: int) -> None:
         self.chars += n
@@ -82,17 +152,47 @@ class Budget:
                 raise OverLimit(f"unpacks to more than {self.max_chars} characters of text, over {TEXT_PER_BYTE} "
                                 "a byte of the file (a decompression bomb?)")
             raise OverLimit(f"makes more than {self.limits.max_chars} characters of text (setting max_file_chars)")
+        b: Budget | None = self.parent
+        while b is not None:  # what an attachment makes counts for its mail's time too
+            b.chars += n
+            b = b.parent
         self.tick()
 
     def tick(self) -> None:
-        if time.monotonic() - self.t0 > self.limits.max_seconds:
-            raise OverLimit(f"reading took longer than {self.limits.max_seconds:g} s (setting max_file_seconds)")
+        if cpu_seconds() - self.t0 > self.allowance:
+            raise OverLimit(over_time(self.allowance, self.limits))
+        if on_deadline is not None and self.chars - self._told_chars > CHARS_PER_PAGE:
+            self._told_chars = self.chars
+            self._tell()
+
+    _told_chars = 0
+
+    def _tell(self) -> None:
+        """Tell the reading process the outermost file's new deadline, when it moved by a second or more."""
+        if on_deadline is None:
+            return
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        deadline = root.t0 + root.allowance
+        if deadline - root._told >= 1.0:
+            root._told = deadline
+            on_deadline(deadline)
+
+
+def over_time(allowance: float, limits: LoadLimits) -> str:
+    """Why a file was stopped for its CPU time (which setting to raise)."""
+    if allowance >= limits.max_seconds:
+        return f"took more than {limits.max_seconds:g} s of CPU time (setting max_file_seconds)"
+    return (f"took more than {allowance:.0f} s of CPU time for the work it held ({limits.seconds:g} s and "
+            f"{limits.seconds_per_page:g} s a page: settings file_seconds and file_seconds_per_page)")
 
 
 @dataclass
 class LoadResult:
     documents: list[Document] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    stats: dict[str, float] = field(default_factory=dict)  # a reading process's cpu_seconds and peak_mb
 
     def add(self, item: Document | Skipped) -> None:
         if isinstance(item, Skipped):
@@ -224,7 +324,7 @@ class Markdown:
         text = _one_line(text)
         if text:
             marker = f"{ordered}." if ordered is not None else "-"
-            self._list_line("  " * max(0, level) + f"{marker} {text}")
+            self._list_line("  " * max(0, min(MAX_LIST_LEVEL, level)) + f"{marker} {text}")
 
     def _list_line(self, line: str) -> None:
         if self.parts and self.parts[-1].startswith("\x00list\n"):

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsift.ingest.loaders.base import LOADERS, MAX_FILE_BYTES, LoadLimits, LoadResult, OverLimit, skipped
+from ragsift.ingest.loaders.base import (
+    LOADERS,
+    MAX_FILE_BYTES,
+    LoadLimits,
+    LoadResult,
+    OverLimit,
+    budget_now,
+    restore_budget,
+    skipped,
+)
 from ragsift.ingest.loaders.sniff import mismatch
 
 
@@ -39,12 +48,34 @@ def load_bytes(data: bytes, suffix: str, source: str, limits: LoadLimits) -> Loa
     wrong = mismatch(data, suffix)
     if wrong:
         return skipped(source, wrong)
+    outer = budget_now()
+    kind = suffix.lstrip(".").upper()
     try:
         return LOADERS.make(suffix, data, source, limits)
     except OverLimit as e:
-        return skipped(source, f"{suffix.lstrip('.').upper()} {e}; skipped")
-    except (MemoryError, RecursionError) as e:
-        return skipped(source, f"unreadable {suffix.lstrip('.').upper()}: {type(e).__name__}")
+        return skipped(source, f"{kind} {e}; skipped")
     except Exception as e:  # a damaged file: each reader raises its own kinds
+        over = _cause(e, OverLimit)  # a reader may wrap a limit (pdfplumber: PdfminerException)
+        if over is not None:
+            return skipped(source, f"{kind} {over}; skipped")
+        if _cause(e, MemoryError) is not None:  # a reader may wrap it (pdfplumber: PdfminerException)
+            return skipped(source, f"{kind} needed more memory than reading a file may take "
+                                   f"({limits.max_memory_mb} MB, setting max_reader_mb); skipped")
+        if _cause(e, RecursionError) is not None:
+            return skipped(source, f"unreadable {kind}: RecursionError (nested too deeply)")
         text = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        return skipped(source, f"unreadable {suffix.lstrip('.').upper()} ({type(e).__name__}): {text}")
+        return skipped(source, f"unreadable {kind} ({type(e).__name__}): {text}")
+    finally:
+        restore_budget(outer)  # the budget the loader opened is closed with it
+
+
+def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``e``, or the exception of ``kind`` it was raised from or while handling (None if none)."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

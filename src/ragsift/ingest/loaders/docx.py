@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import functools
 import io
 import re
 from typing import Any
@@ -35,8 +36,7 @@ def load_docx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     for block in _blocks(doc, Paragraph, Table):
         budget.tick()
         if isinstance(block, Table):
-            rows = [[cell.text for cell in _unique_cells(row)] for row in block.rows]
-            budget.text(sum(len(c) for r in rows for c in r))
+            rows = _table_rows(block._tbl, functools.partial(_paragraph_text, Paragraph, block), budget)
             md.table(rows)
             continue
         text = block.text
@@ -70,17 +70,61 @@ def _blocks(doc: Any, Paragraph: Any, Table: Any) -> Any:
             yield Table(child, doc)
 
 
-def _unique_cells(row: Any) -> list[Any]:
-    out, seen = [], set()
-    for cell in row.cells:
-        if id(cell._tc) not in seen:
-            seen.add(id(cell._tc))
-            out.append(cell)
-    return out
+MAX_SPAN = 64  # columns a cell may span (Word allows 63): a gridSpan of a billion is read as this
+MAX_STYLE_DEPTH = 16  # styles based on styles: a longer chain (or a loop) is cut here
+
+
+def _table_rows(tbl: Any, text_of: Any, budget: Budget) -> list[list[str]]:
+    """A table's rows of cell texts, read from its XML in one pass: each cell once (a cell spanning
+    columns is one cell), a cell merged with the one above (``vMerge``) repeats its text. Linear in
+    the table (python-docx's ``row.cells`` lays out the whole grid for every row: a 5,000-row
+    table took minutes, a huge ``gridSpan`` hours)."""
+    rows: list[list[str]] = []
+    above: dict[int, str] = {}  # grid column -> text of the cell that starts a vertical merge there
+    for tr in tbl.iterchildren(W + "tr"):
+        row: list[str] = []
+        col = 0
+        for tc in tr.iterchildren(W + "tc"):
+            pr = tc.find(W + "tcPr")
+            span, merge = 1, None
+            if pr is not None:
+                gs, vm = pr.find(W + "gridSpan"), pr.find(W + "vMerge")
+                span = max(1, min(MAX_SPAN, _int(gs.get(W + "val")) if gs is not None else 1))
+                merge = None if vm is None else (vm.get(W + "val") or "continue")
+            if merge == "continue":
+                text = above.get(col, "")
+            else:
+                text = "\n".join(text_of(p) for p in tc.iterchildren(W + "p"))
+                if merge == "restart":
+                    above[col] = text
+            budget.text(len(text))
+            row.append(text)
+            col += span
+        budget.tick()
+        rows.append(row)
+    return rows
+
+
+def _paragraph_text(Paragraph: Any, parent: Any, p: Any) -> str:
+    return Paragraph(p, parent).text
+
+
+def _int(v: Any) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 1
 
 
 def _style_chain(style: Any) -> Any:
-    while style is not None:
+    """A style and the styles it is based on, each once, at most ``MAX_STYLE_DEPTH`` (a style based
+    on itself through another looped forever)."""
+    seen: set[Any] = set()
+    while style is not None and len(seen) < MAX_STYLE_DEPTH:
+        key = getattr(style, "style_id", None) or id(style)
+        if key in seen:
+            return
+        seen.add(key)
         yield style
         style = style.base_style
 
@@ -115,7 +159,7 @@ def _list_level(p: Any) -> int | None:
     ppr = p._p.pPr
     if ppr is not None and ppr.numPr is not None:
         ilvl = ppr.numPr.ilvl
-        return int(ilvl.val) if ilvl is not None and ilvl.val is not None else 0
+        return max(0, min(8, int(ilvl.val))) if ilvl is not None and ilvl.val is not None else 0
     name = (p.style.name or "").lower() if p.style is not None else ""
     if "list" in name:
         return 0

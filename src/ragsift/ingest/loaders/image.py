@@ -39,7 +39,7 @@ def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     md = Markdown()
     pages = 0
     for n, frame in enumerate(ImageSequence.Iterator(img), 1):
-        budget.page()
+        budget.page(ocr=True)
         if frame.size[0] * frame.size[1] > MAX_PIXELS:
             raise OverLimit(f"frame {n} has {frame.size[0] * frame.size[1]} pixels; at most {MAX_PIXELS}")
         words = []

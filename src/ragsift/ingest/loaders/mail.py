@@ -59,6 +59,7 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         if suffix not in LOADERS or (suffix in (".eml", ".zip") and limits.depth >= MAX_DEPTH):
             skipped_attachments.append(f"{name}: not read ({suffix or 'no suffix'})")
             continue
+        budget.earn(1)  # an attachment is a page of work (and what it holds counts for the mail too)
         raw = part.get_payload(decode=True)
         payload = raw if isinstance(raw, bytes) else b""
         if len(payload) > limits.max_bytes:

@@ -8,7 +8,16 @@ import io
 import zipfile
 from typing import Any
 
-from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
+from ragsift.ingest.loaders.base import (
+    MAX_LIST_LEVEL,
+    Budget,
+    LoadLimits,
+    LoadResult,
+    Markdown,
+    OverLimit,
+    register,
+    structured,
+)
 from ragsift.ingest.loaders.epub import xml
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -54,8 +63,8 @@ def _text(el: Any, notes: list[str]) -> str:
             body = child.find(T + "note-body")
             if body is not None:
                 notes.append(" ".join("".join(body.itertext()).split()))
-        elif tag == T + "s":
-            parts.append(" " * int(child.get(T + "c", "1")))
+        elif tag == T + "s":  # c spaces: bounded before they are made (a count of a billion needed 2 GB)
+            parts.append(" " * _count(child.get(T + "c", "1")))
         elif tag == T + "tab":
             parts.append("\t")
         elif tag == T + "line-break":
@@ -66,6 +75,23 @@ def _text(el: Any, notes: list[str]) -> str:
     return "".join(parts)
 
 
+MAX_SPACES = 1000  # spaces one text:s element makes at most
+
+
+def _level(v: str) -> int:
+    try:
+        return max(1, min(6, int(v)))
+    except ValueError:
+        return 1
+
+
+def _count(v: str) -> int:
+    try:
+        return max(0, min(MAX_SPACES, int(v)))
+    except ValueError:
+        return 1
+
+
 def _block(el: Any, md: Markdown, notes: list[str], budget: Budget, depth: int) -> str:
     """Write one body element; returns a heading's text (for the title)."""
     budget.tick()
@@ -73,7 +99,7 @@ def _block(el: Any, md: Markdown, notes: list[str], budget: Budget, depth: int) 
     if tag == T + "h":
         text = _text(el, notes)
         budget.text(len(text))
-        md.heading(int(el.get(T + "outline-level", "1")), text)
+        md.heading(_level(el.get(T + "outline-level", "1")), text)
         return text.strip()
     if tag == T + "p":
         text = _text(el, notes)
@@ -86,7 +112,7 @@ def _block(el: Any, md: Markdown, notes: list[str], budget: Budget, depth: int) 
         for item in el.findall(T + "list-item"):
             for sub in item:
                 if sub.tag == T + "list":
-                    _block(sub, md, notes, budget, depth + 1)
+                    _block(sub, md, notes, budget, min(depth + 1, MAX_LIST_LEVEL))
                 else:
                     text = _text(sub, notes)
                     budget.text(len(text))

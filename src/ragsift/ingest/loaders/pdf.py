@@ -26,6 +26,7 @@ from typing import Any
 import ragsift.ingest.loaders.layout as layout
 import ragsift.ingest.loaders.ocr as ocr
 from ragsift.ingest.loaders.base import (
+    OCR_PAGE,
     Budget,
     LoadLimits,
     LoadResult,
@@ -75,6 +76,7 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
                 else:
                     ocr_missing.append(i)
             pages.append((float(page.height), lines, tables))
+            page.close()  # its characters and layout objects: kept, a 1,000-page book needed 2 GB
     layout.mark_margins([(h, lines) for h, lines, _ in pages])
     every = [ln for _, lines, _ in pages for ln in lines]
     missing = layout.match_outline(every, outline) if outline else []
@@ -195,6 +197,7 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
 
 def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
     """A scanned page's lines by OCR (rendered at ``OCR_DPI``; positions in PDF points)."""
+    budget.earn(OCR_PAGE - 1)  # a page read by OCR is work of OCR_PAGE pages (its page() counted one)
     image = page.to_image(resolution=OCR_DPI).original
     scale = 72.0 / OCR_DPI
     found = ocr.read_image(image)

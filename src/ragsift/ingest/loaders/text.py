@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ragsift.ingest.loaders.base import (
+    MAX_LIST_LEVEL,
     LoadLimits,
     LoadResult,
     clean_metadata,
@@ -166,7 +167,7 @@ class _HTMLText(HTMLParser):
             self._out("" if self.lists else "\n\n")
             self.lists.append([1 if tag == "ol" else 0, 1])
         elif tag == "li":
-            depth = max(0, len(self.lists) - 1)
+            depth = max(0, min(MAX_LIST_LEVEL, len(self.lists) - 1))  # 50,000 nested lists: no quadratic indent
             ordered = self.lists[-1] if self.lists else [0, 1]
             marker = f"{ordered[1]}." if ordered[0] else "-"
             if ordered[0]:
