@@ -117,13 +117,14 @@ def test_upload_job_progress_then_searchable_then_deleted(server, tmp_path):
         assert c.get(f"/v1/documents/{doc_id}").status_code == 404
         after = c.post("/v1/query", json={"question": "What pressure for road bike tyres?"}).json()["passages"]
         assert all(p["doc_id"] != doc_id for p in after)
-        assert not list((server_kb(c) / ".uploads").glob("*"))  # the upload folder is gone with the job
+        assert not list((server_kb(server) / ".uploads").glob("*"))  # the upload folder is gone with the job
 
 
-def server_kb(c: httpx.Client):
+def server_kb(srv: ServerProcess):
+    """The served knowledge base's directory (the operator's: /v1/stats does not name it)."""
     from pathlib import Path
 
-    return Path(c.get("/v1/stats").json()["path"])
+    return Path(srv.args[srv.args.index("--kb") + 1])
 
 
 def test_documents_sent_as_json(server):
@@ -185,7 +186,7 @@ def _raw_upload(name: str, data: bytes) -> tuple[bytes, dict[str, str]]:
                                   "a\x01b.md", " spaced.md", "a\u202eb.md", "\u2028x.md"])
 def test_hostile_file_names_are_refused(server, name):
     with server.client(WRITE_KEY) as c:
-        kb_dir = server_kb(c)
+        kb_dir = server_kb(server)
         before = {p for p in kb_dir.parent.rglob("*")}
         body, headers = _raw_upload(name, b"# Evil\n\nowned\n")
         r = c.post("/v1/files", content=body, headers=headers)

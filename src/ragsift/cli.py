@@ -115,6 +115,7 @@ def _given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 STORE_SETTINGS = ["store_kind", "store_uri", "store_name", "store_index"]
 INDEX_FLAGS = ["embedder", "small_index", "extra_embedders", "sparse_encoder"]
 INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
+FOLDER_FLAGS = ["follow_outside_links"]
 RETRIEVAL_FLAGS = ["channels", "fusion", "adaptive_power", "rrf_k", "weights", "normalization", "strategy", "unit",
                    "index_kinds", "whole_weights", "window_sentences", "merge_threshold", "max_passages",
                    "token_budget", "channel_timeout_s"]
@@ -148,7 +149,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.dry_run and not args.sync:
         raise InputError("--dry-run goes with --sync (what mirroring a folder would change)")
     kb = _open(args, create=True, **_given(args, INDEX_FLAGS), **_store_overrides(args))
-    given = _given(args, INGEST_FLAGS)
+    given = _given(args, INGEST_FLAGS + FOLDER_FLAGS)
     if given:  # for this ingest only: not saved with the knowledge base
         kb.settings = kb.settings.replace(**given)
     with _progress(args) as progress:
@@ -471,6 +472,9 @@ def _ingest_command(s: argparse.ArgumentParser) -> None:
     for flat in INGEST_FLAGS:
         _setting(g, flat, note="for this ingest; a kill loses only what came after the last checkpoint, and the "
                  "same command run again resumes")
+    g = s.add_argument_group("folders (this ingest)")
+    for flat in FOLDER_FLAGS:
+        _setting(g, flat, note="for this ingest")
     g = s.add_argument_group("index (for a NEW knowledge base)")
     for flat in INDEX_FLAGS:
         _setting(g, flat)

@@ -352,6 +352,10 @@ class IngestSettings(Group):
     checkpoint_seconds: Float = Field(0.0, ge=0, le=7 * 86_400)
     """Commit a generation (a checkpoint) once this many seconds have passed since the last commit
     (0: off). Checked after each batch of documents is written."""
+    follow_outside_links: Bool = False
+    """Read a symbolic link in an ingested or synced folder whose target is outside the folder
+    (off: it is skipped with its reason, so a folder never brings in a file from elsewhere on the
+    server, such as /etc/passwd). On: it is read, known by where the link sits in the folder."""
 
 
 class QuerySettings(Group):

@@ -25,6 +25,27 @@ class Document:
 # parents at or past this position are summaries (a RAPTOR tree's nodes), not sections
 SYNTHETIC_POSITION = 1_000_000
 
+#: the metadata key where a file's document records the file's absolute path on the server: its
+#: identity, and what a sync mirrors by (``ingest.pipeline``). It is the operator's, kept for
+#: ragsift itself: no face shows it and no filter names it (``public_metadata``); the operator
+#: reads it with ``KnowledgeBase.file_paths``. A caller sees the document's ``source`` instead:
+#: its path relative to the folder it was ingested from, or the name it was ingested under.
+PATH_KEY = "path"
+#: metadata ragsift keeps for itself (name -> why a filter may not name it)
+INTERNAL_METADATA: dict[str, str] = {
+    PATH_KEY: "where a file is on the server is the operator's, kept for ragsift itself (a file's identity and "
+              "sync); filter by source, the name a document was ingested under (its path in its folder)",
+}
+
+
+def public_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata as any caller sees it: without what ragsift keeps for itself
+    (``INTERNAL_METADATA``). The one place that decides it: passages, document listings,
+    documents and their views are made with it."""
+    if not any(k in metadata for k in INTERNAL_METADATA):
+        return metadata
+    return {k: v for k, v in metadata.items() if k not in INTERNAL_METADATA}
+
 
 def located(location: tuple[str, int, int] | None) -> dict[str, Any] | None:
     """A location as JSON: {"page": 3} or {"pages": [3, 5]}, {"slide": 2}, ... (None when unknown)."""

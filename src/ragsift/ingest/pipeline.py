@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragsift.config import Settings
 from ragsift.ingest.loaders import LoadLimits, as_record, doc_id_for, iter_files, read_file, record_document
@@ -32,7 +32,7 @@ from ragsift.models.llm import llm_for
 from ragsift.store.base import IndexedChild, Store, StoredDocument, relabeled
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
-from ragsift.types import Child, Document, IngestReport, Parent, Skipped
+from ragsift.types import PATH_KEY, Child, Document, IngestReport, Parent, Skipped
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 64  # entries embedded at a time
@@ -49,7 +49,18 @@ def phase(progress: ProgressFactory | None, total: int | None, name: str) -> Any
     if progress is None or not getattr(progress, "phases", False):
         return None
     return progress(total, name)
-Input = Skipped | tuple[Path, str]  # a file to load with its source, or what is not loaded and why
+
+
+class FileInput(NamedTuple):
+    """A file to load: the path read, the source it is named by, and its identity (``file_path``),
+    recorded with its documents as ``PATH_KEY``."""
+
+    path: Path
+    source: str
+    identity: str
+
+
+Input = Skipped | FileInput  # a file to load, or what is not loaded and why
 
 
 # ------------------------------------------------------------------ inputs
@@ -59,12 +70,22 @@ def load_limits(settings: Settings) -> LoadLimits:
                       ing.max_file_seconds, ing.file_seconds, ing.file_seconds_per_page, ing.max_reader_mb, ocr=ing.ocr)
 
 
-PATH_KEY = "path"  # a file's document records the file's absolute path here: its identity
+# PATH_KEY (``types``): a file's document records the file's absolute path there, its identity;
+# internal (``types.public_metadata``): no caller sees it, no filter names it
 
 
 def file_path(p: Path) -> str:
     """A file's identity: its absolute path, links resolved, in POSIX form."""
     return p.resolve().as_posix()
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether the absolute ``path`` is the absolute ``folder`` or under it (POSIX forms)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+RESERVED_PATH = (f"metadata {PATH_KEY!r} is ragsift's own (where a file is on the server, never shown nor "
+                 "filterable); give the value another name (e.g. 'doc_path')")
 
 
 def known_sources(store: Store) -> dict[str, str]:
@@ -79,39 +100,50 @@ def known_sources(store: Store) -> dict[str, str]:
     return out
 
 
-def input_files(paths: Sequence[str | Path], prefix: str, known: Mapping[str, str] | None = None) -> Iterator[Input]:
+def input_files(paths: Sequence[str | Path], prefix: str, known: Mapping[str, str] | None = None,
+                follow_outside_links: bool = False) -> Iterator[Input]:
     """The files to load with their sources, in order, and (as ``Skipped``) what is not loaded
     and why; nothing is read yet. A file the knowledge base knows (``known``: absolute path ->
     source) keeps its source; another's source is its path relative to the directory given (or,
-    for a file, its own directory), with ``prefix`` in front."""
+    for a file, its own directory), with ``prefix`` in front.
+
+    A directory's files stay inside it: a symbolic link to a file outside it is skipped with its
+    reason, unless ``follow_outside_links`` (the operator's setting); a link so followed is known
+    by where it sits in the directory (its parents resolved), not by its target, so the folder's
+    sync owns it (and deletes its document when the link goes)."""
     for raw in paths:
         root = Path(raw)
         if not root.exists():
             yield Skipped(str(root), "no such file or directory")
             continue
         base = root if root.is_dir() else root.parent
-        for f in iter_files(root):
+        top = file_path(root) if root.is_dir() else None
+        for f in iter_files(root, follow_outside_links):
             if isinstance(f, tuple):  # not a file to load, and why
                 path, reason = f
                 yield Skipped(prefix + (path.relative_to(base).as_posix() if path != base else path.name), reason)
                 continue
-            yield f, (known or {}).get(file_path(f)) or prefix + f.relative_to(base).as_posix()
+            where = file_path(f)
+            if top is not None and not within(where, top):  # a link followed out of the folder
+                where = (f.parent.resolve() / f.name).as_posix()
+            yield FileInput(f, (known or {}).get(where) or prefix + f.relative_to(base).as_posix(), where)
 
 
 def load_input(item: Input, report: IngestReport, limits: LoadLimits, record_paths: bool = True) -> list[Document]:
     """The documents of one input file (what it skips goes into the report); each records the
-    file's absolute path (``PATH_KEY``) unless ``record_paths`` is off (uploads, whose folder is
-    temporary). The path is not part of a document's content hash."""
+    file's identity (``PATH_KEY``) unless ``record_paths`` is off (uploads, whose folder is
+    temporary). The key is ragsift's: a ``path`` the file gives itself (front matter, a JSONL
+    row's metadata) is not kept. The path is not part of a document's content hash."""
     if isinstance(item, Skipped):
         report.skipped.append(item)
         return []
-    path, source = item
+    path, source, where = item
     loaded = read_file(path, source, limits)  # in a reading process of its own, within its limits
     report.skipped.extend(loaded.skipped)
     report.ocr_pages += sum(len(d.metadata.get("ocr_pages") or ()) for d in loaded.documents)
     if not record_paths:
-        return loaded.documents
-    where = file_path(path)
+        return [d if PATH_KEY not in d.metadata else
+                replace(d, metadata={k: v for k, v in d.metadata.items() if k != PATH_KEY}) for d in loaded.documents]
     return [replace(d, metadata={**d.metadata, PATH_KEY: where}) for d in loaded.documents]
 
 
@@ -177,12 +209,16 @@ def last_occurrences(items: list[Input], limits: LoadLimits) -> dict[str, tuple[
 
 def documents_of_records(records: Iterable[Any], source: str, report: IngestReport) -> Iterator[Document]:
     """Documents held in code: mappings or document objects (``loaders.as_record``), each id
-    once (a second document with the same id is skipped with its reason)."""
+    once (a second document with the same id is skipped with its reason, and so is one whose
+    metadata names ``PATH_KEY``, ragsift's own)."""
     seen: set[str] = set()
     for i, row in enumerate(records):
         row = as_record(row)
         src = str(row.get("source") or source) if isinstance(row, Mapping) else source
         item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen, fmt="text")
+        if isinstance(item, Document) and PATH_KEY in item.metadata:  # ragsift's own: a file's identity
+            seen.discard(item.doc_id)
+            item = Skipped(f"{src}[{i}]", RESERVED_PATH)
         if isinstance(item, Document):
             yield item
         else:

@@ -10,6 +10,11 @@ folder's files as they are now, in one commit.
   there but could not be read this time keeps its documents (the report says why it was skipped).
 - Documents the knowledge base holds from elsewhere (other folders, uploads, records added from
   code) are left alone: a document belongs to the folder by the path it records (``PATH_KEY``).
+- **The sync stays inside the folder**: a symbolic link to a file outside it is skipped with its
+  reason (unless the operator's ``follow_outside_links``; a link so followed is known by where it
+  sits, so it is the folder's). A document named by a link in the folder whose recorded path is
+  outside the folder has left it (such a link ingested by a version that followed them) and is
+  deleted, unless the sync writes it again.
 """
 from __future__ import annotations
 
@@ -18,9 +23,9 @@ from pathlib import Path
 
 from ragsift.errors import InputError
 from ragsift.ingest.loaders import LoadLimits
-from ragsift.ingest.pipeline import PATH_KEY, file_path, input_files, known_sources, load_input
+from ragsift.ingest.pipeline import FileInput, Input, file_path, input_files, known_sources, load_input, within
 from ragsift.store.base import Store, StoredDocument
-from ragsift.types import Document, IngestReport
+from ragsift.types import PATH_KEY, Document, IngestReport
 
 
 @dataclass
@@ -30,23 +35,29 @@ class SyncPlan:
     moves: list[tuple[str, Document]] = field(default_factory=list)  # stored id -> the same content renamed
 
 
-def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits, report: IngestReport) -> SyncPlan:
+def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits, report: IngestReport,
+              follow_outside_links: bool = False) -> SyncPlan:
     """What mirroring ``folder`` takes (files are loaded, nothing is written)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError(f"sync needs a folder: {folder} is {'a file' if root.exists() else 'not there'}")
     top = file_path(root)
-    items = list(input_files([root], prefix, known_sources(store)))
+    items = list(input_files([root], prefix, known_sources(store), follow_outside_links))
     docs = [d for item in items for d in load_input(item, report, limits)]
     present = {d.doc_id for d in docs}
-    existing = {file_path(item[0]) for item in items if isinstance(item, tuple)}
+    existing = {item.identity for item in items if isinstance(item, FileInput)}
+    links = _links(root, prefix, items)
     loaded = {d.metadata.get(PATH_KEY) for d in docs}
     stored = store.get_documents()
     gone: list[StoredDocument] = []
     for s in stored.values():
         path = s.metadata.get(PATH_KEY)
-        if not isinstance(path, str) or not (path == top or path.startswith(top.rstrip("/") + "/")):
-            continue  # not of this folder
+        if not isinstance(path, str):
+            continue  # not a file's (an upload, records from code)
+        if not within(path, top):  # another folder's, unless a link of this one is named by it: it has left
+            if s.source in links and s.doc_id not in present:
+                gone.append(s)
+            continue
         if path not in existing or (path in loaded and s.doc_id not in present):
             gone.append(s)
     by_content: dict[tuple[str, str, str], list[StoredDocument]] = {}
@@ -63,6 +74,20 @@ def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits,
     moved_from = {old for old, _ in moves}
     return SyncPlan([d for d in docs if d.doc_id not in moved_to],
                     [g.doc_id for g in gone if g.doc_id not in moved_from], moves)
+
+
+def _links(root: Path, prefix: str, items: list[Input]) -> set[str]:
+    """The names (``prefix`` + path in the folder) of the folder's entries that are symbolic links,
+    read or skipped: a document named so whose recorded path is outside the folder came through
+    one (a version that followed links out of the folder)."""
+    out = set()
+    for item in items:
+        if isinstance(item, FileInput):
+            if item.path.is_symlink():
+                out.add(prefix + item.path.relative_to(root).as_posix())
+        elif item.path.startswith(prefix) and (root / item.path[len(prefix):]).is_symlink():
+            out.add(item.path)
+    return out
 
 
 def dry_run_report(plan: SyncPlan, store: Store, report: IngestReport) -> IngestReport:

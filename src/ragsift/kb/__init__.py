@@ -12,6 +12,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ from ragsift.store import check_store, committed_stats, default_store_name, embe
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.store.filters import parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
-from ragsift.types import Document, IngestReport, Result
+from ragsift.types import PATH_KEY, Document, IngestReport, Result, public_metadata
 
 log = logging.getLogger(__name__)
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
@@ -75,6 +76,17 @@ def _with_settings(st: dict[str, Any], settings: Settings, analyzer: str) -> dic
     return st
 
 
+def _public(d: StoredDocument) -> StoredDocument:
+    """A stored document as a caller sees it (``types.public_metadata``: without where its file is)."""
+    meta = public_metadata(d.metadata)
+    return d if meta is d.metadata else replace(d, metadata=meta)
+
+
+def _public_section(sp: StoredParent) -> StoredParent:
+    meta = public_metadata(sp.metadata)
+    return sp if meta is sp.metadata else replace(sp, metadata=meta)
+
+
 def _folded(text: str) -> str:
     """Text as a document search compares it: NFKC (full width as half), case-folded."""
     return unicodedata.normalize("NFKC", text).casefold()
@@ -95,6 +107,10 @@ class KnowledgeBase:
     - ``query(question, filter=..., **overrides)``: passages and a trace (``Result``);
     - ``rank_documents(question, k)``: document ids in final order (evaluation);
     - ``delete``, ``documents``, ``stats``, ``copy_to`` (another store), ``close``.
+
+    What it returns is what any caller may see: a document's metadata never holds where its file
+    is on this machine (``types.PATH_KEY``, kept for identity and sync); ``file_paths`` gives the
+    operator that.
 
     Settings are named by their flat names (``ragsift.config``): ``unit="window"``,
     ``fusion="weighted"``, ``llm_model="openai:qwen2.5-7b"``.
@@ -183,12 +199,13 @@ class KnowledgeBase:
         """Ingest files or directories: by default in one transaction (one new generation).
 
         A file is one document however it is named: its identity is its absolute path (recorded
-        in its metadata as ``path``), and a file the knowledge base holds keeps the source it was
-        first ingested under; a new file's source is its path relative to the directory given
-        (or, for a file, its own directory), with ``prefix`` in front. JSONL rows keep their own
-        ``_id``. Unchanged documents are skipped; changed ones replace their old parents and
-        children. ``record_paths`` off: files named by their sources only (uploads, whose folder
-        is temporary).
+        with it, for ragsift only: ``file_paths``), and a file the knowledge base holds keeps the
+        source it was first ingested under; a new file's source is its path relative to the
+        directory given (or, for a file, its own directory), with ``prefix`` in front. JSONL rows
+        keep their own ``_id``. Unchanged documents are skipped; changed ones replace their old
+        parents and children. ``record_paths`` off: files named by their sources only (uploads,
+        whose folder is temporary). A symbolic link in a directory whose target is outside it is
+        skipped with its reason unless the setting ``follow_outside_links`` is on.
 
         With ``checkpoint_documents`` or ``checkpoint_seconds`` set (settings of the ``ingest``
         group), the ingest commits a generation of whole documents every N documents written or
@@ -205,7 +222,7 @@ class KnowledgeBase:
         streaming = self._checkpointing()
         with self.reading() as store:
             known = known_sources(store) if record_paths else {}
-        items = list(input_files(paths, prefix, known))
+        items = list(input_files(paths, prefix, known, self.settings.ingest.follow_outside_links))
         docs = documents_of_files(items, report, load_limits(self.settings), streaming, record_paths, progress)
         return self._ingest(docs, report, t0, progress, streaming)
 
@@ -214,15 +231,18 @@ class KnowledgeBase:
         """Make the knowledge base mirror ``folder`` in one commit (``ingest.sync``): new and
         changed files written, files gone deleted, renamed files recognised by their content and
         moved without re-embedding. ``dry_run``: what would change, nothing written. The report
-        lists added, updated, unchanged, renamed and deleted documents."""
+        lists added, updated, unchanged, renamed and deleted documents. The sync stays inside the
+        folder: a link to a file outside it is skipped (``follow_outside_links``), and a document
+        whose file has left it (such a link ingested before) is deleted."""
         t0 = time.perf_counter()
         report = IngestReport()
         limits = load_limits(self.settings)
+        follow = self.settings.ingest.follow_outside_links
         if dry_run:
             with self.reading() as store:
-                return dry_run_report(plan_sync(folder, prefix, store, limits, report), store, report)
+                return dry_run_report(plan_sync(folder, prefix, store, limits, report, follow), store, report)
         with self._writer("sync", report) as writer:
-            plan = plan_sync(folder, prefix, writer, limits, report)
+            plan = plan_sync(folder, prefix, writer, limits, report, follow)
             run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
             run.deletes, run.moves = list(plan.deletes), run.moves + list(plan.moves)
             report = run.run(plan.docs, False, t0)
@@ -412,7 +432,7 @@ class KnowledgeBase:
             if doc is None:
                 return None
             parents = store.get_document_parents([doc_id]).get(doc_id, [])
-        return doc, [sp for sp in parents if not sp.parent.synthetic]
+        return _public(doc), [_public_section(sp) for sp in parents if not sp.parent.synthetic]
 
     def view(self, doc_id: str) -> dict[str, Any] | None:
         """How a document was read (``kb.files.document_view``): its heading tree, its parents
@@ -424,17 +444,27 @@ class KnowledgeBase:
                 return None
             parents = store.get_document_parents([doc_id]).get(doc_id, [])
             entries = store.get_entries([doc_id]).get(doc_id, [])
-        return document_view(doc, parents, entries)
+        return document_view(_public(doc), parents, entries)
 
     def sections(self, parent_ids: Iterable[str]) -> dict[str, StoredParent]:
         """Whole sections (parents) by id: what a passage was cut from."""
         with self.reading() as store:
-            return store.get_parents(list(parent_ids))
+            return {k: _public_section(sp) for k, sp in store.get_parents(list(parent_ids)).items()}
 
     def documents(self) -> dict[str, StoredDocument]:
         """The stored documents by id (``StoredDocument``: source, title, counts, metadata)."""
         with self.reading() as store:
-            return store.get_documents()
+            return {k: _public(d) for k, d in store.get_documents().items()}
+
+    def file_paths(self, doc_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Where on this machine the file of each document (of ``doc_ids``, or all) was read
+        from, by document id: the absolute path that is a file's identity and what a sync
+        mirrors by. The operator's: no other method, face or filter gives it (a caller sees a
+        document's ``source``). Documents not read from a file here (records added from code,
+        uploads) have none."""
+        with self.reading() as store:
+            docs = store.get_documents(list(doc_ids) if doc_ids is not None else None)
+        return {k: p for k, d in docs.items() if isinstance(p := d.metadata.get(PATH_KEY), str)}
 
     def list_documents(self, offset: int = 0, limit: int = 50, *, q: str | None = None, sort: str = "source",
                        order: str = "asc") -> tuple[int, list[StoredDocument]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ragsift.store.base import StoredHit, StoredParent
-from ragsift.types import Passage, Span
+from ragsift.types import Passage, Span, public_metadata
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,11 @@ def candidate(key: str, score: float, sp: StoredParent, text: str, tokens: int, 
               unit: str, *, heading_path: tuple[str, ...] | None = None, offset: int = 0,
               members: tuple[str, ...] = (), location: tuple[str, int, int] | None = None) -> Candidate:
     """A candidate of a stored section (``sp``): the passage it becomes before it is packed (its
-    heading path and location the section's unless given)."""
+    heading path and location the section's unless given; its metadata what a caller sees)."""
     p = sp.parent
     passage = Passage(rank=0, parent_id=p.parent_id, doc_id=p.doc_id, source=sp.source, title=sp.title,
                       heading_path=p.heading_path if heading_path is None else heading_path, text=text,
-                      tokens=tokens, score=score, matched=spans, metadata=sp.metadata, unit=unit,
+                      tokens=tokens, score=score, matched=spans, metadata=public_metadata(sp.metadata), unit=unit,
                       location=p.location if location is None else location)
     return Candidate(key, passage, offset, members or (key,))
 

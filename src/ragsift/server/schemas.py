@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, fiel
 
 from ragsift.config import Settings
 from ragsift.ingest.loaders.base import clean_metadata
+from ragsift.ingest.pipeline import RESERVED_PATH
 from ragsift.store.base import StoredDocument
+from ragsift.types import PATH_KEY
 
 
 class _Body(BaseModel):
@@ -56,7 +58,8 @@ class DocumentIn(_Body):
         description="What KnowledgeBase.add_documents takes: filterable values are strings, numbers, booleans, "
                     "lists of strings (filtered with contains / in / nin) and dates as ISO 8601 text "
                     "(\"2024-05-01\"); other JSON values (objects, lists of numbers) are kept with the document, "
-                    "not filterable. Nested at most 16 levels.",
+                    "not filterable. Nested at most 16 levels. The key 'path' is ragsift's own (where a file "
+                    "is on the server) and is refused.",
         examples=[{"tags": ["手册", "manual"], "published": "2024-05-01", "year": 2024}])
 
     @field_validator("id", "source")
@@ -67,7 +70,10 @@ class DocumentIn(_Body):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return clean_metadata(v)  # the check every document gets (a ValueError naming the key: 422)
+        v = clean_metadata(v)  # the check every document gets (a ValueError naming the key: 422)
+        if PATH_KEY in v:  # ragsift's own (add_documents skips such a document with the same reason)
+            raise ValueError(RESERVED_PATH)
+        return v
 
 
 class DocumentsRequest(_Body):
@@ -205,8 +211,9 @@ class Ready(BaseModel):
 
 
 class StatsOut(BaseModel):
-    """What ``KnowledgeBase.stats`` says; a store adds its own details (LanceDB: path, disk_bytes,
-    kept_generations; Milvus: uri, collections, index)."""
+    """What ``KnowledgeBase.stats`` says; a store adds its own details (LanceDB: disk_bytes,
+    kept_generations; Milvus: uri, collections, index). Where the knowledge base is on the server
+    (its directory, a Milvus Lite file) is the operator's and not shown."""
 
     model_config = ConfigDict(extra="allow")
     backend: str = Field(description="lancedb or milvus")

@@ -25,12 +25,21 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from ragsift.store.filters import INT64_MAX, INT64_MIN, Node, iso_date, parse_iso_date
-from ragsift.types import Child, Document, Parent, located
+from ragsift.types import INTERNAL_METADATA, Child, Document, Parent, located
 
 # Filter fields every knowledge base has; document metadata adds more. ``lang`` is the language
 # detected for each entry ("zh", "en" or "other"), so a filter on it keeps an entry's own
 # language, whatever its document says: a document's metadata ``lang`` is kept but not filterable.
 BUILTIN_FIELDS = {"doc_id": "string", "source": "string", "title": "string", "format": "string", "lang": "string"}
+
+
+def known_fields(recorded: dict[str, str]) -> dict[str, str]:
+    """The filterable fields of a store whose manifest records these metadata fields: the
+    recorded ones (less a built-in name recorded before it was built in, and what ragsift keeps
+    for itself, ``INTERNAL_METADATA``, that a knowledge base made before recorded), then the
+    built-in ones."""
+    return {**{k: t for k, t in recorded.items() if k not in BUILTIN_FIELDS and k not in INTERNAL_METADATA},
+            **BUILTIN_FIELDS}
 
 
 @dataclass
@@ -265,8 +274,9 @@ class ManifestStore:
 
     def fields(self) -> dict[str, str]:
         """Filterable fields and their types: the built-in ones, then the metadata fields seen
-        (a metadata field recorded under a built-in name before that name was built in loses)."""
-        return {**self.manifest.get("fields", {}), **BUILTIN_FIELDS}
+        (a metadata field recorded under a built-in name before that name was built in loses;
+        one ragsift keeps for itself, ``path``, recorded by a knowledge base made before, is none)."""
+        return known_fields(self.manifest.get("fields") or {})
 
 
 class Store(Protocol):
@@ -458,12 +468,13 @@ def filterable_values(fields: dict[str, str], metadata: dict[str, Any]) -> tuple
     A field's type is fixed by its first value; later values of another type stay in the
     document metadata but are not filterable (an int is accepted in a float field; ISO 8601 text
     in a date field is that date, as JSON (a JSONL file, the HTTP API) carries dates; a date in a
-    string field is its ISO text)."""
+    string field is its ISO text). What ragsift keeps for itself (``INTERNAL_METADATA``) is kept in
+    the metadata, never indexed for filters."""
     values: dict[str, Any] = {}
     new: dict[str, str] = {}
     for key, value in metadata.items():
         ftype = metadata_field_type(value)
-        if ftype is None or not FIELD_NAME_RE.match(key) or key in BUILTIN_FIELDS:
+        if ftype is None or not FIELD_NAME_RE.match(key) or key in BUILTIN_FIELDS or key in INTERNAL_METADATA:
             continue
         known = fields.get(key) or new.get(key)
         if known is None:

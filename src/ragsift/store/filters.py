@@ -11,7 +11,9 @@ Comparison operators: eq, ne, gt, gte, lt, lte, in, nin (a leading ``$`` is acce
 ``$in``). Logical: and, or (lists of filters), not (one filter). Keys at one level are AND-ed.
 
 Built-in fields: ``doc_id``, ``source``, ``title``, ``format`` and ``lang``, the language detected
-for each entry (``zh``, ``en`` or ``other``; ``{"lang": "zh"}`` keeps Chinese entries).
+for each entry (``zh``, ``en`` or ``other``; ``{"lang": "zh"}`` keeps Chinese entries). What
+ragsift keeps for itself (``types.INTERNAL_METADATA``: ``path``, where a file is on the server) is
+no filter field, whatever a store recorded: a filter naming it is a FilterError.
 
 Field types: string, int, float, bool, date and list (of strings). A date field holds ISO 8601
 text (``"2024-05-01"``, ``"2024-05-01T09:30:00"``); its values are dates given as such text (or
@@ -33,6 +35,7 @@ from typing import Any
 
 from ragsift.errors import FilterError
 from ragsift.text.lang import LANGUAGES
+from ragsift.types import INTERNAL_METADATA
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
 LIST_OPS = ("contains", "in", "nin")
@@ -131,6 +134,8 @@ def _parse(spec: Any, fields: dict[str, str], depth: int) -> Node:
 
 
 def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
+    if name in INTERNAL_METADATA:  # whatever the store recorded (a knowledge base made before: a column)
+        raise FilterError(f"{name!r} is not a filter field: {INTERNAL_METADATA[name]}")
     if name not in fields:
         known = ", ".join(sorted(fields)) or "(none)"
         raise FilterError(f"unknown filter field {name!r}; known fields: {known}")

@@ -114,7 +114,7 @@ def committed_stats(path: Path) -> dict[str, Any] | None:
     """The stats of the embedded store at ``path`` read from its manifest, which records the row
     counts at each commit, without opening a table (LanceDB takes seconds to import); None when
     there is no manifest or it records no counts (committed before they were)."""
-    from ragsift.store.base import BUILTIN_FIELDS
+    from ragsift.store.base import known_fields
 
     try:
         m = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
@@ -123,8 +123,7 @@ def committed_stats(path: Path) -> dict[str, Any] | None:
     counts = m.get("counts") if isinstance(m, dict) else None
     if manifest_problem(m) or not isinstance(counts, dict) or not all(isinstance(counts.get(t), int) for t in TABLES):
         return None
-    fields = {**{k: v for k, v in (m.get("fields") or {}).items() if k not in BUILTIN_FIELDS}, **BUILTIN_FIELDS}
-    return stats_of(path, m, counts, fields)
+    return stats_of(path, m, counts, known_fields(m.get("fields") or {}))
 
 
 def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:

@@ -13,14 +13,22 @@ def source_title(source: str) -> str:
     return PurePosixPath(source.replace("\\", "/")).stem or source
 
 
-def iter_files(root: Path) -> Iterator[Path | tuple[Path, str]]:
+#: why a link out of the folder is not read
+OUTSIDE = "symbolic link to a file outside the folder (not followed; setting follow_outside_links)"
+
+
+def iter_files(root: Path, follow_outside_links: bool = False) -> Iterator[Path | tuple[Path, str]]:
     """The files to load under ``root`` (hidden ones left out), and, as (path, reason), every
     entry that is not loaded for another reason: a dangling symbolic link, a link loop, a
-    link to a directory (not followed), a FIFO, socket or device, an unreadable directory."""
+    link to a directory (not followed), a link to a file outside ``root`` (its target, links
+    resolved, is not under ``root``'s: not followed unless ``follow_outside_links``), a FIFO,
+    socket or device, an unreadable directory. A file named alone (``root`` is not a directory)
+    is the operator's choice: read wherever a link takes it."""
     if not root.is_dir():
         kind = _not_a_file(root)
         yield (root, kind) if kind else root
         return
+    top = root.resolve()
     found: list[tuple[Path, str | None]] = []
     stack = [root]
     while stack:
@@ -41,10 +49,20 @@ def iter_files(root: Path) -> Iterator[Path | tuple[Path, str]]:
             except OSError:
                 pass
             kind = _not_a_file(path)
+            if kind is None and not follow_outside_links and entry.is_symlink() and not _within(path, top):
+                kind = OUTSIDE
             if kind != "":
                 found.append((path, kind))
     for path, kind in sorted(found, key=lambda pk: str(pk[0])):
         yield path if kind is None else (path, kind)
+
+
+def _within(path: Path, top: Path) -> bool:
+    """Whether ``path``, links resolved, is ``top`` (a resolved folder) or under it."""
+    try:
+        return path.resolve().is_relative_to(top)
+    except (OSError, RuntimeError):  # cannot be resolved: not known to be inside
+        return False
 
 
 def _not_a_file(path: Path) -> str | None:

@@ -4,6 +4,7 @@ request waits on the write lock."""
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
@@ -143,7 +144,14 @@ async def sync(request: Request, dry_run: bool = Query(False), name: str = Depen
         raise NotFound(f"no folder to sync for knowledge base {name!r}: the operator sets one with --sync-dir")
     kb = srv.pool.get(name, create=True)
     if dry_run:
-        report = await run_in_threadpool(kb.sync, folder, dry_run=True)
+        report = await run_in_threadpool(_mirror, kb, folder, dry_run=True)
         return JSONResponse(report.to_dict())
-    job = srv.jobs.submit(name, JobKind.SYNC, 1, lambda progress: kb.sync(folder, progress=progress))
+    job = srv.jobs.submit(name, JobKind.SYNC, 1, lambda progress: _mirror(kb, folder, progress=progress))
     return JSONResponse(job.to_dict(), status_code=202)
+
+
+def _mirror(kb: KnowledgeBase, folder: Path, **kw: Any) -> IngestReport:
+    """``kb.sync(folder)``; a folder gone is said without naming where it was (the operator's)."""
+    if not folder.is_dir():
+        raise InputError("the folder the operator set for this knowledge base to mirror (--sync-dir) is not there")
+    return kb.sync(folder, **kw)

@@ -28,7 +28,11 @@ def without_credentials(value: Any) -> Any:
 
 @router.get("/stats", summary="Counts, generation and store details", response_model=StatsOut)
 def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
-    return without_credentials(kb.stats())
+    st = without_credentials(kb.stats())
+    st.pop("path", None)  # where the knowledge base is on the server: the operator's (ragsift stats shows it)
+    if "://" not in str(st.get("uri", "://")):  # a Milvus Lite file, not a server's address
+        st.pop("uri")
+    return st
 
 
 @router.get("/settings", summary="The settings in force and what a query may change", response_model=SettingsOut)
