@@ -115,9 +115,10 @@ def _wait_done(q, job_id: str, timeout: float = 30) -> object:
 
 def test_a_job_waits_for_a_lock_another_worker_holds_then_runs(tmp_path):
     from ragsift.errors import WriterBusy
-    from ragsift.server.jobs import JobKind, JobQueue
+    from ragsift.server.jobs import JobKind, JobQueue, JobRecords
 
-    mine, other = JobQueue(shared_dir=tmp_path), JobQueue(shared_dir=tmp_path)  # two workers' queues
+    # two workers' queues, recording their jobs in the one folder
+    mine, other = (JobQueue(records=JobRecords(tmp_path), wait_for_writers=True) for _ in range(2))
     phases: list[str] = []
     tries = []
 

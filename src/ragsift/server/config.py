@@ -85,7 +85,6 @@ class ServerConfig:
     embedder: str = ""  # embedder of knowledge bases the server creates ("" = the default)
     sync_dirs: dict[str, Path] = field(default_factory=dict)  # knowledge base -> the folder POST /sync mirrors
     workers: int = 1  # processes answering on one port (ragsift.server.workers)
-    shared_dir: Path | None = None  # with workers: the folder they share job states in (made by the supervisor)
 
     def __post_init__(self) -> None:
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 1 <= self.port <= 65535:

@@ -45,7 +45,7 @@ class Metrics:
 
     def watch_jobs(self, jobs: Any) -> None:
         self._jobs_running.set_function(jobs.active)
-        self._chunks.set_function(lambda: sum(j.done for j in jobs.list() if not j.finished))
+        self._chunks.set_function(lambda: sum(j.done for j in jobs.running()))
 
     def job_finished(self, job: Any) -> None:
         self._jobs_done.labels(job.state).inc()

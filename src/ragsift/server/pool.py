@@ -61,6 +61,23 @@ class KBPool:
         self.path(name)  # the name is checked
         return self.cfg.kb_root / ".uploads" / name  # type: ignore[operator]
 
+    def upload_roots(self) -> dict[str, Path]:
+        """Every knowledge base's upload folder that exists, by name."""
+        if self.cfg.kb is not None:
+            return {"default": self.cfg.kb / ".uploads"}
+        base = self.cfg.kb_root / ".uploads"  # type: ignore[operator]
+        try:
+            return {p.name: p for p in base.iterdir() if p.is_dir() and NAME_RE.match(p.name)}
+        except OSError:
+            return {}
+
+    def jobs_folder(self) -> Path:
+        """Where the server records its write jobs (``jobs.JobRecords``): inside the knowledge base
+        when it is the only one, else beside the knowledge bases (one folder a name inside)."""
+        if self.cfg.kb is not None:
+            return self.cfg.kb / ".jobs"
+        return self.cfg.kb_root / ".jobs"  # type: ignore[operator]
+
     def get(self, name: str | None = None, create: bool = False) -> KnowledgeBase:
         """The knowledge base by name (the default one for None); ``create``: make it when missing
         (with the server's embedder), as a write may."""

@@ -173,14 +173,16 @@ class DocumentDetail(DocumentOut):  # type: ignore[misc, valid-type]
 
 
 class Progress(BaseModel):
-    done: int
-    total: int | None
+    done: int = Field(description="Chunks embedded so far.")
+    total: int | None = Field(description="Chunks to embed (null while not known: a checkpointed ingest streams).")
+    commits: int = Field(0, description="Commits of this job done so far: a checkpointed ingest commits in parts, "
+                                        "each kept if the server stops later.")
 
 
 class JobOut(BaseModel):
     id: str
     kb: str
-    kind: str = Field(description="files, documents or delete")
+    kind: str = Field(description="files, documents, delete or sync")
     items: int
     state: str = Field(description="queued, running, done or failed")
     phase: str
@@ -190,6 +192,10 @@ class JobOut(BaseModel):
     finished_at: float | None
     report: dict[str, Any] | None = Field(description="An ingest's report, or a delete's deleted ids and generation.")
     error: str | None
+    committed: str | None = Field(None, description=(
+        "Set only when the server stopped before the job ended (it is then failed, and its error says so): what "
+        "of it the knowledge base holds. none; part (the checkpoints it committed: send it again to resume); "
+        "all (its commit landed, only its report was lost); unknown (it stopped during a commit)."))
 
 
 class JobList(BaseModel):

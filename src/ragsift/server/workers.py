@@ -1,12 +1,14 @@
 """``ragsift serve --workers N``: N processes answer on one port, so queries use every core.
 
-The supervisor binds the listening socket, makes a folder the workers share job states in
-(``jobs.JobQueue``; readable by this user only, removed at exit) and forks the workers before
-anything heavy is loaded: each worker opens its knowledge bases, loads its models and builds
-(or maps, in large stores) its search indexes itself, and accepts connections from the shared
-socket (the kernel spreads them). Writes stay one at a time: a worker's job waits for the
-knowledge base's write lock while another worker's job holds it. A worker that dies is started
-again; SIGTERM or SIGINT to the supervisor stops every worker and then itself.
+The supervisor binds the listening socket and forks the workers before anything heavy is
+loaded: each worker opens its knowledge bases, loads its models and builds (or maps, in large
+stores) its search indexes itself, and accepts connections from the shared socket (the kernel
+spreads them). The workers share the job records beside the knowledge bases
+(``jobs.JobRecords``), so any worker answers for any job; a worker started again after a crash
+fails the jobs of the one that died, saying what of each was committed. Writes stay one at a
+time: a worker's job waits for the knowledge base's write lock while another worker's job holds
+it. A worker that dies is started again; SIGTERM or SIGINT to the supervisor stops every worker
+and then itself.
 
 Per worker, not shared: rate limits and in-flight counts per key (a client may reach up to N
 times the limit), the metrics at ``/metrics`` (each answers for itself), the queue bound of
@@ -15,14 +17,10 @@ times the limit), the metrics at ``/metrics`` (each answers for itself), the que
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
-from dataclasses import replace
-from pathlib import Path
 
 from ragsift.errors import ConfigError
 from ragsift.server.config import ServerConfig
@@ -55,8 +53,6 @@ def serve(cfg: ServerConfig, log_level: str = "info") -> int:
     if not hasattr(os, "fork"):
         raise ConfigError("--workers above 1 needs os.fork (Linux, macOS); run one worker per port instead")
     sock = bind(cfg.host, cfg.port)
-    shared = Path(tempfile.mkdtemp(prefix="ragsift-jobs-"))  # mode 0700
-    cfg = replace(cfg, shared_dir=shared)
     children: dict[int, int] = {}  # pid -> worker number
     stopping = False
 
@@ -111,5 +107,4 @@ def serve(cfg: ServerConfig, log_level: str = "info") -> int:
             except ChildProcessError:
                 pass
         sock.close()
-        shutil.rmtree(shared, ignore_errors=True)
     return 0

@@ -78,10 +78,12 @@ def delete(doc_id: str, kb: KnowledgeBase = Depends(read_kb), name: str = Depend
         raise NotFound(f"no document {doc_id[:200]!r}")
 
     def run(progress: Any) -> dict[str, Any]:
+        progress.commit_begins()  # recorded first: a server stopped now tells whether the delete landed
         deleted = kb.delete([doc_id])
+        progress.commit_done()
         with kb.reading() as store:
             return {"deleted": deleted, "generation": store.generation}
-    return srv.jobs.submit(name, JobKind.DELETE, 1, run).to_dict()
+    return srv.jobs.submit(name, JobKind.DELETE, 1, run, targets=[doc_id]).to_dict()
 
 
 @router.get("/sections/{parent_id:path}", summary="A whole section (a passage's parent)", response_model=SectionOut)
@@ -103,7 +105,8 @@ def add_documents(body: DocumentsRequest = Body(openapi_examples=DOCUMENTS_EXAMP
     records = [{**d.model_dump(exclude={"source"}), **({"source": d.source} if d.source else {})}
                for d in body.documents]
     job = srv.jobs.submit(name, JobKind.DOCUMENTS, len(records),
-                          lambda progress: kb.add_documents(records, progress=progress))
+                          lambda progress: kb.add_documents(records, progress=progress),
+                          checkpointing=_checkpointing(kb))
     return job.to_dict()
 
 
@@ -120,7 +123,7 @@ def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, 
         kb = srv.pool.get(name, create=True)
         job = srv.jobs.submit(name, JobKind.FILES, len(files),  # named by file name: the folder is temporary
                               lambda progress: kb.ingest(folder, progress=progress, record_paths=False),
-                              cleanup=folder)
+                              cleanup=folder, checkpointing=_checkpointing(kb))
     except BaseException:
         import shutil
 
@@ -146,7 +149,8 @@ async def sync(request: Request, dry_run: bool = Query(False), name: str = Depen
     if dry_run:
         report = await run_in_threadpool(_mirror, kb, folder, dry_run=True)
         return JSONResponse(report.to_dict())
-    job = srv.jobs.submit(name, JobKind.SYNC, 1, lambda progress: _mirror(kb, folder, progress=progress))
+    job = srv.jobs.submit(name, JobKind.SYNC, 1, lambda progress: _mirror(kb, folder, progress=progress),
+                          checkpointing=_checkpointing(kb))
     return JSONResponse(job.to_dict(), status_code=202)
 
 
@@ -155,3 +159,9 @@ def _mirror(kb: KnowledgeBase, folder: Path, **kw: Any) -> IngestReport:
     if not folder.is_dir():
         raise InputError("the folder the operator set for this knowledge base to mirror (--sync-dir) is not there")
     return kb.sync(folder, **kw)
+
+
+def _checkpointing(kb: KnowledgeBase) -> bool:
+    """Whether the knowledge base's ingests commit in checkpoints (a job stopped midway keeps them)."""
+    ing = kb.settings.ingest
+    return bool(ing.checkpoint_documents or ing.checkpoint_seconds)

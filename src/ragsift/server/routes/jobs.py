@@ -1,5 +1,7 @@
-"""Write jobs (ingests and deletes) of one knowledge base: listed, read, and followed as
-Server-Sent Events. A job is visible only through the knowledge base it writes to."""
+"""Write jobs (ingests, deletes, syncs) of one knowledge base: listed, read, and followed as
+Server-Sent Events. A job is visible only through the knowledge base it writes to (only that
+knowledge base's records are read). Jobs are recorded on the disk (``server.jobs``): after a
+restart, a job answers as it finished, or as failed with what of it was committed."""
 from __future__ import annotations
 
 import asyncio
