@@ -266,7 +266,8 @@ def served(tmp_path_factory):
     docs = _folder(root)
     (docs / "passwd.txt").symlink_to("/etc/passwd")
     (docs / "邻居.md").symlink_to(_sibling(root) / "秘密笔记.md")
-    KnowledgeBase.open(root / "kb", embedder="minilm").close()
+    # operator settings that name files on the server: a read key sees their file names only
+    KnowledgeBase.open(root / "kb", embedder="minilm", llm_cache=str(root / f"cache {TOKEN}" / "answers.sqlite")).close()
     with ServerProcess(["--kb", str(root / "kb"), "serve", "--sync-dir", str(docs), "--mcp-ingest"]) as srv:
         with srv.client(WRITE_KEY) as c:
             job = wait_job(c, c.post("/v1/sync").json())
