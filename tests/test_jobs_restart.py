@@ -184,8 +184,8 @@ def test_records_are_whole_synced_files_and_bounded(tmp_path, monkeypatch):
         ids.append(job.id)
         _wait(lambda job=job: q.get(job.id).finished)
     q.stop()
-    files = sorted(p.name for p in (tmp_path / "main").iterdir())
-    assert files == sorted(f"{i}.json" for i in ids[2:])  # the newest three; no temporary file left
+    # the newest three; no temporary file left (old ones are pruned just after a job's end is recorded)
+    _wait(lambda: sorted(p.name for p in (tmp_path / "main").iterdir()) == sorted(f"{i}.json" for i in ids[2:]))
     rec = json.loads((tmp_path / "main" / f"{ids[-1]}.json").read_text())
     assert rec["state"] == "done" and rec["report"] == {"added": ["d4"]} and rec["owner"] == q.records.token
     assert [p.name for p in (tmp_path / ".owners").iterdir()] == [q.records.token]
