@@ -19,8 +19,8 @@
    (``load_file``) and in a reading process (``read_file``, the path every ingest takes),
    alternating, best of three: per-file p50 and the total, and the worker's start.
 3. **Long documents with default settings.** War and Peace in English printed to a PDF by
-   LibreOffice (1,030 pages), a sheet of 100,000 rows (sentences of SciFact, HotpotQA and CMRC
-   2018, one a row), War and Peace (3.2 MB) and 红楼梦 (2.6 MB) as text: read with the default
+   LibreOffice (1,030 pages), a sheet of 100,000 rows (sentences of SciFact, HotpotQA, CMRC
+   2018 and L-Eval, one a row), War and Peace (3.2 MB) and 红楼梦 (2.6 MB) as text: read with the default
    limits in a reading process: time, CPU, pages or rows a second, peak memory. With
    ``--ingest-long``, each is then ingested whole with the default settings (e5-small).
 
@@ -92,25 +92,35 @@ def odt_bytes() -> bytes:
     return buf.getvalue()
 
 
-def xlsx_bytes(sheet_data: str, ref: str, shared: str | None = None) -> bytes:
-    import openpyxl
-
-    wb = openpyxl.Workbook()
-    wb.active.append(["x"])
-    out = io.BytesIO()
-    wb.save(out)
-    src = zipfile.ZipFile(io.BytesIO(out.getvalue()))
-    buf = io.BytesIO()
+def xlsx_bytes(sheet_data: str, ref: str, shared: list[str] | None = None) -> bytes:
+    """A workbook of one sheet, its parts written here (the hostile part is the sheet's data or
+    its shared strings)."""
     main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006"
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    parts = {
+        "[Content_Types].xml": f'<Types xmlns="{pkg}/content-types"><Default Extension="rels" '
+        f'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+        f'ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="{ct}.sheet.main+xml"/>'
+        f'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="{ct}.worksheet+xml"/>'
+        f'<Override PartName="/xl/sharedStrings.xml" ContentType="{ct}.sharedStrings+xml"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="{pkg}/relationships"><Relationship Id="rId1" '
+        f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook xmlns="{main}" xmlns:r="{rel}"><sheets><sheet name="数据 data" sheetId="1" '
+        'r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="{pkg}/relationships"><Relationship Id="rId1" '
+        f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{rel}/sharedStrings" '
+        'Target="sharedStrings.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": f'<worksheet xmlns="{main}"><dimension ref="{ref}"/><sheetData>{sheet_data}'
+        "</sheetData></worksheet>",
+        "xl/sharedStrings.xml": f'<sst xmlns="{main}" count="{len(shared or [])}" uniqueCount="{len(shared or [])}">'
+        + "".join(f"<si><t>{t}</t></si>" for t in (shared or [])) + "</sst>",
+    }
+    buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for item in src.infolist():
-            data = src.read(item)
-            if item.filename == "xl/worksheets/sheet1.xml":
-                data = (f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{main}"><dimension ref="{ref}"/>'
-                        f"<sheetData>{sheet_data}</sheetData></worksheet>").encode()
-            elif item.filename == "xl/sharedStrings.xml" and shared is not None:
-                data = shared.encode()
-            z.writestr(item, data)
+        for name, text in parts.items():
+            z.writestr(name, '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + text)
     return buf.getvalue()
 
 
@@ -127,12 +137,9 @@ def hostile_files(work: Path) -> dict[str, Path]:
     files["empty-table-5000x200.docx"] = docx_bytes(("<w:tr>" + "<w:tc><w:p/></w:tc>" * 200 + "</w:tr>") * 5000)
     files["rows-1048576.xlsx"] = xlsx_bytes('<row r="1"><c r="A1" t="s"><v>0</v></c></row>'
                                             + "".join(f'<row r="{i}"/>' for i in range(2, 1_048_577)),
-                                            "A1:XFD1048576")
-    n = 3_000_000
-    shared = (f'<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
-              f'2006/main" count="{n}" uniqueCount="{n}">' + "".join(f"<si><t>s{i}</t></si>" for i in range(n))
-              + "</sst>")
-    files["shared-strings-3M.xlsx"] = xlsx_bytes('<row r="1"><c r="A1" t="s"><v>0</v></c></row>', "A1:A1", shared)
+                                            "A1:XFD1048576", ["重置 reset"])
+    files["shared-strings-3M.xlsx"] = xlsx_bytes('<row r="1"><c r="A1" t="s"><v>0</v></c></row>', "A1:A1",
+                                                 [f"s{i}" for i in range(3_000_000)])
     side = 7745  # 59,985,025 pixels: just under the 60-megapixel limit
     img = Image.new("L", (side, side), 255)
     draw = ImageDraw.Draw(img)
@@ -325,7 +332,7 @@ def long_files(datasets: Path, long: Path, work: Path) -> dict[str, Path]:
         ws = wb.create_sheet("句子 sentences")
         ws.append(["id", "title", "n", "sentence", "set"])
         rows = 0
-        for name in ("scifact", "hotpotqa-ircot-dev500", "cmrc2018-dev"):
+        for name in ("scifact", "hotpotqa-ircot-dev500", "cmrc2018-dev", "leval-longdoc-en"):
             for line in (datasets / name / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
                 r = json.loads(line)
                 for i, (s, e) in enumerate(sentence_spans(r.get("text") or "")):

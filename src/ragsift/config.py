@@ -323,7 +323,7 @@ class IngestSettings(Group):
     """Largest file read, in megabytes."""
     max_file_pages: Int = Field(5000, gt=0, le=1_000_000)
     """Most pages (PDF) a file may have; past it the file is skipped with its reason."""
-    max_file_chars: Int = Field(20_000_000, gt=0, le=2_000_000_000)
+    max_file_chars: Int = Field(50_000_000, gt=0, le=2_000_000_000)
     """Most characters of text a packed file (PDF and other compressed formats) may make; it may
     also make at most a million plus 20 per byte of the file: a small file whose streams unpack
     to far more text (a bomb) is skipped, not read whole."""

@@ -43,7 +43,7 @@ class LoadLimits:
 
     max_bytes: int = MAX_FILE_BYTES
     max_pages: int = 5000
-    max_chars: int = 20_000_000
+    max_chars: int = 50_000_000
     max_seconds: float = 3600.0  # CPU seconds one file may take at most, however much it holds
     seconds: float = 30.0  # CPU seconds any file may take, before its pages count
     seconds_per_page: float = 2.0  # and more for each page it has read (``Budget.work``)

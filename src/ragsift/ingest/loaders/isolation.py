@@ -145,6 +145,7 @@ class Worker:
         started = time.monotonic()
         deadline: float | None = None  # on the worker's CPU clock: it tells each new one
         begun = 0.0  # the worker's CPU seconds when it began the file
+        peak = 0.0  # the worker's resident memory, as often as it is watched (MB)
         assert self.proc.stdin is not None
         try:
             send(self.proc.stdin, ("read", str(path), source, limits,  # type: ignore[arg-type]
@@ -161,12 +162,14 @@ class Worker:
             elif frame is not None and frame[0] == "done":
                 res: LoadResult = frame[1]
                 res.stats = dict(frame[2])
+                res.stats["peak_mb"] = max(peak, res.stats.get("peak_mb", 0.0))
                 return res
             if self.frames.closed or self.proc.poll() is not None:
                 self.proc.wait()
                 raise WorkerGone(self._death(limits))
             allowance = (deadline - begun) if deadline is not None else limits.seconds
             cpu = _cpu_of(self.proc.pid)
+            peak = max(peak, _rss_mb(self.proc.pid))
             if cpu is not None and deadline is not None and cpu > deadline + CPU_GRACE:
                 self.kill()
                 raise WorkerGone(over_time(allowance, limits))
@@ -241,6 +244,16 @@ def _loader_modules(suffix: str) -> list[str]:
     return [] if module.startswith("ragsift.") else [module]
 
 
+def _rss_mb(pid: int) -> float:
+    """A process's resident memory in MB, from /proc (0 where there is none)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE / (1 << 20)
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") and "SC_PAGE_SIZE" in os.sysconf_names else 4096
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
 
 

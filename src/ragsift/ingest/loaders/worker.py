@@ -113,7 +113,9 @@ def _read(out: BinaryIO, load_file: Any, path: Path, source: str, limits: LoadLi
         base.on_deadline = None
         _set_cpu(None)
         _set_memory(None)
-    stats = {"cpu_seconds": base.cpu_seconds() - cpu0, "peak_mb": _peak_mb()}
+    # the peak since the file began where the kernel resets it (else the process's), and the size
+    # now; the parent adds what it saw while watching
+    stats = {"cpu_seconds": base.cpu_seconds() - cpu0, "peak_mb": _peak_mb() if _peak_reset else _rss_now_mb()}
     send(out, ("done", res, stats))
     return clean
 
@@ -180,12 +182,30 @@ def _data_bytes() -> int:
     return 0
 
 
+_peak_reset = False
+
+
 def _reset_peak() -> None:
-    try:  # Linux: the peak resident size (VmHWM) starts again from now
+    """Linux: the peak resident size (VmHWM) starts again from now, where the kernel allows it."""
+    global _peak_reset
+    before = _peak_mb()
+    try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     except OSError:
         pass
+    _peak_reset = _peak_mb() < before or before <= _rss_now_mb() + 1
+
+
+def _rss_now_mb() -> float:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return 0.0
 
 
 def _peak_mb() -> float:

@@ -1,0 +1,232 @@
+"""Reading real documents (issue 52): PDFs nobody here wrote, scored against a reference that no
+reader compared here produced: the HTML edition of the same manual, published beside the PDF.
+
+    .venv/bin/python benchmarks/real_reading.py --work-dir /work/data-ext/real-reading \
+        [--anchor markitdown=/work/venv-markitdown/bin/python] [--only R-intro]
+
+**The documents.** Debian ships manuals as PDF and as HTML built from one source: R's manuals
+(texinfo: pdfTeX for the PDF, makeinfo for the HTML; English; packages r-doc-pdf and r-doc-html),
+and the Debian Edu manual in English and Simplified Chinese (DocBook: dblatex for the PDF, the
+XSL stylesheets for the HTML; debian-edu-doc-en, debian-edu-doc-zh-cn). The script fetches the
+packages with ``apt-get download`` and unpacks them with ``dpkg-deb -x`` into the work folder.
+
+**The reference.** From each HTML file, with lxml (not any reader scored here): its headings
+(``h1``-``h4`` of the body, the table of contents, navigation and title page left out) and its
+text (the same parts left out), and its tables' cells.
+
+**Scores**, for ragsift and each anchor:
+- heading recall and precision: a reference heading is found when an output heading (a ``#``
+  line) says the same after numbering, case, punctuation and spaces are taken away; precision is
+  the share of output headings that are reference headings;
+- text F1 over words (lower-cased runs of letters and digits; each CJK character a word), and
+  over characters (spaces left out, as ``reading.py`` scores);
+- glued words: the share of the output's words that are not reference words but split into two or
+  more of them ("Recentadvancesin...");
+- table cell recall: the share of reference cells (non-empty, normalized) found in output tables;
+- pages a second (the PDF's pages over the reading time, one process, in this run).
+
+Writes benchmarks/results/real_reading.json (with the command and the commit measured).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+OUT = ROOT / "benchmarks" / "results" / "real_reading.json"
+PACKAGES = ["r-doc-pdf", "r-doc-html", "debian-edu-doc-en", "debian-edu-doc-zh-cn"]
+R_MANUALS = ["R-intro", "R-data", "R-admin", "R-FAQ", "R-lang", "R-ints", "R-exts"]
+
+
+def documents(root: Path) -> list[dict[str, Any]]:
+    out = [{"name": m, "lang": "en", "kind": "texinfo", "pdf": root / f"usr/share/R/doc/manual/{m}.pdf",
+            "html": root / f"usr/share/R/doc/manual/{m}.html"} for m in R_MANUALS]
+    for lang in ("en", "zh-cn"):
+        d = root / f"usr/share/doc/debian-edu-doc-{lang}"
+        out.append({"name": f"debian-edu-{lang}", "lang": "zh" if lang == "zh-cn" else "en", "kind": "docbook",
+                    "pdf": d / "debian-edu-bookworm-manual.pdf", "html": d / "debian-edu-bookworm-manual.html"})
+    return out
+
+
+def fetch(work: Path) -> Path:
+    """The Debian packages, downloaded and unpacked once into ``work``."""
+    root = work / "root"
+    debs = work / "debs"
+    if not (root / "usr/share/R/doc/manual/R-intro.pdf").exists():
+        debs.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True, capture_output=True)
+        for deb in debs.glob("*.deb"):
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+    return root
+
+
+# ------------------------------------------------------------------ the reference
+# navigation, the table of contents and the repeated title (texinfo; DocBook), not the manual's text
+SKIP_CLASSES = {"header", "nav-panel", "contents", "shortcontents", "Contents_element", "contents-heading", "settitle",
+                "navheader", "navfooter", "toc"}
+
+
+def reference(html: Path) -> dict[str, Any]:
+    import lxml.html
+
+    tree = lxml.html.fromstring(html.read_bytes())
+    body = tree.find("body") if tree.find("body") is not None else tree
+    for el in list(body.iter()):
+        cls = set((el.get("class") or "").split())
+        if el.tag in ("script", "style") or cls & SKIP_CLASSES:
+            if el.getparent() is not None:
+                el.drop_tree()
+    headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4")]
+    tables = []
+    for t in body.iter("table"):
+        rows = [[" ".join(c.text_content().split()) for c in tr.iter("td", "th")] for tr in t.iter("tr")]
+        tables.append([r for r in rows if any(r)])
+    return {"headings": [h for h in headings if h], "text": body.text_content(), "tables": tables}
+
+
+# ------------------------------------------------------------------ scoring
+NUMBERING = re.compile(r"^\s*(?:(?:chapter|appendix|section|第)\s*)?(?:[\dA-Z]{1,3}(?:\.\d{1,3})*\.?|[IVX]{1,5}\.)\s+",
+                       re.IGNORECASE)
+
+
+def norm_heading(h: str) -> str:
+    h = h.replace("\xa0", " ").strip().lstrip("#").strip()
+    h = NUMBERING.sub("", h)
+    return re.sub(r"[\W_]+", "", h.casefold())
+
+
+WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    return [w.casefold() for w in WORD.findall(text)]
+
+
+def f1(ref: Counter, out: Counter) -> float:
+    common = sum((ref & out).values())
+    if not common:
+        return 0.0
+    p, r = common / sum(out.values()), common / sum(ref.values())
+    return 2 * p * r / (p + r)
+
+
+def glued(out_words: list[str], vocab: set[str]) -> float:
+    """The share of output words (of letters) that are no reference word but two or more joined."""
+    def splits(w: str) -> bool:
+        ok = [True] + [False] * len(w)
+        for i in range(1, len(w) + 1):
+            for j in range(max(0, i - 24), i):
+                if ok[j] and w[j:i] in vocab and (j > 0 or i < len(w)):
+                    ok[i] = True
+                    break
+        return ok[len(w)]
+
+    latin = [w for w in out_words if w.isalpha() and w.isascii()]
+    bad = sum(1 for w in latin if len(w) >= 6 and w not in vocab and splits(w))
+    return bad / len(latin) if latin else 0.0
+
+
+def md_headings(markdown: str) -> list[str]:
+    out, fence = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"#{1,6}\s+\S", line):
+            out.append(line)
+    return out
+
+
+def md_cells(markdown: str) -> set[str]:
+    cells = set()
+    for line in markdown.split("\n"):
+        s = line.strip()
+        if s.startswith("|") and s.endswith("|") and not re.fullmatch(r"\|(\s*:?-{3,}:?\s*\|)+", s):
+            cells |= {re.sub(r"\s+", "", c.lower()) for c in s.strip("|").split("|") if c.strip()}
+    return cells
+
+
+def score(ref: dict[str, Any], markdown: str) -> dict[str, float]:
+    want = [norm_heading(h) for h in ref["headings"] if norm_heading(h)]
+    got = [norm_heading(h) for h in md_headings(markdown) if norm_heading(h)]
+    want_set, got_set = set(want), set(got)
+    rw, ow = Counter(words(ref["text"])), words(re.sub(r"(?m)^#+\s|\|", " ", markdown))
+    ref_chars = Counter(re.sub(r"\s+", "", ref["text"]))
+    out_chars = Counter(re.sub(r"\s+", "", re.sub(r"(?m)^#+\s|\||^-{3,}$", "", markdown)))
+    cells = [re.sub(r"\s+", "", c.lower()) for t in ref["tables"] for r in t for c in r if c.strip()]
+    found = md_cells(markdown)
+    return {"heading_recall": round(sum(1 for h in want_set if h in got_set) / max(1, len(want_set)), 3),
+            "heading_precision": round(sum(1 for h in got if h in want_set) / max(1, len(got)), 3),
+            "headings": len(got), "reference_headings": len(want_set),
+            "word_f1": round(f1(rw, Counter(ow)), 3), "char_f1": round(f1(ref_chars, out_chars), 3),
+            "glued": round(glued(ow, set(rw)), 4),
+            "cell_recall": round(sum(1 for c in cells if c in found) / len(cells), 3) if cells else None}
+
+
+# ------------------------------------------------------------------ readers
+def read_ragsift(pdf: Path) -> tuple[str, float, int]:
+    from ragsift.ingest.loaders import LoadLimits, load_file
+    from ragsift.ingest.splitter import take_marks
+
+    t = time.perf_counter()
+    res = load_file(pdf, pdf.name, LoadLimits(max_seconds=3600))
+    took = time.perf_counter() - t
+    if not res.documents:
+        raise RuntimeError(res.skipped[0].reason if res.skipped else "nothing read")
+    doc = res.documents[0]
+    text, _ = take_marks(doc.text)
+    return (f"# {doc.title}\n\n" if doc.title else "") + text, took, int(doc.metadata.get("page_count") or 0)
+
+
+def read_anchor(python: str, reader: str, pdfs: list[Path]) -> dict[str, tuple[str, float, str | None]]:
+    from reading import read_anchor as run
+
+    return run(python, reader, pdfs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work-dir", type=Path, default=ROOT.parent / "data-ext" / "real-reading")
+    ap.add_argument("--anchor", action="append", default=[], help="NAME=PYTHON: an anchor reader in its own venv")
+    ap.add_argument("--only", default="", help="names of documents, comma-separated")
+    ap.add_argument("--tag", default="ragsift", help="the name ragsift's rows are stored under (before/after)")
+    args = ap.parse_args()
+    root = fetch(args.work_dir)
+    docs = [d for d in documents(root) if not args.only or d["name"] in args.only.split(",")]
+    result: dict[str, Any] = json.loads(OUT.read_text()) if OUT.exists() else {}
+    rows = result.setdefault("rows", {})
+    for d in docs:
+        ref = reference(d["html"])
+        md, took, pages = read_ragsift(d["pdf"])
+        row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
+               "pages_per_s": round(pages / took, 2), **score(ref, md)}
+        rows.setdefault(d["name"], {})[args.tag] = row
+        print(d["name"], args.tag, row, flush=True)
+    for spec in args.anchor:
+        name, python = spec.split("=", 1)
+        got = read_anchor(python, name, [d["pdf"] for d in docs])
+        for d in docs:
+            text, took, err = got[str(d["pdf"])]
+            row = {"error": err} if err else {"seconds": round(took, 2), **score(reference(d["html"]), text)}
+            rows.setdefault(d["name"], {})[name] = row
+            print(d["name"], name, row, flush=True)
+    result.setdefault("runs", []).append({"tag": args.tag, "anchors": [a.split("=")[0] for a in args.anchor],
+                                          "command": "python benchmarks/real_reading.py " + " ".join(sys.argv[1:]),
+                                          "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short",
+                                                                    "HEAD"], capture_output=True,
+                                                                   text=True).stdout.strip(),
+                                          "date": time.strftime("%Y-%m-%d")})
+    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
