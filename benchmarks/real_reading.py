@@ -55,6 +55,8 @@ def documents(root: Path) -> list[dict[str, Any]]:
         d = root / f"usr/share/doc/debian-edu-doc-{lang}"
         out.append({"name": f"debian-edu-{lang}", "lang": "zh" if lang == "zh-cn" else "en", "kind": "docbook",
                     "pdf": d / "debian-edu-bookworm-manual.pdf", "html": d / "debian-edu-bookworm-manual.html"})
+    for tex in sorted((root.parent / "papers").glob("*.tex")):  # two-column papers and their LaTeX source
+        out.append({"name": tex.stem, "lang": "en", "kind": "latex-2col", "pdf": tex.with_suffix(".pdf"), "tex": tex})
     return out
 
 
@@ -76,6 +78,38 @@ SKIP_CLASSES = {"header", "nav-panel", "contents", "shortcontents", "Contents_el
                 "navheader", "navfooter", "toc"}
 
 
+def reference_of(doc: dict[str, Any]) -> dict[str, Any]:
+    return latex_reference(doc["tex"]) if "tex" in doc else reference(doc["html"])
+
+
+LATEX_HEADING = re.compile(r"\\(?:section|subsection|subsubsection)\*?\{((?:[^{}]|\{[^{}]*\})*)\}")
+
+
+def latex_reference(tex: Path) -> dict[str, Any]:
+    """A paper's headings and text from its LaTeX source: the sectioning commands' titles; the text
+    with comments, environments' names, math and commands taken out (their braced arguments kept)."""
+    src = re.sub(r"(?<!\\)%.*", "", tex.read_text(encoding="utf-8", errors="replace"))
+    body = src[src.find("\\begin{document}"):] if "\\begin{document}" in src else src
+    headings = [_detex(m.group(1)) for m in LATEX_HEADING.finditer(body)]
+    if "\\begin{abstract}" in body:
+        headings.insert(0, "Abstract")
+    if "\\bibliography{" in body or "\\begin{thebibliography}" in body:
+        headings.append("References")
+    title = re.search(r"\\title\{((?:[^{}]|\{[^{}]*\})*)\}", src)
+    text = _detex(body)
+    return {"headings": ([_detex(title.group(1))] if title else []) + headings, "text": text, "tables": []}
+
+
+def _detex(s: str) -> str:
+    s = re.sub(r"\$[^$]*\$", " ", s)
+    s = re.sub(r"\\(?:begin|end)\{[^}]*\}(?:\[[^]]*\])?(?:\{[^}]*\})?", " ", s)
+    s = re.sub(r"\\(?:cite|citep|citet|ref|label|url|bibliography|bibliographystyle|usepackage|documentclass)"
+               r"\*?(?:\[[^]]*\])?\{[^}]*\}", " ", s)
+    s = re.sub(r"\\[A-Za-z]+\*?(?:\[[^]]*\])?", " ", s)
+    s = re.sub(r"\\.", " ", s)
+    return " ".join(s.replace("{", " ").replace("}", " ").replace("~", " ").split())
+
+
 def reference(html: Path) -> dict[str, Any]:
     import lxml.html
 
@@ -89,6 +123,8 @@ def reference(html: Path) -> dict[str, Any]:
     headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4")]
     tables = []
     for t in body.iter("table"):
+        if any(c.startswith("index") or c == "menu" for c in (t.get("class") or "").split()):
+            continue  # the index and the node menus are the HTML edition's navigation
         rows = [[" ".join(c.text_content().split()) for c in tr.iter("td", "th")] for tr in t.iter("tr")]
         tables.append([r for r in rows if any(r)])
     return {"headings": [h for h in headings if h], "text": body.text_content(), "tables": tables}
@@ -205,7 +241,7 @@ def main() -> None:
     result: dict[str, Any] = json.loads(OUT.read_text()) if OUT.exists() else {}
     rows = result.setdefault("rows", {})
     for d in docs:
-        ref = reference(d["html"])
+        ref = reference_of(d)
         md, took, pages = read_ragsift(d["pdf"])
         row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
                "pages_per_s": round(pages / took, 2), **score(ref, md)}
@@ -216,7 +252,7 @@ def main() -> None:
         got = read_anchor(python, name, [d["pdf"] for d in docs])
         for d in docs:
             text, took, err = got[str(d["pdf"])]
-            row = {"error": err} if err else {"seconds": round(took, 2), **score(reference(d["html"]), text)}
+            row = {"error": err} if err else {"seconds": round(took, 2), **score(reference_of(d), text)}
             rows.setdefault(d["name"], {})[name] = row
             print(d["name"], name, row, flush=True)
     result.setdefault("runs", []).append({"tag": args.tag, "anchors": [a.split("=")[0] for a in args.anchor],

@@ -9,8 +9,11 @@ viewers hold hostile files; the simplest form that works here.
   cap) is the worker's ``RLIMIT_CPU`` (SIGXCPU stops Python code wherever it loops) and, for C code
   that never returns, this watchdog's: it reads the worker's CPU time and kills it a few seconds
   past the deadline.
-- **Wall clock**: a worker that neither finishes nor uses its CPU (it waits on something) is
-  killed after ``WALL_FACTOR`` times its CPU allowance plus ``WALL_EXTRA`` seconds.
+- **Wall clock**: a worker that stops working (its CPU time has not moved for ``STALL_SECONDS``:
+  it waits on something) is killed. A worker that works slowly (a busy machine, and readers run at
+  a lower priority than the queries beside them) is never stopped for the time it waited, only
+  for its CPU; where the CPU time cannot be read, after ``WALL_FACTOR`` times its allowance plus
+  ``WALL_EXTRA`` seconds.
 - A worker that dies (a crash in a C library, the kernel's OOM killer) costs its file, which is
   skipped with the reason; nothing else waits on it. The next file gets a fresh worker.
 
@@ -45,7 +48,9 @@ MAX_IDLE = 2  # workers kept waiting for the next file
 MAX_FILES = 500  # files one worker reads before it is replaced (memory a library keeps)
 START_SECONDS = 120.0  # how long a new worker may take to import the loaders
 CPU_GRACE = 5.0  # CPU seconds past a deadline before the watchdog kills (SIGXCPU comes first)
-WALL_FACTOR = 3.0
+STALL_SECONDS = 120.0  # a worker whose CPU time has not moved for this long waits, not reads
+STALL_CPU = 0.05  # what "moved" means (CPU seconds)
+WALL_FACTOR = 3.0  # without /proc: the wall-clock stop, in CPU allowances
 WALL_EXTRA = 60.0
 POLL_SECONDS = 0.25
 _HEADER = struct.Struct("<Q")
@@ -146,6 +151,7 @@ class Worker:
         deadline: float | None = None  # on the worker's CPU clock: it tells each new one
         begun = 0.0  # the worker's CPU seconds when it began the file
         peak = 0.0  # the worker's resident memory, as often as it is watched (MB)
+        moved_at, moved_cpu = started, _cpu_of(self.proc.pid)  # when its CPU time last moved, and to what
         assert self.proc.stdin is not None
         try:
             send(self.proc.stdin, ("read", str(path), source, limits,  # type: ignore[arg-type]
@@ -173,11 +179,17 @@ class Worker:
             if cpu is not None and deadline is not None and cpu > deadline + CPU_GRACE:
                 self.kill()
                 raise WorkerGone(over_time(allowance, limits))
-            waited = time.monotonic() - started
-            if waited > WALL_FACTOR * allowance + WALL_EXTRA:
+            now = time.monotonic()
+            if cpu is not None and moved_cpu is not None:
+                if cpu - moved_cpu >= STALL_CPU:
+                    moved_at, moved_cpu = now, cpu
+                elif now - moved_at > STALL_SECONDS:
+                    self.kill()
+                    raise WorkerGone(f"reading stopped working: {now - moved_at:.0f} s without using the CPU "
+                                     "(it waited on something); stopped")
+            elif now - started > WALL_FACTOR * allowance + WALL_EXTRA:
                 self.kill()
-                used = f" (it used {cpu - begun:.0f} s of CPU time)" if cpu is not None and deadline else ""
-                raise WorkerGone(f"reading did not finish in {waited:.0f} s{used}; stopped")
+                raise WorkerGone(f"reading did not finish in {now - started:.0f} s; stopped")
 
     def _death(self, limits: LoadLimits | None = None) -> str:
         code = self.proc.poll()
