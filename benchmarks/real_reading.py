@@ -131,8 +131,9 @@ def reference(html: Path) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ scoring
-NUMBERING = re.compile(r"^\s*(?:(?:chapter|appendix|section|第)\s*)?(?:[\dA-Z]{1,3}(?:\.\d{1,3})*\.?|[IVX]{1,5}\.)\s+",
-                       re.IGNORECASE)
+# "2.1", "A.3", "IV.", "Chapter 3", "第3章" before a heading's words (not "The" in "The Ruler")
+NUMBERING = re.compile(r"^\s*(?:(?i:chapter|appendix|section)\s*)?(?:\d{1,3}(?:\.\d{1,3})*\.?|[A-Z](?:\.\d{1,3})*\.?"
+                       r"|[IVX]{1,5}\.|第\s*\d+\s*[章节])\s+")
 
 
 def norm_heading(h: str) -> str:

@@ -50,7 +50,7 @@ def test_a_reader_that_misbehaves_costs_its_own_file_only(tmp_path, faults, monk
     assert "needed more memory than reading a file may take (256 MB, setting max_reader_mb)" in reasons["huge.hog"]
     assert "crashed (SIGSEGV)" in reasons["damaged.crash"]
     assert "s without using the CPU (it waited on something)" in reasons["stuck.wait"]
-    assert took < 120, took  # each stopped within its limits, not after its own end (never)
+    assert took < 600, took  # each stopped within its limits (CPU time: slower on a loaded machine), not never
     assert len(report.added) == 2
     top = kb.query("恢复出厂设置", max_passages=1).passages[0]
     assert top.source == "reset_zh.md"

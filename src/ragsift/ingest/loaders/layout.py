@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import statistics
 import unicodedata
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -69,7 +70,9 @@ class Line:
 
 def is_bold(fontname: str) -> bool:
     name = fontname.lower()
-    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
+    # URW's Type 1 fonts that pdfTeX embeds for Times and Helvetica name their bold "Medi"
+    # (NimbusRomNo9L-Medi); other families call a medium weight bold too rarely to matter
+    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi", "-medi"))
 
 
 CJK_PUNCT_AFTER = set("。，、；：！？）」』】》〉”’%")
@@ -81,9 +84,44 @@ def _joins_without_space(a: str, b: str) -> bool:
                                      or a[-1] in CJK_PUNCT_BEFORE)
 
 
+def _is_rtl(ch: str) -> bool:
+    return unicodedata.bidirectional(ch) in ("R", "AL")
+
+
+def is_rtl_line(words: Sequence[Word]) -> bool:
+    """Whether a line is written right to left: more of its letters are Hebrew or Arabic (and the
+    like) than of a left-to-right script."""
+    rtl = ltr = 0
+    for w in words:
+        for ch in w.text:
+            if _is_rtl(ch):
+                rtl += 1
+            elif ch.isalpha():
+                ltr += 1
+    return rtl > ltr
+
+
+CID = re.compile(r"\(cid:\d+\)")  # pdfminer's text for a glyph its font maps to no character
+LEADERS = re.compile(r"(?:\s?[.·…⋯]){4,}")  # a table of contents' dot leaders (words are one space apart)
+
+
+def logical_word(glyphs: Sequence[str]) -> str:
+    """A word's text in reading order from its glyphs' texts as drawn, left to right: a word of a
+    right-to-left script is read from its last glyph (a glyph's own text, such as the lam-alef
+    ligature's two letters, stays in its order), its presentation forms made letters again."""
+    glyphs = [g for g in glyphs if not CID.fullmatch(g)]  # an unmapped glyph is no text (the page may be OCR'd)
+    text = "".join(glyphs)
+    if not any(_is_rtl(ch) for ch in text):
+        return text
+    return unicodedata.normalize("NFKC", "".join(reversed(glyphs)))
+
+
 def join_words(words: Sequence[Word]) -> str:
     """A line's words left to right: a space where the gap between two is a space's width (or
-    where neither side is Chinese or Japanese); none inside a run of CJK characters."""
+    where neither side is Chinese or Japanese); none inside a run of CJK characters. A line of a
+    right-to-left script is read from the right (``logical``)."""
+    if is_rtl_line(words):  # its words (in reading order each: logical_word) read from the right
+        return " ".join(w.text for w in sorted(words, key=lambda w: -w.x1))
     out = ""
     prev: Word | None = None
     for w in words:
@@ -109,56 +147,120 @@ def cjk_unified(text: str) -> str:
     return text.translate(_CJK_COMPAT)
 
 
+_NUMBER = re.compile(r"\d{1,4}")
+RULER = 5  # numbers in a margin that make a ruler of line numbers
+RULER_GAP = 4.0  # points between the text and a ruler's numbers, at least
+
+
+def without_furniture(words: list[dict], width: float) -> list[dict]:
+    """A page's words (pdfplumber's) without what sits beside the text: text set sideways in a
+    margin (an arXiv stamp, a vertical running title) and columns of line numbers (a review copy's
+    rulers, a legal document's numbered lines) outside the band the text fills."""
+    body = [w for w in words if w.get("upright", True) and not _NUMBER.fullmatch(w["text"])]
+    if len(body) < 20:
+        return [w for w in words if w.get("upright", True) or _sideways_inside(w, width)]
+    xs0 = sorted(w["x0"] for w in body)
+    xs1 = sorted(w["x1"] for w in body)
+    left, right = xs0[len(xs0) // 50], xs1[len(xs1) - 1 - len(xs1) // 50]  # the band, 2% of words aside
+    # a ruler: at least RULER numbers on one side, each set apart from the text by a margin (a table of
+    # contents' page numbers follow their leaders closely, and stay)
+    outside_left = [w for w in words if _NUMBER.fullmatch(w["text"]) and w["x1"] < left - RULER_GAP]
+    outside_right = [w for w in words if _NUMBER.fullmatch(w["text"]) and w["x0"] > right + RULER_GAP]
+    ruler = {id(w) for side in (outside_left, outside_right) if len(side) >= RULER for w in side}
+    return [w for w in words if id(w) not in ruler and (w.get("upright", True) or _sideways_inside(w, width))]
+
+
+def _sideways_inside(w: dict, width: float) -> bool:
+    """Sideways text well inside the page (a rotated table's header), not in a margin."""
+    return 0.12 * width < (w["x0"] + w["x1"]) / 2 < 0.88 * width
+
+
 def gutter(words: Sequence[Word], width: float, height: float = 0.0) -> float | None:
-    """The x of the empty band between two columns, or None for one column. With the page's
-    ``height``, running heads and feet (centred across the gutter) are left out."""
+    """The x of the empty band between two columns, or None for one column (``gutter_band``)."""
+    band = gutter_band(words, width, height)
+    return None if band is None else band[0]
+
+
+def gutter_band(words: Sequence[Word], width: float, height: float = 0.0) -> tuple[float, float] | None:
+    """The x of the empty band between two columns and its width, or None for one column. With the page's
+    ``height``, running heads and feet (centred across the gutter) are left out. The band is
+    looked for point by point in the middle two fifths of the page: a journal's gutter is a
+    fortieth of the page wide (a coarser grid found none), and a few words may cross it (a
+    title, a full-width line)."""
     if height > 0:
         words = [w for w in words if w.top > MARGIN * height and w.bottom < (1 - MARGIN) * height] or list(words)
     if len(words) < 20 or width <= 0:
         return None
-    bins = 60
-    cover = [0] * bins
-    for w in words:
-        a, b = max(0, int(w.x0 / width * bins)), min(bins - 1, int(w.x1 / width * bins))
-        for i in range(a, b + 1):
-            cover[i] += 1
-    lo, hi = int(bins * 0.3), int(bins * 0.7)
-    best = min(range(lo, hi), key=lambda i: (cover[i], abs(i - bins // 2)))
-    if cover[best] > max(1, len(words) * 0.01):
+    n = max(1, min(2000, int(width)))
+    scale = n / width
+    cover = [0] * (n + 1)
+    for w in words:  # a difference array: each word adds one over its span
+        a, b = min(n, max(0, int(w.x0 * scale))), min(n, max(0, int(w.x1 * scale) + 1))  # words off the page too
+        if a < b:
+            cover[a] += 1
+            cover[b] -= 1
+    for i in range(1, n + 1):
+        cover[i] += cover[i - 1]
+    allowed = max(1, int(len(words) * 0.01))
+    lo, hi = int(n * 0.3), int(n * 0.7)
+    sizes = sorted(w.bottom - w.top for w in words)
+    least = max(2.0, 0.4 * sizes[len(sizes) // 2]) * scale  # narrower than this is a space, not a gutter
+    best: tuple[float, int, int] | None = None
+    i = lo
+    while i < hi:
+        if cover[i] > allowed:
+            i += 1
+            continue
+        j = i
+        while j < hi and cover[j] <= allowed:
+            j += 1
+        if j - i >= least and (best is None or (j - i, -abs((i + j) / 2 - n / 2)) > (best[0], -abs(best[1] - n / 2))):
+            best = (j - i, (i + j) // 2, i)
+        i = j
+    if best is None:
         return None
-    x = (best + 0.5) / bins * width
+    x = best[1] / scale
     left = sum(1 for w in words if w.x1 <= x)
     right = sum(1 for w in words if w.x0 >= x)
     if min(left, right) < 0.2 * len(words):
         return None
-    return x
+    return x, best[0] / scale
 
 
 def lines_of(words: Sequence[Word], width: float, page: int, height: float = 0.0) -> list[Line]:
-    """The page's words in lines, in reading order (columns one after the other)."""
-    g = gutter(words, width, height)
-    groups: dict[int, list[Word]] = {0: [], 1: [], 2: []}
-    for w in words:
-        col = 0 if g is None or (w.x0 < g < w.x1) else (1 if w.x1 <= g else 2)
-        groups[col].append(w)
+    """The page's words in lines, in reading order (columns one after the other). A row whose words
+    run across the gutter without a gap as wide as it (a title, a full-width line) spans both."""
+    found = gutter_band(words, width, height)
     lines: list[Line] = []
-    for col, ws in groups.items():
-        for row in _rows(ws):
-            row.sort(key=lambda w: w.x0)
-            sizes = [w.size for w in row if w.size]
-            lines.append(Line(join_words(row), min(w.x0 for w in row), min(w.top for w in row),
-                              max(w.x1 for w in row), max(w.bottom for w in row),
-                              statistics.median(sizes) if sizes else max(1.0, row[0].bottom - row[0].top),
-                              all(w.bold for w in row), col, page, words=row))
-    if g is None:
+    if found is None:
+        for row in _rows(words):
+            lines.append(_line(row, 0, page))
         return sorted(lines, key=lambda ln: (ln.top, ln.x0))
+    g, band_width = found
+    for row in _rows(words):
+        row.sort(key=lambda w: w.x0)
+        left = [w for w in row if w.x1 <= g]
+        right = [w for w in row if w.x0 >= g]
+        across = len(left) + len(right) < len(row)
+        if across or (left and right and right[0].x0 - left[-1].x1 < 0.6 * band_width):
+            lines.append(_line(row, 0, page))
+        else:
+            lines += [_line(part, col, page) for col, part in ((1, left), (2, right)) if part]
     # bands between the lines that span both columns: left column, then right, in each
-    spans = sorted((ln for ln in lines if ln.column == 0), key=lambda ln: ln.top)
-    cuts = [ln.top for ln in spans]
+    cuts = sorted(ln.top for ln in lines if ln.column == 0)
+    return sorted(lines, key=lambda ln: (bisect_right(cuts, ln.top), 0 if ln.column == 0 else ln.column, ln.top,
+                                         ln.x0))
 
-    def band(ln: Line) -> int:
-        return sum(1 for c in cuts if c <= ln.top)
-    return sorted(lines, key=lambda ln: (band(ln), 0 if ln.column == 0 else ln.column, ln.top, ln.x0))
+
+def _line(row: list[Word], column: int, page: int) -> Line:
+    row = sorted(row, key=lambda w: w.x0)
+    sizes = [w.size for w in row if w.size]
+    text = join_words(row)
+    if "..." in text or ". ." in text or "…" in text or "·" in text:
+        text = LEADERS.sub(" ", text).strip() or text
+    return Line(text, min(w.x0 for w in row), min(w.top for w in row), max(w.x1 for w in row),
+                max(w.bottom for w in row), statistics.median(sizes) if sizes else max(1.0, row[0].bottom - row[0].top),
+                all(w.bold for w in row), column, page, words=row)
 
 
 def _rows(words: Sequence[Word]) -> list[list[Word]]:
@@ -257,11 +359,31 @@ def mark_headings_by_font(lines: list[Line]) -> None:
         bold = ln.bold and ln.size >= body * 0.95 and len(text) <= 90 and not _continues(lines, i)
         if larger or bold:
             cands.append(ln)
+    cands = _without_byline(lines, cands)
     sizes = sorted({round(ln.size * 2) / 2 for ln in cands if ln.size >= body * 1.15}, reverse=True)
     for ln in cands:
         s = round(ln.size * 2) / 2
         ln.heading = min(6, sizes.index(s) + 1) if s in sizes else min(6, len(sizes) + 1)
     _join_wrapped_headings(lines)
+
+
+ABSTRACT = re.compile(r"^\s*(?:abstract|summary|摘\s*要|内容提要)\W*$", re.IGNORECASE)
+
+
+def _without_byline(lines: list[Line], cands: list[Line]) -> list[Line]:
+    """A paper's first page above its "Abstract": the title (the largest lines) is a heading, the
+    authors and affiliations set bold or large below it are not (they were read as headings, each
+    replacing the one before, so the by-line was lost)."""
+    first = lines[0].page if lines else 0
+    mark = next((ln for ln in lines if ln.page == first and ABSTRACT.match(ln.text) and not ln.drop), None)
+    if mark is None:
+        return cands
+    above = [c for c in cands if c.page == first and c.top < mark.top]
+    if not above:
+        return cands
+    title_size = max(c.size for c in above)
+    byline = {id(c) for c in above if c.size < title_size * 0.95}
+    return [c for c in cands if id(c) not in byline]
 
 
 def _join_wrapped_headings(lines: list[Line]) -> None:
@@ -322,6 +444,22 @@ def match_outline(lines: list[Line], entries: Sequence[tuple[str, int, int]]) ->
 
 def _key(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.lower())
+
+
+def unstacked_rows(rows: list[list[list[str]]]) -> list[list[list[str]]]:
+    """A ruled table's rows (each cell its lines), a row whose every filled cell holds the same
+    number of lines (two or more) made that many rows: a table ruled only at its top and bottom
+    comes out as one row of stacked cells ("paper title / author names" beside "15pt / 12pt")."""
+    out: list[list[list[str]]] = []
+    for row in rows:
+        filled = [c for c in row if any(x.strip() for x in c)]
+        counts = {len([x for x in c if x.strip()]) for c in filled}
+        if len(filled) >= 2 and len(counts) == 1 and (n := counts.pop()) >= 2:
+            lines = [[x for x in c if x.strip()] for c in row]
+            out += [[[c[i]] if c else [""] for c in lines] for i in range(n)]
+        else:
+            out.append(row)
+    return out
 
 
 def _cells(ln: Line) -> list[list[Word]]:

@@ -40,6 +40,8 @@ from ragsift.ingest.loaders.layout import Line, Word
 
 log = logging.getLogger(__name__)
 OCR_DPI = 150
+WORD_GAP = 0.15  # a gap between characters of this share of their size or more is a space
+UNMAPPED_SHARE = 0.3  # a page whose glyphs map to no character this often is read by OCR
 STREAM_FACTOR = 4  # content streams may hold this many bytes per character the file may make
 JUNK_TITLES = re.compile(r"^(untitled|microsoft word|document\d*|slide \d+|\s*)$|\.(docx?|pdf|odt|pptx?|tex)$",
                          re.IGNORECASE)
@@ -68,10 +70,10 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         ocr_missing: list[int] = []
         for i, page in enumerate(pdf.pages, 1):
             budget.page()
-            lines, tables = _read_page(page, i, budget)
-            if not lines and not tables and page.images:
+            lines, tables, unmapped = _read_page(page, i, budget)
+            if (not lines and not tables and page.images) or unmapped:  # a scan, or a font without a map
                 if limits.ocr and ocr.available():
-                    lines = _ocr_page(page, i, budget)
+                    lines, tables = _ocr_page(page, i, budget), []
                     ocr_pages.append(i)
                 else:
                     ocr_missing.append(i)
@@ -171,20 +173,34 @@ def _measure_streams(reader: Any, budget: Budget) -> None:
         budget.tick()
 
 
-def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list[tuple[float, list[list[str]]]]]:
-    """The page's lines in reading order, and its ruled tables (top, rows)."""
+def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list[tuple[float, list[list[str]]]], bool]:
+    """The page's lines in reading order, its ruled tables (top, rows), and whether most of its
+    glyphs map to no character (a font without a Unicode map: the text layer is unusable)."""
     tables: list[tuple[float, list[list[str]]]] = []
     boxes = []
     try:
         for t in page.find_tables():
-            rows = [[layout.join_lines(layout.cjk_unified(c or "").split("\n")) for c in row] for row in t.extract()]
+            cells = [[layout.cjk_unified(layout.CID.sub("", c or "")).split("\n") for c in row]
+                     for row in t.extract(x_tolerance_ratio=WORD_GAP)]
+            rows = [[layout.join_lines(c) for c in row] for row in layout.unstacked_rows(cells)]
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
                 tables.append((float(t.bbox[1]), rows))
                 boxes.append(t.bbox)
     except Exception as e:  # table finding is best effort
         log.info("page %d: tables not read (%s)", number, e)
     words = []
-    for w in page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False):
+    # a gap of 0.15 of the font's size parts two words: pdfplumber's default of 3 points glued
+    # tightly set text together ("Recentadvancesin..."), pdfTeX writes no space characters
+    raw = page.extract_words(extra_attrs=["size", "fontname", "upright"], keep_blank_chars=False,
+                             use_text_flow=False, x_tolerance_ratio=WORD_GAP, return_chars=True)
+    glyphs = unmapped = 0
+    for w in layout.without_furniture(raw, float(page.width)):
+        chars = [c["text"] for c in w.pop("chars", ())]
+        glyphs += len(chars)
+        unmapped += sum(1 for c in chars if layout.CID.fullmatch(c))
+        w["text"] = layout.logical_word(chars) if chars else w["text"]
+        if not w["text"]:
+            continue
         cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
         if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes):
             continue
@@ -192,7 +208,8 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
         words.append(Word(layout.cjk_unified(w["text"]), w["x0"], w["top"], w["x1"], w["bottom"],
                           float(w.get("size") or 0), layout.is_bold(str(w.get("fontname") or ""))))
     budget.tick()
-    return layout.lines_of(words, float(page.width), number, float(page.height)), tables
+    lines = layout.lines_of(words, float(page.width), number, float(page.height))
+    return lines, tables, glyphs > 20 and unmapped >= UNMAPPED_SHARE * glyphs
 
 
 def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
