@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragsift.ingest.loaders import ooxml
+import ragsift.ingest.loaders.ooxml as ooxml
 from ragsift.ingest.loaders.base import (
     MAX_LIST_LEVEL,
     Budget,

@@ -223,6 +223,7 @@ def _number(v: float | int, fmt: str) -> str:
 
 
 # ------------------------------------------------------------------ dates and times
+@lru_cache(maxsize=1024)
 def _is_date(section: str) -> bool:
     """Whether a section shows a date or time (a date code outside quotes and brackets, or an
     elapsed time ``[h]``)."""
@@ -259,8 +260,7 @@ def _date(value: Any, fmt: str) -> str:
             return _elapsed(value, section)
     d = value if isinstance(value, (dt.datetime, dt.date)) else None
     t = value if isinstance(value, dt.time) else (value.time() if isinstance(value, dt.datetime) else dt.time())
-    tokens = [m.group(0) for m in DATE_TOKEN.finditer(section)]
-    twelve = any(x.lower() in ("am/pm", "a/p") for x in tokens)
+    tokens, twelve = _date_tokens(section)
     out = []
     for i, tok in enumerate(tokens):
         low = tok.lower()
@@ -302,6 +302,13 @@ def _date(value: Any, fmt: str) -> str:
         else:
             out.append(tok)
     return "".join(out).strip()
+
+
+@lru_cache(maxsize=1024)
+def _date_tokens(section: str) -> tuple[list[str], bool]:
+    """A date section's tokens (parsed once), and whether it shows a 12-hour clock."""
+    tokens = [m.group(0) for m in DATE_TOKEN.finditer(section)]
+    return tokens, any(x.lower() in ("am/pm", "a/p") for x in tokens)
 
 
 def _minutes(tokens: list[str], i: int) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsift.ingest.loaders import ooxml
+import ragsift.ingest.loaders.ooxml as ooxml
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, register, skipped, structured
 
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"

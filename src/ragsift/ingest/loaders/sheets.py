@@ -22,7 +22,7 @@ import zlib
 from collections import Counter
 from typing import Any
 
-from ragsift.ingest.loaders import ooxml
+import ragsift.ingest.loaders.ooxml as ooxml
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
 from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.loaders.numfmt import shown
