@@ -251,9 +251,13 @@ def _table(tbl: Any) -> list[list[str]]:
     repeating its text (at most ``MAX_COLUMNS`` cells a row)."""
     rows: list[list[str]] = []
     above: dict[int, str] = {}
-    for tr in tbl.iter(A + "tr"):
+    for tr in tbl:
+        if tr.tag != A + "tr":
+            continue
         row: list[str] = []
-        for tc in tr.iter(A + "tc"):
+        for tc in tr:
+            if tc.tag != A + "tc":
+                continue
             if len(row) >= MAX_COLUMNS:
                 break
             col = len(row)
@@ -262,7 +266,8 @@ def _table(tbl: Any) -> list[list[str]]:
             elif tc.get("hMerge") in ("1", "true"):
                 text = ""
             else:
-                text = "\n".join(ooxml.drawing_text(tc))
+                body = tc.find(A + "txBody")
+                text = "\n".join(ooxml.drawing_text(body)) if body is not None else ""
                 if _int(tc.get("rowSpan"), 1, 1 << 30) > 1:
                     above[col] = text
             row.append(text)
