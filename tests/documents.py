@@ -68,10 +68,10 @@ Clean the grille with a dry cloth and never use solvents. Firmware updates insta
 """
 
 
-def pandoc(md: str, out: Path) -> Path:
+def pandoc(md: str, out: Path, *options: str) -> Path:
     src = out.with_suffix(".src.md")
     src.write_text(md, encoding="utf-8")
-    subprocess.run(["pandoc", str(src), "-s", "-o", str(out)], check=True, timeout=120)
+    subprocess.run(["pandoc", str(src), "-s", *options, "-o", str(out)], check=True, timeout=120)
     src.unlink()
     return out
 
@@ -227,3 +227,31 @@ def png_bytes(lines: list[str], width: int = 1240) -> bytes:
     buf = io.BytesIO()
     img.save(buf, format="PNG")
     return buf.getvalue()
+
+
+STRICT = [(f"http://schemas.openxmlformats.org/{t}", f"http://purl.oclc.org/ooxml/{s}") for s, t in (
+    ("wordprocessingml/main", "wordprocessingml/2006/main"),
+    ("officeDocument/relationships", "officeDocument/2006/relationships"),
+    ("officeDocument/math", "officeDocument/2006/math"),
+    ("drawingml/main", "drawingml/2006/main"),
+    ("drawingml/wordprocessingDrawing", "drawingml/2006/wordprocessingDrawing"),
+    ("drawingml/picture", "drawingml/2006/picture"),
+    ("spreadsheetml/main", "spreadsheetml/2006/main"),
+    ("presentationml/main", "presentationml/2006/main"),
+)]
+
+
+def strict(src: Path, path: Path) -> Path:
+    """A copy of a Transitional OOXML file (DOCX, XLSX, PPTX) in Strict OOXML (ISO/IEC 29500
+    Strict, as Word's "Strict Open XML Document" saves it): the same parts, with Strict's
+    namespaces and relationship types (LibreOffice 7.4 writes Transitional only)."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in z.infolist():
+            data = z.read(info)
+            if info.filename.endswith((".xml", ".rels")):
+                text = data.decode("utf-8")
+                for transitional, strict_ns in STRICT:
+                    text = text.replace(transitional, strict_ns)
+                data = text.encode("utf-8")
+            out.writestr(info, data)
+    return path

@@ -8,9 +8,12 @@ tables, code, page and slide marks), which the splitter turns into parents and c
 | JSONL | ``records`` | one document a row (BEIR corpus rows) |
 | PDF | ``pdf`` | headings (outline, else font and weight), pages, two columns, tables; running heads and
   page numbers removed; scanned pages by OCR |
-| DOCX, ODT | ``docx``, ``odt`` | headings (styles, outline levels), lists, tables, footnotes |
-| PPTX | ``pptx`` | slide titles as headings, body, tables, speaker notes; slide numbers |
-| XLSX, CSV, TSV | ``sheets`` | a sheet (or file) a section, rows as a table whose header every chunk carries |
+| DOCX, ODT | ``docx``, ``odt`` | headings (styles, outline levels), lists, tables, footnotes; DOCX also text
+  boxes, content controls, nested tables, equations, charts, Strict OOXML (``ooxml``) |
+| PPTX | ``pptx`` | slide titles as headings, every shape (groups opened), tables, charts, speaker notes,
+  comments; slide numbers |
+| XLSX, CSV, TSV | ``sheets`` | a sheet (or file) a section, rows as a table whose header every chunk carries;
+  cells as shown (``numfmt``), merged cells, charts, comments |
 | EPUB | ``epub`` | its chapters and table of contents as headings |
 | EML | ``mail`` | headers as metadata, the body, attachments read with these loaders |
 | PNG, JPEG, TIFF | ``image`` | text by OCR (``pip install 'ragsift[ocr]'``) |
