@@ -130,6 +130,25 @@ class Budget:
             b._tell()
             b = b.parent
 
+    def left(self) -> float:
+        """CPU seconds this file (and every file it lies in) may still take now."""
+        now = cpu_seconds()
+        b: Budget | None = self
+        left = float("inf")
+        while b is not None:
+            left = min(left, b.allowance - (now - b.t0))
+            b = b.parent
+        return left
+
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of CPU time taken for this file outside this process (a converter it
+        ran, ``loaders.convert``) as if this process had taken them; raises OverLimit past the budget."""
+        b: Budget | None = self
+        while b is not None:
+            b.t0 -= seconds
+            b = b.parent
+        self.tick()
+
     def page(self, ocr: bool = False) -> None:
         self.pages += 1
         if self.pages > self.limits.max_pages:
