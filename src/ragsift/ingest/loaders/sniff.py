@@ -90,7 +90,8 @@ def mismatch(data: bytes, suffix: str) -> str | None:
 #: what an OLE file holds, by the stream that says so
 OLE_KINDS = (("worddocument", "a Word document"), ("workbook", "an Excel workbook"), ("book", "an Excel workbook"),
              ("powerpoint document", "a PowerPoint deck"), ("__properties_version1.0", "an Outlook message"),
-             ("encryptedpackage", "an encrypted Office file"))
+             ("encryptedpackage", "an encrypted Office file"),
+             ("pp40", "a PowerPoint 4 deck (older than PowerPoint 97: not read)"))
 
 
 def _ole_mismatch(data: bytes, suffix: str, kind: str) -> str | None:
