@@ -50,7 +50,6 @@ def test_pdf_text_is_extracted_and_wrapped_lines_joined(name, facts):
 @pytest.mark.parametrize("name,reason", [
     ("image.md", "binary"),
     ("empty.md", "empty"),
-    ("not_utf8.txt", "not valid UTF-8"),
 ])
 def test_bad_files_are_skipped_with_a_reason(name, reason):
     res = load(DATA / name)

@@ -33,7 +33,8 @@ _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")
 
 # formats whose '#' lines are headings (every loader of a structured format writes them)
-STRUCTURED_FORMATS = ("md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "epub", "odt", "eml", "zip")
+STRUCTURED_FORMATS = ("md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "epub", "odt", "eml", "zip", "doc", "ppt",
+                      "xls", "rtf", "odp", "ods", "msg", "xml")
 
 Mark = tuple[int, str, int]  # offset in the text without marks, kind (page | slide), number
 
