@@ -195,3 +195,49 @@ def test_dot_leaders_go(tmp_path):
     assert "1 Introduction 3" in flat and "2 Fonts 7" in flat and "3 恢复出厂设置 9" in flat, flat
     assert "...." not in flat and ". . ." not in flat and "……" not in flat
     assert "The end… of the story." in flat  # an ellipsis in a sentence stays (pandoc writes it as one character)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_cover_page_keeps_its_authors_and_the_title_is_no_running_head(tmp_path, lang):
+    """A cover page of a title and nine authors (each large enough to be a heading, no text under
+    them) vanished from every stored section; titles were taken from a running head with its page
+    number or a check box's line."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    from ragsift.ingest.splitter import SplitSettings, split_document
+
+    zh = lang == "zh"
+    font = "STSong-Light" if zh else "Helvetica"
+    title = "年度阅读报告" if zh else "Annual Report on Reading"
+    authors = [f"作者{n}号" for n in "一二三四五六七八九"] if zh else [f"Author Number {n}" for n in range(1, 10)]
+    path = tmp_path / f"cover-{lang}.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    c.setFont("STSong-Light", 26)  # a check box's line, larger than the title
+    c.drawString(60, 720, "□ 待审批" if zh else "□ Pending approval")
+    c.setFont(font, 8)
+    c.drawString(60, 815, ("测试期刊 第3卷 12" if zh else "Journal of Tests, Vol. 3   12"))
+    c.setFont(font, 22)
+    c.drawString(60, 640, title)
+    for i, name in enumerate(authors):
+        c.setFont(font, 15)
+        c.drawString(60, 590 - 24 * i, name)
+    c.showPage()
+    c.setFont(font, 14)
+    c.drawString(60, 780, "1 引言" if zh else "1 Introduction")
+    c.setFont(font, 10)
+    for i in range(12):
+        c.drawString(60, 750 - 14 * i, ("报告正文第" + str(i) + "行，说明阅读的方法。") if zh else
+                     f"Line {i} of the report's body says how the reading was done.")
+    c.showPage()
+    c.save()
+    res = load_file(path, path.name, LoadLimits())
+    doc = res.documents[0]
+    assert doc.title == title, doc.title
+    parents, _ = split_document(doc, SplitSettings())
+    stored = "\n".join(p.text for p in parents) + "\n".join(h for p in parents for h in p.heading_path)
+    for name in authors:
+        assert name in stored, name
