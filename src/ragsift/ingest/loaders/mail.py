@@ -18,9 +18,11 @@ from ragsift.ingest.loaders.base import (
     LoadResult,
     Markdown,
     register,
+    skipped,
     structured,
 )
 from ragsift.ingest.loaders.files import source_title
+from ragsift.ingest.loaders.sniff import CONTROL
 from ragsift.ingest.loaders.text import html_to_text
 
 MAX_ATTACHMENTS = 50
@@ -33,7 +35,7 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from ragsift.ingest.loaders.dispatch import load_bytes  # the loaders of every format, registered by then
 
     budget = Budget(limits)
-    msg = email.message_from_bytes(data, policy=email.policy.default)
+    msg = email.message_from_bytes(_as_utf8(data), policy=email.policy.default)
     meta: dict[str, Any] = {}
     for h in ("from", "to", "cc", "date", "subject"):
         v = msg.get(h)
@@ -42,8 +44,10 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     md = Markdown()
     body = msg.get_body(preferencelist=("plain", "html"))
     if body is not None:
-        content = body.get_content()
-        if body.get_content_subtype() == "html":
+        content = _text_of(body)
+        if _binary(content):  # headers over bytes that are no text: the body is not read
+            meta["body_skipped"] = "binary data, not text"
+        elif body.get_content_subtype() == "html":
             _, content = html_to_text(content)
             md.markdown(content)
         else:
@@ -73,9 +77,48 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
             md.markdown(_nested(doc.text))
     if skipped_attachments:
         meta["attachments_skipped"] = skipped_attachments
+    if "body_skipped" in meta and not md.has_text():
+        return skipped(source, "a mail whose body is binary data, not text")
     return structured(source, meta.get("subject") or source_title(source), md, data, "eml", meta)
 
 
 def _nested(text: str) -> str:
     """An attachment's text with its headings one level down (under "Attachment: name")."""
     return "\n".join("#" + ln if ln.startswith("#") and not ln.startswith("#######") else ln for ln in text.split("\n"))
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """A mail saved with a byte-order mark (UTF-8, or UTF-16 as some Windows programs save text) as
+    the UTF-8 bytes the parser reads."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            return data
+    return data
+
+
+def _text_of(part: Any) -> str:
+    """A text part's content, as its charset says. A part that names no charset (or ASCII) but
+    holds 8-bit UTF-8 is read as UTF-8 (a body saved without its headers, a Chinese mail whose
+    program left the charset out), and an unknown charset as UTF-8, a bad byte replaced."""
+    charset = str(part.get_param("charset") or "").lower()
+    raw = part.get_payload(decode=True)
+    raw = raw if isinstance(raw, bytes) else b""
+    if charset in ("", "us-ascii", "ascii") and not raw.isascii():
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    try:
+        return str(part.get_content())
+    except LookupError:  # a charset Python does not know
+        return raw.decode("utf-8", errors="replace")
+
+
+def _binary(text: str) -> bool:
+    """Text that is binary data: NUL, or more than one character in a hundred a control character."""
+    sample = text[:65536].encode("utf-8", errors="replace")
+    return b"\x00" in sample or len(CONTROL.findall(sample)) > len(sample) // 100
