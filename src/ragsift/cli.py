@@ -1,26 +1,100 @@
 """The ``ragsift`` command line: ingest, query, stats, list, delete, migrate, demo, eval, compare.
 
-Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2. The
-flags that set a setting take their type, choices and help from the setting's definition
-(``ragsift.config``), so the valid values live in one place.
+Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2, a
+mistaken flag too (``ragsift query: error: argument ...; see 'ragsift query --help'``): every
+argument is checked to be UTF-8, and a path to be one the system takes (and not a device or a
+file where a directory goes) before anything loads; what the system refuses later (a folder
+that cannot be made) is said with its reason and the path. The flags that set a setting take
+their type, choices and help from the setting's definition (``ragsift.config``), so the valid
+values live in one place.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ragsift import __version__
-from ragsift.errors import InputError, NotFound, RagsiftError
+from ragsift.errors import InputError, NotFound, RagsiftError, os_reason
 
 DEFAULT_KB = "ragsift-kb"
+NAME_MAX, PATH_MAX = 255, 4095  # bytes of one name in a path, and of a whole path (Linux)
 
 
 def _kb_path(args: argparse.Namespace) -> Path:
-    return Path(args.kb or os.environ.get("RAGSIFT_KB") or DEFAULT_KB)
+    """The knowledge base's directory: ``--kb``, else $RAGSIFT_KB, else ./ragsift-kb; checked to
+    be a path the system takes and, when it exists, a directory."""
+    if args.kb is not None:
+        return check_path(args.kb, "--kb", "dir", "knowledge-base directory", store=True)
+    env = os.environ.get("RAGSIFT_KB")
+    return check_path(env or DEFAULT_KB, "$RAGSIFT_KB" if env else "the default knowledge base", "dir",
+                      "knowledge-base directory", store=True)
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A user's text in a message: quoted, control characters and bytes that are not UTF-8
+    escaped, cut at ``limit`` characters."""
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return repr(text.encode("utf-8", "surrogateescape")) if _undecodable(text) else repr(text)
+
+
+def _undecodable(text: str) -> bool:
+    """Text holding bytes that were not UTF-8 (Python keeps them as lone surrogates)."""
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def check_text(text: str, what: str, path: bool = False) -> str:
+    """An argument that must be UTF-8 text (``path``: a file or folder's name)."""
+    if _undecodable(text):
+        raise InputError(f"{what} {_shown(text)} is not valid UTF-8: ragsift takes its arguments in UTF-8"
+                         + ("; rename the file or folder" if path else ""))
+    return text
+
+
+def check_path(text: str, what: str, want: str = "", noun: str = "", store: bool = False) -> Path:
+    """A path argument the system can take: UTF-8, not empty, its names and itself within the
+    length limits. ``want`` ("dir" or "file"): when something is there, it is that (``noun`` names
+    what the path is for in the message, "knowledge-base directory"). ``store``: a directory
+    knowledge bases are kept in, whose path LanceDB takes without control characters."""
+    check_text(text, what, path=True)
+    noun = noun or {"dir": "directory", "file": "file"}.get(want, "path")
+    if not text:
+        raise InputError(f"{what} is empty: give a {noun}")
+    raw = os.fsencode(text)
+    if len(raw) > PATH_MAX:
+        raise InputError(f"{what} {_shown(text)} is {len(raw)} bytes long; a path may be at most {PATH_MAX}")
+    long = next((n for n in raw.split(b"/") if len(n) > NAME_MAX), None)
+    if long is not None:
+        raise InputError(f"{what} {_shown(text)}: a name in it is {len(long)} bytes long; a file or folder name "
+                         f"may be at most {NAME_MAX} bytes")
+    if store and any(c < " " or c == "\x7f" for c in text):  # LanceDB refuses them in its folder's path
+        raise InputError(f"{what} {_shown(text)} holds a control character; a knowledge base's directory cannot")
+    path = Path(text)
+    actual = _kind_of(path) if want else None
+    if actual is not None and actual != {"dir": "a directory", "file": "a file"}[want]:
+        raise InputError(f"{what} {_shown(text, 200)} is {actual}, not a {noun}")
+    return path
+
+
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path``: "a directory", "a file", "a device"... (None: nothing, or it cannot be told)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a named pipe" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "neither a file nor a directory")
 
 
 def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
@@ -38,6 +112,21 @@ def _progress(args: argparse.Namespace):
 
 
 # ---------------------------------------------------------------- flags from the settings
+def _whole(low: int) -> Callable[[str], int]:
+    """An argument type: a whole number of at least ``low``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid whole number: {_shown(text)}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
+        return value
+
+    return whole
+
+
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -139,7 +228,17 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
     # the arguments are checked before anything loads, and nothing is written when one is wrong
-    missing = [p for p in args.paths if p != "-" and not Path(p).exists()]
+    missing = []
+    for p in args.paths:
+        if p == "-":
+            continue
+        check_path(p, "path")
+        try:
+            os.stat(p)
+        except (FileNotFoundError, NotADirectoryError):
+            missing.append(p)
+        except OSError as e:
+            raise InputError(f"cannot read {p}: {e.strerror}") from None
     if missing:
         raise InputError(f"no such file or directory: {', '.join(missing)}")
     if "-" in args.paths and args.paths != ["-"]:
@@ -319,6 +418,7 @@ def _generation(text: str) -> int:
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
+    check_path(args.dest, "destination", "dir", "directory for the copy", store=True)
     kb = _open(args)
     with _progress(args) as progress:
         dest = kb.copy_to(args.dest, progress=progress, **_store_overrides(args))
@@ -339,6 +439,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from ragsift.console import print_json
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
 
+    if args.qrels is not None:
+        check_path(args.qrels, "--qrels", "dir", "BEIR folder")
     overrides = {"llm_model": args.llm} if args.llm else {}
     kb = _open(args, **overrides)
     generated: list = []
@@ -366,7 +468,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragsift.eval.runner import load_configs, run_eval
 
+    # what it reads and where it writes, checked before the knowledge base is built and the queries run
+    check_path(args.dataset, "dataset", "dir", "BEIR folder")
+    for flag, value, want in (("--config-file", args.config_file, "file"), ("--work-dir", args.work_dir, "store"),
+                              ("--out", args.out, "file"), ("--report-dir", args.report_dir, "dir")):
+        if value is not None:
+            check_path(value, flag, "dir" if want == "store" else want, store=want == "store")
     names = _csv(args.configs)
+    if not names:
+        raise InputError("--configs names no configuration (bm25, dense, hybrid, hybrid-weighted, or names from "
+                         "--config-file)")
     report = run_eval(args.dataset, load_configs(names, args.config_file), baseline=args.baseline,
                       embedder=args.embedder, split=args.split, max_queries=args.max_queries,
                       skip_queries=args.skip_queries, work_dir=Path(args.work_dir),
@@ -384,6 +495,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from ragsift.eval.runner import compare_configs
 
+    check_path(args.results, "results file", "file")
     print(compare_configs(Path(args.results), args.a, args.b, _csv(args.metrics) if args.metrics else None))
     return 0
 
@@ -408,25 +520,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for spec in args.sync_dir or []:
         name, sep, folder = spec.partition("=") if "=" in spec else ("default" if not args.kb_root else
                                                                    args.default_kb, "=", spec)
-        if not Path(folder).is_dir():
+        if _kind_of(check_path(folder, f"--sync-dir {name}=")) != "a directory":
             raise InputError(f"--sync-dir {spec!r}: {folder} is not a folder")
         sync_dirs[name] = Path(folder).resolve()
     cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args),
-                       kb_root=Path(args.kb_root) if args.kb_root else None,
+                       kb_root=check_path(args.kb_root, "--kb-root", "dir", store=True) if args.kb_root is not None
+                       else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
                        mcp_ingest=args.mcp_ingest, embedder=args.embedder or "", sync_dirs=sync_dirs,
                        workers=args.workers)
     cfg.check_bind()
+    # the default knowledge base is opened (made when missing) before serving: what is wrong with it (a
+    # folder that cannot be made, a damaged settings file, an embedder that does not load) is told in one
+    # line here, not in the traceback of a server's failed startup
+    app = None
+    if cfg.workers > 1:  # nothing opened before the workers fork (LanceDB and the models run threads): its folder
+        folder = cfg.kb if cfg.kb is not None else cfg.kb_root / cfg.default_kb  # type: ignore[operator]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create the knowledge base at {folder}: {os_reason(e, folder)}") from None
+    else:
+        app = create_app(cfg)
+        try:
+            app.state.server.start()  # the server's own startup then finds it open
+        except BaseException:
+            app.state.server.stop()
+            raise
     where = f"{cfg.kb_root} (by name)" if cfg.kb_root else str(cfg.kb)
     print(f"ragsift serving {where} on http://{args.host}:{args.port}/ (API /v1, docs /docs"
           f"{', MCP /mcp' if cfg.mcp else ''}); {len(cfg.keys)} API key(s)"
           f"{f'; {cfg.workers} workers' if cfg.workers > 1 else ''}", file=sys.stderr)
-    if cfg.workers > 1:
+    if app is None:
         from ragsift.server.workers import serve
 
         return serve(cfg, args.log_level)
-    uvicorn.run(create_app(cfg), host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -490,15 +620,16 @@ def _query_command(s: argparse.ArgumentParser) -> None:
                         "context (the passages with numbered citations, ready for a prompt)")
     s.add_argument("--json", action="store_true", help="the same as --format json")
     s.add_argument("--trace", action="store_true", help="the trace: per-channel hits (text) or the whole trace (json)")
-    s.add_argument("--max-chars", type=int, default=0, help="text format: cut each passage at this many characters")
-    s.add_argument("--context-tokens", type=int, help="context format: the token budget of the context")
+    s.add_argument("--max-chars", type=_whole(0), default=0,
+                   help="text format: cut each passage at this many characters (0: whole)")
+    s.add_argument("--context-tokens", type=_whole(1), help="context format: the token budget of the context")
     s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
     g = s.add_argument_group("retrieval")
     for flat in RETRIEVAL_FLAGS:
         _setting(g, flat, *SHORT_FLAGS.get(flat, ()))
     g = s.add_argument_group("language model (HyDE, rewriting, multi-query, reranking, multi-hop)")
     g.add_argument("--hyde", action="store_true", help="add the HyDE channels (dense and BM25 over a hypothesis)")
-    g.add_argument("--multi-query", type=int, metavar="N", help="add a channel that fuses N LLM-written queries")
+    g.add_argument("--multi-query", type=_whole(1), metavar="N", help="add a channel that fuses N LLM-written queries")
     for flat in LLM_FLAGS:
         _setting(g, flat, *SHORT_FLAGS.get(flat, ()),
                  note="the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY" if flat == "llm_base_url" else "")
@@ -537,7 +668,7 @@ def _tune_command(s: argparse.ArgumentParser) -> None:
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--qrels", help="BEIR folder (queries.jsonl, qrels/<split>.tsv) with this knowledge base's "
                                    "document ids")
-    g.add_argument("--generate", type=int, metavar="N",
+    g.add_argument("--generate", type=_whole(1), metavar="N",
                    help="no labels: the language model writes N questions from sampled sections")
     s.add_argument("--split", default="test")
     s.add_argument("--llm", help="language model for --generate (default: the knowledge base's llm setting)")
@@ -617,8 +748,8 @@ def _eval_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--baseline", help="config the others are tested against (default: the first)")
     s.add_argument("--embedder", default="minilm")
     s.add_argument("--split", default="test")
-    s.add_argument("--max-queries", type=int)
-    s.add_argument("--skip-queries", type=int, default=0,
+    s.add_argument("--max-queries", type=_whole(1))
+    s.add_argument("--skip-queries", type=_whole(0), default=0,
                    help="leave out the first N judged queries (e.g. to tune on one part and test on another)")
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
     s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
@@ -697,9 +828,18 @@ class _Commands(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A mistaken argument told in one line, with where help is (not the usage of every flag
+    first, which buries it)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m[0]) - 0xdc00:02x}", _one_line(message))
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     """The parser; ``lazy``: a command's arguments are added when it is chosen (what ``main`` does)."""
-    p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
+    p = _Parser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
     p.add_argument("--version", action="version", version=f"ragsift {__version__}")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
     p.add_argument("-v", "--verbose", action="count", default=0,
@@ -714,6 +854,31 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     return p
 
 
+#: how a positional argument is named in a message
+POSITIONAL_NAMES = {"paths": "path", "doc_ids": "document id", "doc": "document", "dest": "destination",
+                    "results": "results file", "a": "config", "b": "config"}
+#: the arguments that name files or folders
+PATH_ARGS = {"kb", "paths", "dest", "dataset", "results", "kb_root", "keys_file", "sync_dir", "qrels", "config_file",
+             "work_dir", "out", "report_dir"}
+
+
+def _check_utf8(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every argument is UTF-8 text: bytes that are not (a file name in another encoding, a
+    stray byte) are told here, not found by whatever first writes them (a settings file, a store)."""
+    sub = next(a for a in parser._actions if isinstance(a, _Commands))
+    for action in [*parser._actions, *sub.choices[args.command]._actions]:
+        value = getattr(args, action.dest, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str):
+                flags = [o for o in action.option_strings if o.startswith("--")] or action.option_strings
+                check_text(item, flags[0] if flags else POSITIONAL_NAMES.get(action.dest, action.dest),
+                           path=action.dest in PATH_ARGS)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split("\n")).replace("\r", " ")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(lazy=True)
     args = parser.parse_args(argv)
@@ -721,16 +886,23 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=max(logging.DEBUG, logging.WARNING - 10 * args.verbose), stream=sys.stderr,
                         format="ragsift: %(levelname)s: %(message)s")
+    for stream in (sys.stdout, sys.stderr):  # a name that is not UTF-8 is printed escaped, never an error
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
+        _check_utf8(parser, args)
         return args.func(args)
     except RagsiftError as e:
-        print(f"ragsift: error: {e}", file=sys.stderr)
+        print(f"ragsift: error: {_one_line(str(e))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as e:  # what the system refused (a disk full, a folder not writable), said as such
+        print(f"ragsift: error: {_one_line(os_reason(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ragsift: interrupted; the knowledge base keeps its last committed state", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

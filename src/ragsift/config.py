@@ -25,6 +25,7 @@ knowledge base runs that check whenever it makes settings.
 """
 from __future__ import annotations
 
+import contextlib
 import tomllib
 import warnings
 from collections.abc import Iterable
@@ -783,8 +784,13 @@ class Settings(BaseModel):
                 "# at creation; the rest are defaults that a query may override.\n\n"
                 + tomli_w.dumps(self.to_dict()))
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+        except OSError as e:  # a folder that cannot be written, a directory where the file goes
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise ConfigError(f"cannot write settings {path}: {e.strerror or e}") from None
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -793,6 +799,8 @@ class Settings(BaseModel):
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read settings {path}: {e}") from None
+        except RecursionError:  # arrays or tables nested thousands deep
+            raise ConfigError(f"cannot read settings {path}: nested too deeply") from None
         index = data.get("index", data) if isinstance(data.get("index"), dict) else data
         if "analyzer" not in index:  # written before analyzers had versions: made with the first
             index["analyzer"] = FIRST_ANALYZER

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, StoreKind, current_name
-from ragsift.errors import ConfigError, InputError, NotFound, StoreError
+from ragsift.errors import ConfigError, InputError, NotFound, StoreError, os_reason
 from ragsift.ingest.pipeline import (
     IngestRun,
     ProgressFactory,
@@ -137,8 +137,19 @@ class KnowledgeBase:
     def open(cls, path: str | Path, *, create: bool = True, **overrides: Any) -> KnowledgeBase:
         """Open the knowledge base at ``path``, creating it (with ``overrides`` as its settings)
         when ``create`` and there is none. On an existing one, ``overrides`` change the saved
-        query defaults for this session; an index setting that differs raises ConfigError."""
+        query defaults for this session; an index setting that differs raises ConfigError. What the
+        system refuses (a folder that cannot be made or read, a name too long) is a StoreError
+        naming the path."""
         path = Path(path)
+        try:
+            return cls._open(path, create, overrides)
+        except OSError as e:
+            exists = _exists(path / SETTINGS_FILE)
+            raise StoreError(f"cannot {'open' if exists or not create else 'create'} the knowledge base at {path}: "
+                             f"{os_reason(e, path)}") from None
+
+    @classmethod
+    def _open(cls, path: Path, create: bool, overrides: dict[str, Any]) -> KnowledgeBase:
         sfile = path / SETTINGS_FILE
         overrides = {current_name(k): v for k, v in overrides.items()}
         if sfile.exists():
@@ -516,6 +527,13 @@ class KnowledgeBase:
         one whose manifest records its counts (every commit since they were); None otherwise (then
         open it). The settings file is checked against the store's record as ``open`` checks it."""
         path = Path(path)
+        try:
+            return KnowledgeBase._committed_stats(path)
+        except OSError as e:
+            raise StoreError(f"cannot open the knowledge base at {path}: {os_reason(e, path)}") from None
+
+    @staticmethod
+    def _committed_stats(path: Path) -> dict[str, Any] | None:
         sfile = path / SETTINGS_FILE
         if not sfile.exists():
             return None
@@ -536,6 +554,13 @@ class KnowledgeBase:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 __all__ = ["KnowledgeBase", "SETTINGS_FILE", "check_knowledge_base", "restore_knowledge_base", "rewrite_settings"]

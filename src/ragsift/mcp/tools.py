@@ -17,7 +17,7 @@ from typing import Annotated, Any, NotRequired, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only from Python 3.12
 
 from ragsift import __version__
@@ -97,6 +97,7 @@ class Section(BaseModel):
     text: str
 
 
+@with_config(ConfigDict(extra="forbid"))
 class NewDocument(TypedDict):
     id: Annotated[str, Field(description="The document's id; a stored document with this id is replaced")]
     text: Annotated[str, Field(description="The document's text (Markdown headings make its sections)")]
@@ -181,15 +182,59 @@ def _without_kb(fn: Callable[..., Any]) -> Callable[..., Any]:
     return one
 
 
+class _Server(MCPServer):
+    """The SDK's server, refusing a call that names an argument its tool does not take (the SDK
+    would drop it silently, and the agent would never learn that its ``filtre`` filtered nothing):
+    the error names the known arguments. The tools' input schemas say so too
+    (``additionalProperties: false``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, list[str]] = {}  # tool -> the arguments it takes, in order
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().add_tool(fn, *args, **kwargs)
+        hints = typing.get_type_hints(fn)
+        self.arguments[kwargs.get("name") or fn.__name__] = [
+            name for name in inspect.signature(fn).parameters if hints.get(name) is not Context]
+
+    async def list_tools(self) -> list[Any]:
+        tools = await super().list_tools()
+        for t in tools:
+            if t.name in self.arguments:
+                t.input_schema = {**t.input_schema, "additionalProperties": False}
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self.arguments.get(name)
+        if known is not None:
+            _refuse_unknown("argument", f"for {name}: it takes", arguments, known)
+            documents = arguments.get("documents") if "documents" in known else None
+            for i, doc in enumerate(documents if isinstance(documents, list) else []):
+                if isinstance(doc, dict):
+                    _refuse_unknown("key", f"in documents[{i}]: a document takes", doc,
+                                    list(NewDocument.__annotations__))
+        return await super().call_tool(name, arguments, context)
+
+
+def _refuse_unknown(what: str, where: str, given: dict[str, Any], known: list[str]) -> None:
+    unknown = [k for k in given if k not in known]
+    if unknown:
+        shown = ", ".join(repr(k if len(k) <= 50 else k[:50] + "…") for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ToolError(f"unknown {what}{'s' if len(unknown) > 1 else ''} {shown}{more} {where} "
+                        f"{', '.join(known) or 'no arguments'}")
+
+
 def build_mcp(pool: Pool, *, allow_ingest: bool = False,
               may_write: Callable[[Any], bool] | None = None) -> MCPServer:
     """The MCP server over a pool of knowledge bases. ``may_write``: over HTTP, whether the
     request's key may write (the server's own check); none over stdio, where the user is the operator.
     Over one knowledge base (``SinglePool``) the tools take no ``kb`` parameter."""
-    server = MCPServer("ragsift", version=__version__,
-                       instructions="Search the knowledge base with `search` and cite passages by their [n]; "
-                                    "`get_section` returns a passage's whole section; `list_documents` shows the "
-                                    "documents and the fields a filter can name.")
+    server = _Server("ragsift", version=__version__,
+                     instructions="Search the knowledge base with `search` and cite passages by their [n]; "
+                                  "`get_section` returns a passage's whole section; `list_documents` shows the "
+                                  "documents and the fields a filter can name.")
     single = isinstance(pool, SinglePool)
     fields = _call(lambda: _fields(pool.kb)) if isinstance(pool, SinglePool) else None
 

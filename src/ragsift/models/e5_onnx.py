@@ -314,8 +314,11 @@ def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
 
     name = f"e5-small-q4-{file_key(w.path)}-ort{ort.__version__}-nbits-a{accuracy}.onnx"
     target = cache_dir() / "models" / name
-    if target.is_file():
-        return target
+    try:
+        if target.is_file():
+            return target
+    except OSError:  # a cache path the system refuses ($RAGSIFT_CACHE_DIR too long): built below, kept in memory
+        pass
     graph = build_graph(w, accuracy)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

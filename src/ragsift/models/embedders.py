@@ -214,9 +214,9 @@ def int8_query_graph(source: str) -> Path | None:
     import onnxruntime as ort
 
     target = cache_dir() / "models" / f"{Path(source).stem}-{file_key(source)}-ort{ort.__version__}-int8mm.onnx"
-    if target.is_file():
-        return target
     try:
+        if target.is_file():
+            return target
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
 

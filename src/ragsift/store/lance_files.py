@@ -14,7 +14,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ragsift.errors import WriterBusy
+from ragsift.errors import StoreError, WriterBusy, os_reason
 
 MANIFEST = "manifest.json"
 GENERATIONS = "generations"
@@ -42,6 +42,10 @@ def cache_mb() -> int:
         return CACHE_MB
 
 
+#: characters LanceDB refuses in a path (ASCII control characters)
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def connect(folder: Path, **kwargs: Any) -> Any:
     """A LanceDB connection to ``folder`` that shares the process's one session, whose caches are
     bounded (``cache_mb``). LanceDB's own defaults are sized in gigabytes and every table version
@@ -51,11 +55,16 @@ def connect(folder: Path, **kwargs: Any) -> Any:
     global _session
     import lancedb
 
+    if CONTROL.search(str(folder)):
+        raise StoreError(f"a knowledge base on LanceDB cannot be in {str(folder)!r}: its path holds a control "
+                         "character (LanceDB refuses them); choose a folder name without one")
     with _session_lock:
         if _session is None:
             size = cache_mb() << 20
             _session = lancedb.Session(index_cache_size_bytes=size, metadata_cache_size_bytes=size)
-    return lancedb.connect(str(folder), session=_session, **kwargs)
+    # absolute: LanceDB expands a leading "~" of the path it is given, so a knowledge base in a
+    # folder named "~x" would keep its settings there and its tables in a home directory
+    return lancedb.connect(str(Path(folder).absolute()), session=_session, **kwargs)
 
 
 def _write_atomic(path: Path, data: str) -> None:
@@ -157,6 +166,10 @@ class WriteLock:
         self.release()
 
     def acquire(self) -> None:
+        try:  # a folder where the lock cannot be made (read-only, /proc) is said as such, not waited on as busy
+            os.close(os.open(self.lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
+        except OSError as e:
+            raise StoreError(f"cannot write to {self.folder}: {os_reason(e, self.folder)}") from None
         try:
             self.lock.acquire(poll_interval=0.05)
         except Timeout:

@@ -204,7 +204,9 @@ def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: 
                              "delete every document (`ragsift delete` removes documents on purpose); restorable: "
                              f"{', '.join(map(str, report.restorable)) or 'none'}")
         if not report.restorable:
-            raise StoreError("no kept generation can be restored: " + "; ".join(report.problems[:3]))
+            raise StoreError("no kept generation can be restored" + (": " + "; ".join(report.problems[:3])
+                                                                     if report.problems else " (none is kept but "
+                                                                     "generation 0, the empty one made at creation)"))
         chosen = max(report.restorable) if generation is None else generation
         if chosen not in report.restorable:
             raise StoreError(f"generation {chosen} cannot be restored; restorable: "

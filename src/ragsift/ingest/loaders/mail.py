@@ -22,10 +22,12 @@ from ragsift.ingest.loaders.base import (
     LoadResult,
     Markdown,
     register,
+    skipped,
     structured,
 )
 from ragsift.ingest.loaders.encoding import decode
 from ragsift.ingest.loaders.files import source_title
+from ragsift.ingest.loaders.sniff import CONTROL
 from ragsift.ingest.loaders.text import html_to_text
 
 MAX_ATTACHMENTS = 50
@@ -38,7 +40,7 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from ragsift.ingest.loaders.dispatch import load_bytes  # the loaders of every format, registered by then
 
     budget = Budget(limits)
-    msg = email.message_from_bytes(_as_bytes(data), policy=email.policy.default)
+    msg = email.message_from_bytes(_as_bytes(data.removeprefix(b"\xef\xbb\xbf")), policy=email.policy.default)
     meta: dict[str, Any] = {}
     raw_headers = {k.lower(): v for k, v in msg.raw_items()}
     for h in ("from", "to", "cc", "date", "subject"):
@@ -49,7 +51,9 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     body = msg.get_body(preferencelist=("plain", "html"))
     if body is not None:
         content = part_text(body)
-        if body.get_content_subtype() == "html":
+        if _binary(content):  # headers over bytes that are no text: the body is not read
+            meta["body_skipped"] = "binary data, not text"
+        elif body.get_content_subtype() == "html":
             _, content = html_to_text(content)
             md.markdown(content)
         else:
@@ -83,6 +87,8 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
             md.markdown(_nested(doc.text))
     if skipped_attachments:
         meta["attachments_skipped"] = skipped_attachments
+    if "body_skipped" in meta and not md.has_text():
+        return skipped(source, "a mail whose body is binary data, not text")
     return structured(source, meta.get("subject") or source_title(source), md, data, "eml", meta)
 
 
@@ -122,3 +128,9 @@ def header_text(value: str, raw: str) -> str:
 def _nested(text: str) -> str:
     """An attachment's text with its headings one level down (under "Attachment: name")."""
     return "\n".join("#" + ln if ln.startswith("#") and not ln.startswith("#######") else ln for ln in text.split("\n"))
+
+
+def _binary(text: str) -> bool:
+    """Text that is binary data: NUL, or more than one character in a hundred a control character."""
+    sample = text[:65536].encode("utf-8", errors="replace")
+    return b"\x00" in sample or len(CONTROL.findall(sample)) > len(sample) // 100

@@ -1,9 +1,10 @@
 """A file's content against its suffix: a file that says it is a PDF but is a ZIP archive (or a
-Word document that is plain text, an image that is HTML) is skipped with what it really is,
-never handed to the wrong reader."""
+Word document that is plain text, an image that is HTML, a mail that is a PDF) is skipped with
+what it really is, never handed to the wrong reader."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 ZIP_SUFFIXES = {".docx": "word/", ".docm": "word/", ".pptx": "ppt/", ".pptm": "ppt/", ".xlsx": "xl/",
@@ -27,6 +28,23 @@ EXPECTED = {"PDF": ("a PDF",), "PNG image": ("a PNG image",), "JPEG image": ("a 
 #: the stream an OLE file of each suffix holds (a .xls that holds a Word document is not read as one)
 OLE_STREAMS = {".doc": ("worddocument",), ".xls": ("workbook", "book"), ".ppt": ("powerpoint document",),
                ".msg": ("__properties_version1.0",)}
+
+#: formats a mail is not, by their first bytes (besides what ``what_it_is`` knows)
+NOT_MAIL = ((b"GIF87a", "a GIF image"), (b"GIF89a", "a GIF image"), (b"\x1f\x8b", "a gzip archive"),
+            (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"), (b"Rar!\x1a\x07", "a RAR archive"),
+            (b"\x7fELF", "a program (ELF)"))
+#: what a ZIP archive holds, by the folder (or file) that marks it
+ZIP_KINDS = (("word/", "a Word document"), ("ppt/", "a PowerPoint deck"), ("xl/", "an Excel workbook"),
+             ("META-INF/container.xml", "an EPUB book"), ("content.xml", "an OpenDocument file"))
+#: a mail's first line: a header field ("Subject: ...", RFC 5322 field names) or an mbox "From " line
+HEADER = re.compile(rb"(?:From |[\x21-\x39\x3b-\x7e]+[ \t]*:)")
+#: a mail header a little further down (after a program's preamble line, such as Outlook's
+#: "Microsoft Mail Internet Headers Version 2.0")
+MAIL_HEADER = re.compile(rb"(?mi)^(?:from|to|subject|date|received|message-id|mime-version|content-type|"
+                         rb"return-path|delivered-to)[ \t]*:")
+SAMPLE = 64 * 1024
+#: control bytes no text holds (tab, newlines, form feed, ESC, SO and SI, which ISO-2022 mail uses, left out)
+CONTROL = re.compile(rb"[\x00-\x08\x0b\x10-\x1a\x1c-\x1f\x7f]")
 
 
 def what_it_is(data: bytes) -> str:
@@ -65,6 +83,8 @@ def what_it_is(data: bytes) -> str:
 
 def mismatch(data: bytes, suffix: str) -> str | None:
     """Why a file's content does not fit its suffix (None when it does, or the suffix is a text format)."""
+    if suffix == ".eml":
+        return not_a_mail(data)
     kind = KINDS.get(suffix)
     if kind is None:
         return None
@@ -73,7 +93,8 @@ def mismatch(data: bytes, suffix: str) -> str | None:
         if actual == "an old Office (OLE) file" and suffix in ZIP_SUFFIXES and "encrypted" in (
                 _ole_mismatch(data, suffix, kind) or ""):
             return f"encrypted {kind} (a password protects it)"
-        return f"not {_a(kind)} as its name says: its content is {actual}"
+        shown = _zip_kind(data) if actual == "a ZIP archive" else actual
+        return f"not {_a(kind)} as its name says: its content is {shown}"
     if actual == "an old Office (OLE) file":
         return _ole_mismatch(data, suffix, kind)
     marker = ZIP_SUFFIXES.get(suffix)
@@ -120,3 +141,40 @@ def _ole_mismatch(data: bytes, suffix: str, kind: str) -> str | None:
 
 def _a(kind: str) -> str:
     return ("an " if kind[0] in "AEIOU" else "a ") + kind
+
+
+def _zip_kind(data: bytes) -> str:
+    """A ZIP archive named by what it holds ("a ZIP archive (a Word document)") when an Office,
+    OpenDocument or EPUB file."""
+    try:
+        names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+        return "a ZIP archive"
+    for marker, kind in ZIP_KINDS:
+        if any(n.startswith(marker) for n in names):
+            return f"a ZIP archive ({kind})"
+    return "a ZIP archive"
+
+
+def not_a_mail(data: bytes) -> str | None:
+    """Why the bytes of an ``.eml`` are not a mail (None when they are): a file of a known binary
+    format (a ZIP archive, an Office file, a PDF, an image), or bytes without mail headers that are
+    no text in any encoding (a mail body alone, without headers, is read when it is text)."""
+    from ragsift.ingest.loaders.encoding import decode
+
+    head = data[:1024]
+    kind = next((k for magic, k in NOT_MAIL if head.startswith(magic)), None) or what_it_is(data)
+    if kind not in ("text", "HTML", "binary data of an unknown kind"):
+        if kind == "a ZIP archive":
+            kind = _zip_kind(data)
+        elif kind == "an old Office (OLE) file":
+            kind += ", such as an Outlook .msg (save the mail as .eml from the mail program, or name it .msg)"
+        return f"not a mail as its name says: its content is {kind}"
+    sample = data[:SAMPLE]
+    got = decode(sample)  # UTF-16/32 (a mail saved as "Unicode"), UTF-8, a legacy encoding
+    text = got.text.encode("utf-8") if got.text is not None else b""
+    if got.text is not None and (HEADER.match(text.removeprefix(b"\xef\xbb\xbf")) or MAIL_HEADER.search(text[:4096])):
+        return None  # a header block: a mail, whatever its body (mail.py reads a binary body as none)
+    if got.text is None or "\x00" in got.text:
+        return "not a mail as its name says: its content is binary data of an unknown kind (no mail headers)"
+    return None
