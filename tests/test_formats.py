@@ -129,13 +129,23 @@ def test_without_libreoffice_legacy_files_are_skipped_saying_what_to_install(off
 
 @pytest.mark.slow
 def test_a_conversion_never_outlives_its_file(office, tmp_path, monkeypatch):
-    """Fault injection: a conversion's wall-clock limit cut to a second (a machine too slow for
-    it); the file is skipped with the reason, no soffice process is left, and the next file
-    converts. A .xls that holds a Word document is refused before any conversion."""
+    """Fault injection: a fake LibreOffice that never finishes (named so: a shell script on the
+    PATH that waits, with a child as soffice.bin has) and the wall-clock limit cut to a second;
+    the file is skipped with the reason, no process of it is left, and with the real LibreOffice
+    back the next file converts. A .xls that holds a Word document is refused before any
+    conversion. (Cutting only the limit raced the real LibreOffice, which can finish in a second.)"""
     from ragsift.ingest.loaders import convert
 
+    bin_dir = tmp_path / "fault-bin"
+    bin_dir.mkdir()
+    hang = bin_dir / "soffice"
+    hang.write_text("#!/bin/sh\n# fault injection: a LibreOffice that never finishes\n"
+                    "sh -c 'sleep 300; :' soffice-fault-child &\nsleep 300\n")
+    hang.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(convert, "WALL_FACTOR", 0.0)
     monkeypatch.setattr(convert, "WALL_EXTRA", 0.0)
+    assert convert.soffice() == str(hang)
     res = load_file(office["long.doc"], "long.doc", LoadLimits())
     assert not res.documents and "LibreOffice's conversion took longer than the file's time" in res.skipped[0].reason
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_soffice(p)]

@@ -157,6 +157,7 @@ REAL_MAILS = [
      "Firmware", {"from": "ops@example.com"}, BODY_ZH),
     ("body-only-zh.eml", BODY_ZH.encode(), "body-only-zh", {}, BODY_ZH),  # no headers at all
     ("body-only-en.eml", BODY_EN.encode(), "body-only-en", {}, BODY_EN),
+    ("body-only-gbk.eml", BODY_ZH.encode("gbk"), "body-only-gbk", {}, BODY_ZH),  # a legacy encoding, detected
     ("utf16.eml", f"Subject: 固件更新\r\n\r\n{BODY_ZH}\r\n".encode("utf-16"), "固件更新", {}, BODY_ZH),
     ("bom.eml", f"\ufeffSubject: Firmware\r\n\r\n{BODY_EN}\r\n".encode(), "Firmware", {}, BODY_EN),
     ("jp.eml", _mail("Subject: test\nContent-Type: text/plain; charset=iso-2022-jp\n",
@@ -188,7 +189,6 @@ NOT_MAILS = [
     ("anim.eml", _image("GIF"), "its content is a GIF image"),
     ("junk.eml", _junk(5000, 1), "its content is binary data of an unknown kind (no mail headers)"),
     ("junk-no-nul.eml", _junk(5000, 2, low=1), "its content is binary data of an unknown kind (no mail headers)"),
-    ("gbk-no-headers.eml", BODY_ZH.encode("gbk"), "no mail headers, and its content is not UTF-8 text"),
 ]
 
 

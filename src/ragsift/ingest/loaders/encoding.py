@@ -54,6 +54,10 @@ def codec_name(name: str | None) -> str | None:
     return SUPERSET.get(canon, canon)
 
 
+#: encodings written in 7-bit bytes with escape sequences (a declared one is believed for ASCII bytes)
+SEVEN_BIT = ("iso2022", "utf_7", "hz")
+
+
 def decode(data: bytes, declared: str | None = None) -> Decoded:
     """The text of ``data``: by its byte order mark, as UTF-16/32 by its NULs, as UTF-8, in the
     ``declared`` encoding, or in the encoding detected; else not text, with the reason."""
@@ -68,11 +72,16 @@ def decode(data: bytes, declared: str | None = None) -> Decoded:
         if wide is not None:
             return wide
         return Decoded(None, "", "binary content (NUL bytes) in a text file")
+    enc = codec_name(declared) or ""
+    if enc.startswith(SEVEN_BIT) and data.isascii():  # ISO-2022-JP and the like are ASCII bytes: UTF-8 would
+        try:                                          # read their escape sequences as text
+            return Decoded(data.decode(enc), enc)
+        except (UnicodeDecodeError, LookupError):
+            pass
     try:
         return Decoded(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError as e:
         bad = e
-    enc = codec_name(declared) or ""
     if enc and enc != "utf_8":
         try:
             return Decoded(data.decode(enc), enc)

@@ -164,6 +164,8 @@ def not_a_mail(data: bytes) -> str | None:
 
     head = data[:1024]
     kind = next((k for magic, k in NOT_MAIL if head.startswith(magic)), None) or what_it_is(data)
+    if kind == "a PDF" and not head.startswith(b"%PDF"):  # a mail that mentions "%PDF-1.7" is a mail
+        kind = "text"
     if kind not in ("text", "HTML", "binary data of an unknown kind"):
         if kind == "a ZIP archive":
             kind = _zip_kind(data)
@@ -171,6 +173,9 @@ def not_a_mail(data: bytes) -> str | None:
             kind += ", such as an Outlook .msg (save the mail as .eml from the mail program, or name it .msg)"
         return f"not a mail as its name says: its content is {kind}"
     sample = data[:SAMPLE]
+    raw = sample.removeprefix(b"\xef\xbb\xbf")
+    if HEADER.match(raw) or MAIL_HEADER.search(raw[:4096]):
+        return None  # ASCII headers, whatever bytes follow them (a binary body is refused by mail.py)
     got = decode(sample)  # UTF-16/32 (a mail saved as "Unicode"), UTF-8, a legacy encoding
     text = got.text.encode("utf-8") if got.text is not None else b""
     if got.text is not None and (HEADER.match(text.removeprefix(b"\xef\xbb\xbf")) or MAIL_HEADER.search(text[:4096])):
