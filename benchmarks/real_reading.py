@@ -2,7 +2,10 @@
 reader compared here produced: the HTML edition of the same manual, published beside the PDF.
 
     .venv/bin/python benchmarks/real_reading.py --work-dir /work/data-ext/real-reading \
-        [--anchor markitdown=/work/venv-markitdown/bin/python] [--only R-intro]
+        [--anchor markitdown=/work/venv-markitdown/bin/python] [--only R-intro] [--tag after]
+    # the code before, for comparison: its own source tree (and the compiled parts) measured
+    git archive <rev> src | tar -x -C /tmp/old && cp src/ragsift/store/*.so /tmp/old/src/ragsift/store/
+    .venv/bin/python benchmarks/real_reading.py --src=/tmp/old/src --tag before
 
 **The documents.** Debian ships manuals as PDF and as HTML built from one source: R's manuals
 (texinfo: pdfTeX for the PDF, makeinfo for the HTML; English; packages r-doc-pdf and r-doc-html),
@@ -40,8 +43,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+#: the source tree measured: this one's, or another's (``--src=DIR``: the code before, exported with
+#: ``git archive``), put first on the path before anything of ragsift is imported
+SRC = Path(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--src=")), ROOT / "src")).resolve()
+sys.path.insert(0, str(SRC))
+sys.path.insert(1, str(ROOT / "benchmarks"))
 
 OUT = ROOT / "benchmarks" / "results" / "real_reading.json"
 PACKAGES = ["r-doc-pdf", "r-doc-html", "debian-edu-doc-en", "debian-edu-doc-zh-cn"]
@@ -236,6 +242,7 @@ def main() -> None:
     ap.add_argument("--anchor", action="append", default=[], help="NAME=PYTHON: an anchor reader in its own venv")
     ap.add_argument("--only", default="", help="names of documents, comma-separated")
     ap.add_argument("--tag", default="ragsift", help="the name ragsift's rows are stored under (before/after)")
+    ap.add_argument("--src", default=str(ROOT / "src"), help="=DIR: the ragsift source tree to measure")
     args = ap.parse_args()
     root = fetch(args.work_dir)
     docs = [d for d in documents(root) if not args.only or d["name"] in args.only.split(",")]
@@ -256,7 +263,11 @@ def main() -> None:
             row = {"error": err} if err else {"seconds": round(took, 2), **score(reference_of(d), text)}
             rows.setdefault(d["name"], {})[name] = row
             print(d["name"], name, row, flush=True)
-    result.setdefault("runs", []).append({"tag": args.tag, "anchors": [a.split("=")[0] for a in args.anchor],
+    import ragsift
+
+    assert Path(ragsift.__file__).resolve().is_relative_to(SRC), (ragsift.__file__, SRC)  # the code meant
+    result.setdefault("runs", []).append({"tag": args.tag, "src": str(SRC),
+                                          "anchors": [a.split("=")[0] for a in args.anchor],
                                           "command": "python benchmarks/real_reading.py " + " ".join(sys.argv[1:]),
                                           "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short",
                                                                     "HEAD"], capture_output=True,

@@ -241,3 +241,40 @@ def test_a_cover_page_keeps_its_authors_and_the_title_is_no_running_head(tmp_pat
     stored = "\n".join(p.text for p in parents) + "\n".join(h for p in parents for h in p.heading_path)
     for name in authors:
         assert name in stored, name
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(tmp_path, lang):
+    """R's manuals: the outline says "Vectors", the page "2.1.1 Vectors" and under it "Vectors can
+    be thought of as ..."; the body line was taken for the heading (R-lang: 25 of 157 headings)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    zh = lang == "zh"
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    body_font, head_font = ("STSong-Light", "STSong-Light") if zh else ("Times-Roman", "Times-Bold")
+    sections = ([("向量与列表", "向量与列表是最常用的数据结构，按位置取出其中的元素。"),
+                 ("环境与作用域", "环境与作用域决定一个名字在求值时指向哪个值。")] if zh else
+                [("Vectors", "Vectors can be thought of as contiguous cells containing data."),
+                 ("Environments", "Environments can be thought of as consisting of two things.")])
+    path = tmp_path / f"outline-{lang}.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    y = 760
+    for n, (title, body) in enumerate(sections, 1):
+        c.bookmarkPage(f"s{n}", fit="XYZ", top=y + 14)
+        c.addOutlineEntry(title, f"s{n}", level=0)
+        c.setFont(head_font, 13)
+        c.drawString(60, y, f"2.1.{n} {title}")
+        c.setFont(body_font, 10)
+        for i in range(4):
+            c.drawString(60, y - 22 - 13 * i, body if i == 0 else (f"第{i}行补充说明。" if zh else f"More text, line {i}."))
+        y -= 120
+    c.showPage()
+    c.save()
+    text, _ = _read(path)
+    headings = [ln for ln in text.split("\n") if ln.startswith("#")]
+    for n, (title, body) in enumerate(sections, 1):
+        assert f"# 2.1.{n} {title}" in text, headings
+        assert body in text and not any(body[len(title):len(title) + 8] in h for h in headings), headings

@@ -415,31 +415,64 @@ def _continues(lines: list[Line], i: int) -> bool:
 
 def match_outline(lines: list[Line], entries: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """Mark the lines an outline's entries (title, level, page) name as headings of that level;
-    returns the entries no line of their page matched (a heading is then put at their page)."""
+    returns the entries no line of their page matched (a heading is then put at their page).
+
+    A line that says the title (its section number aside: "2.1.1 Vectors" for "Vectors") is taken
+    first; then one that says it across two lines; only then a line that starts with the title,
+    one set larger or bold before one that is not: a body line that begins with the heading's word
+    ("Vectors can be thought of as ...", just under the heading) is no heading."""
     by_page: dict[int, list[int]] = {}
     for i, ln in enumerate(lines):
         by_page.setdefault(ln.page, []).append(i)
+    body_size = {page: _body_size([lines[i] for i in idx]) for page, idx in by_page.items()}
     missing = []
     for title, level, page in entries:
-        want = _key(title)
-        found = False
+        want, want_bare = _key(title), _key(SECTION_NUMBER.sub("", title, count=1))
+        best: tuple[int, int, bool] | None = None  # (rank, line index, joins the next line)
         for i in by_page.get(page, []):
             ln = lines[i]
             if ln.drop or ln.heading:
                 continue
             got = _key(ln.text)
-            if got == want or (len(want) > 3 and got.startswith(want)):
-                ln.heading, found = min(6, level), True
-                break
             nxt = lines[i + 1] if i + 1 < len(lines) else None
-            if nxt is not None and len(got) > 3 and want.startswith(got) and _key(ln.text + nxt.text) == want:
-                ln.heading, found = min(6, level), True
-                ln.text = ln.text + ("" if _joins_without_space(ln.text, nxt.text) else " ") + nxt.text
-                nxt.drop = True
-                break
-        if not found:
+            if got == want or (want_bare and _key(SECTION_NUMBER.sub("", ln.text, count=1)) == want_bare):
+                rank, joins = 0, False
+            elif (nxt is not None and len(got) > 3 and want.startswith(got) and not nxt.drop
+                  and _key(ln.text + nxt.text) == want):
+                rank, joins = 1, True
+            elif len(want) > 3 and got.startswith(want):
+                rank, joins = (2 if ln.bold or ln.size > 1.05 * body_size[page] else 3), False
+            else:
+                continue
+            if best is None or rank < best[0]:
+                best = (rank, i, joins)
+                if rank == 0:
+                    break
+        if best is None:
             missing.append((title, level, page))
+            continue
+        ln = lines[best[1]]
+        ln.heading = min(6, level)
+        if best[2]:
+            nxt = lines[best[1] + 1]
+            ln.text = ln.text + ("" if _joins_without_space(ln.text, nxt.text) else " ") + nxt.text
+            nxt.drop = True
     return missing
+
+
+#: a heading's section number before its words: "2.1.1 ", "A.3 ", "IV. ", "Chapter 3 ", "第3章 "
+SECTION_NUMBER = re.compile(r"^\s*(?:(?:(?:chapter|appendix|section|part)\s+)?(?:\d{1,3}(?:\.\d{1,3})*\.?"
+                            r"|[A-Z](?:\.\d{1,3})+\.?|[IVX]{1,5}\.)\s+|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇]\s*)",
+                            re.I)
+
+
+def _body_size(lines: list[Line]) -> float:
+    """The size most of a page's text is set in (weighted by characters)."""
+    sizes: dict[float, int] = {}
+    for ln in lines:
+        if not ln.drop:
+            sizes[round(ln.size, 1)] = sizes.get(round(ln.size, 1), 0) + len(ln.text)
+    return max(sizes, key=lambda k: sizes[k]) if sizes else 0.0
 
 
 def _key(text: str) -> str:
