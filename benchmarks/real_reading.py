@@ -14,7 +14,7 @@ XSL stylesheets for the HTML; debian-edu-doc-en, debian-edu-doc-zh-cn). The scri
 packages with ``apt-get download`` and unpacks them with ``dpkg-deb -x`` into the work folder.
 
 **The reference.** From each HTML file, with lxml (not any reader scored here): its headings
-(``h1``-``h4`` of the body, the table of contents, navigation and title page left out) and its
+(``h1``-``h6`` of the body, the table of contents, navigation and title page left out) and its
 text (the same parts left out), and its tables' cells.
 
 **Scores**, for ragsift and each anchor:
@@ -126,7 +126,7 @@ def reference(html: Path) -> dict[str, Any]:
         if el.tag in ("script", "style") or cls & SKIP_CLASSES:
             if el.getparent() is not None:
                 el.drop_tree()
-    headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4")]
+    headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4", "h5", "h6")]
     tables = []
     for t in body.iter("table"):
         if any(c.startswith("index") or c == "menu" for c in (t.get("class") or "").split()):

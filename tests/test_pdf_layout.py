@@ -184,6 +184,14 @@ def test_a_font_that_maps_no_characters_is_read_by_ocr(tmp_path):
     assert "恢复出厂设置" in text and "ten seconds" in text.replace("tenseconds", "ten seconds")
 
 
+def test_tex_bold_fonts_are_bold():
+    from ragsift.ingest.loaders.layout import is_bold
+
+    assert [n for n in ("WMCETY+CMBX12", "CMSSBX10", "SFBX1200", "LMRoman10-Bold", "CMB10", "NimbusRomNo9L-Medi")
+            if not is_bold(n)] == []
+    assert [n for n in ("PGXFVZ+CMR10", "CMTI10", "cmbr10", "SFRM1000", "NimbusRomNo9L-Regu") if is_bold(n)] == []
+
+
 def test_dot_leaders_go(tmp_path):
     """A table of contents' dot leaders were about 2,000 tokens of one real file."""
     import documents as D
@@ -246,7 +254,9 @@ def test_a_cover_page_keeps_its_authors_and_the_title_is_no_running_head(tmp_pat
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(tmp_path, lang):
     """R's manuals: the outline says "Vectors", the page "2.1.1 Vectors" and under it "Vectors can
-    be thought of as ..."; the body line was taken for the heading (R-lang: 25 of 157 headings)."""
+    be thought of as ..."; the body line was taken for the heading (R-lang: 25 of 157 headings).
+    A bold heading the outline leaves out is one, a level below; a title wrapped over three lines
+    and numbered on the page is one heading."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.cidfonts import UnicodeCIDFont
@@ -271,6 +281,29 @@ def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(
         for i in range(4):
             c.drawString(60, y - 22 - 13 * i, body if i == 0 else (f"第{i}行补充说明。" if zh else f"More text, line {i}."))
         y -= 120
+    # a heading the outline leaves out (texinfo's @subheading): bold, alone, body text under it
+    sub, sub_body = (("使用建议", "大多数新手会从附录开始阅读。") if zh else
+                     ("Suggestions to the reader", "Most novices will start with the appendix."))
+    c.setFont(head_font, 12)
+    c.drawString(60, y, sub)
+    c.setFont(body_font, 10)
+    c.drawString(60, y - 20, sub_body)
+    # an outline entry whose title wraps over three lines, numbered on the page
+    long_title = ("为什么在没有截距的线性模型中汇总函数会报告奇怪的决定系数估计值" if zh else
+                  "Why does summary() report strange results for the R^2 estimate when I fit a linear model "
+                  "with no intercept?")
+    c.bookmarkPage("long", fit="XYZ", top=y - 40)
+    c.addOutlineEntry(long_title, "long", level=0)
+    c.setFont(head_font, 13)
+    cut = [long_title[:12], long_title[12:24], long_title[24:]] if zh else [
+        "7.41 Why does summary() report strange results", "for the R^2 estimate when I fit a linear",
+        "model with no intercept?"]
+    if zh:
+        cut[0] = "7.41 " + cut[0]
+    for k, part in enumerate(cut):
+        c.drawString(60, y - 60 - 16 * k, part)
+    c.setFont(body_font, 10)
+    c.drawString(60, y - 120, "这是回答的正文。" if zh else "This is the answer's text.")
     c.showPage()
     c.save()
     text, _ = _read(path)
@@ -278,3 +311,5 @@ def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(
     for n, (title, body) in enumerate(sections, 1):
         assert f"# 2.1.{n} {title}" in text, headings
         assert body in text and not any(body[len(title):len(title) + 8] in h for h in headings), headings
+    assert f"## {sub}" in headings and sub_body in text, headings
+    assert [h for h in headings if h.startswith("# 7.41")] == [f"# 7.41 {long_title}"], headings

@@ -85,6 +85,8 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     if not outline:
         layout.mark_headings_by_font(every)
     layout.mark_text_tables(every)
+    if outline:  # after the tables: a table's bold header row is no heading
+        layout.mark_headings_below_outline(every)
     title = _title(meta_title, pages, every)
     md = Markdown()
     _write_pages(md, pages, missing)
