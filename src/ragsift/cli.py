@@ -834,7 +834,32 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         message = re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m[0]) - 0xdc00:02x}", _one_line(message))
-        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+        near = self._near(message)
+        see = f"{near} See" if near else "; see"
+        self.exit(2, f"{self.prog}: error: {message}{see} '{self.prog} --help'\n")
+
+    def _near(self, message: str) -> str:
+        """The nearest flag to each one not known, the nearest command or value to one not
+        among the choices (``ragsift.text.names``: one helper for every face)."""
+        from ragsift.text.names import did_you_mean
+
+        hints: list[str] = []
+        if m := re.match(r"unrecognized arguments: (.*)", message):
+            flags = [o for a in self._all_actions() for o in a.option_strings if o.startswith("--")]
+            hints = [did_you_mean(w.split("=", 1)[0], flags) for w in m[1].split() if w.startswith("-")]
+        elif m := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
+            hints = [did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))]
+        hints = [h for h in hints if h]
+        return f"; {' '.join(hints)}" if hints else ""
+
+    def _all_actions(self) -> list[argparse.Action]:
+        """This parser's arguments and those of the commands whose arguments were added (the
+        one chosen, with ``main``'s lazy parser)."""
+        out = list(self._actions)
+        for a in self._actions:
+            if isinstance(a, _Commands):
+                out += [x for name, p in a.choices.items() if name not in a.unfilled for x in p._actions]
+        return out
 
 
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
