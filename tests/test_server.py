@@ -84,8 +84,9 @@ def test_a_caller_is_offered_only_what_runs_here_and_told_who_can_change_it(serv
         assert off["rewrite"] == {"true": off["channels"]["hyde"]} and set(off["store_fusion"]) == {"engine"}
         props = s["query_schema"]["properties"]
         assert props["channels"]["anyOf"][0]["items"]["enum"] == ["dense", "bm25"]
-        assert set(props["strategy"]["anyOf"][0]["enum"]) == {"auto", "settings", "hybrid", "multihop"}
-        assert "llm" not in props["multihop_mode"]["anyOf"][0]["enum"]
+        enums = s["query_schema"]["$defs"]
+        assert set(enums["Strategy"]["enum"]) == {"auto", "settings", "hybrid", "multihop"}
+        assert enums["MultiHop"]["enum"] == ["off", "keywords"] and enums["StoreFusion"]["enum"] == ["ragsift"]
         assert props["rewrite"]["anyOf"][0] == {"type": "boolean", "const": False}
         assert "Not on this knowledge base" in props["channels"]["description"]
         for body, says in (({"channels": ["dense", "hyde"]}, "hyde needs a language model"),

@@ -1,6 +1,7 @@
 """A knowledge base's counts and settings: what it holds, what a query may change."""
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import PurePath
 from typing import Any
@@ -51,7 +52,7 @@ def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
 def caller_schema(settings: Settings, missing: dict[str, dict[str, str]]) -> dict[str, Any]:
     """The query settings' schema as one knowledge base takes them: the values that cannot run on
     it (``ragsift.retrieve.offer``) left out of its choices, each setting's description saying why."""
-    schema = QuerySettingsBody.model_json_schema()
+    schema = copy.deepcopy(QuerySettingsBody.model_json_schema())
     props, defs = schema["properties"], schema.get("$defs", {})
 
     def note(name: str) -> None:
@@ -71,10 +72,9 @@ def caller_schema(settings: Settings, missing: dict[str, dict[str, str]]) -> dic
             props[name]["anyOf"][0]["enum"] = [r for r in allowed if r not in values]
         else:
             ref = next((a["$ref"] for a in props[name].get("anyOf", []) if "$ref" in a), None)
-            enum = defs.get(ref.rsplit("/", 1)[-1], {}) if ref else {}
+            enum = defs.get(ref.rsplit("/", 1)[-1], {}) if ref else {}  # an enum of this setting's own
             if "enum" in enum:
-                props[name]["anyOf"] = [{"enum": [v for v in enum["enum"] if v not in values], "type": "string"},
-                                        {"type": "null"}]
+                enum["enum"] = [v for v in enum["enum"] if v not in values]
     return schema
 
 
