@@ -435,6 +435,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_kb_path(args) if args.kb else None, progress=sys.stderr.isatty())
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from ragsift.demo import copy_sample, sample_dir
+
+    dest = check_path(args.dest, "the folder", want="dir", noun="folder")
+    copy_sample(dest)
+    names = sorted(f.name for f in (sample_dir() / "kb").iterdir())
+    print(f"copied the sample documents to {dest}: {', '.join(names)}")
+    return 0
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from ragsift.console import print_json
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
@@ -735,6 +745,11 @@ def _mcp_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_mcp)
 
 
+def _sample_command(s: argparse.ArgumentParser) -> None:
+    s.add_argument("dest", nargs="?", default="docs", help="the folder to copy them into (default: docs)")
+    s.set_defaults(func=cmd_sample)
+
+
 def _demo_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_demo)
 
@@ -799,6 +814,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
               _serve_command),
     "mcp": ("serve the knowledge base to an MCP client over stdio",
               _mcp_command),
+    "sample": ("copy the bundled sample documents (Chinese and English) into a folder, docs/ by default",
+               _sample_command),
     "demo": ("ingest the bundled sample knowledge base and answer its questions",
               _demo_command),
     "eval": ("evaluate retrieval configurations on a BEIR-format dataset folder",
