@@ -6,7 +6,6 @@ The knowledge base is a facade: ingest runs in ``ingest.pipeline``, queries in
 from __future__ import annotations
 
 import contextlib
-
 import json
 import logging
 import threading
