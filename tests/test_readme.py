@@ -125,3 +125,20 @@ def test_the_command_line_block_runs_as_pasted_from_an_empty_folder(tmp_path, mi
             assert passages and {x["source"] for x in passages} == {"faq_zh.txt"}
     assert ran == lines - len(skipped) >= 12 and len(skipped) == len(CLI_NOT_RUN)
     assert sorted(f.name for f in (folder / "docs").iterdir()) == sorted(SAMPLE)
+
+
+def test_the_sample_is_copied_and_an_unreachable_store_leaves_no_folder(tmp_path, monkeypatch):
+    from ragsift.cli import main
+    from ragsift.demo import copy_sample, sample_dir
+    from ragsift.errors import StoreError
+    from ragsift.kb import KnowledgeBase
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["sample"]) == 0 and sorted(f.name for f in (tmp_path / "docs").iterdir()) == sorted(SAMPLE)
+    zh = (tmp_path / "docs" / "speaker_manual_zh.md").read_text(encoding="utf-8")
+    assert "恢复出厂设置" in zh and zh == (sample_dir() / "kb" / "speaker_manual_zh.md").read_text(encoding="utf-8")
+    assert copy_sample(tmp_path / "more" / "docs") == tmp_path / "more" / "docs"  # again, elsewhere: made
+    # a Milvus that cannot be reached: the error, and nothing left behind
+    with pytest.raises(StoreError, match="cannot connect to Milvus"):
+        KnowledgeBase.open(tmp_path / "kbs" / "my-kb-milvus", store_kind="milvus", store_uri="http://127.0.0.1:9")
+    assert not (tmp_path / "kbs").exists()
