@@ -136,7 +136,7 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     kb = ", kb" if named else ""
     for tool, args, told in (
             ("search", {"question": EN, "filtre": {"category": "faq"}},
-             f"unknown argument 'filtre' for search: it takes question, filter, passages{kb}"),
+             f"unknown argument 'filtre' for search: it takes question, filter, passages{kb}; did you mean 'filter'?"),
             ("search", {"问题": ZH, "passages": 1, "过滤": {}},
              f"unknown arguments '问题', '过滤' for search: it takes question, filter, passages{kb}"),
             ("list_documents", {"page": 2}, "unknown argument 'page' for list_documents: it takes offset, limit, q, "
@@ -179,7 +179,8 @@ def test_over_stdio_with_ingest_enabled(kb_copy, tmp_path):
             typo = await client.call_tool("add_documents", {"documents": [
                 {"id": "mcp-en", "text": "Meeting rooms are booked a day ahead.", "metdata": {"team": "admin"}}]})
             assert typo.is_error and typo.content[0].text == ("unknown key 'metdata' in documents[0]: a document "
-                                                              "takes id, text, title, source, metadata")
+                                                              "takes id, text, title, source, metadata; "
+                                                              "did you mean 'metadata'?")
             extra = await client.call_tool("add_documents", {"documents": [{"id": "mcp-en", "text": "x"}], "替换": 1})
             assert extra.is_error and extra.content[0].text == ("unknown argument '替换' for add_documents: it takes "
                                                                 "documents")
@@ -208,7 +209,7 @@ def test_over_http_behind_the_keys(kb_copy, tmp_path):
     async def run(url: str) -> None:
         async with _http(url, READ_KEY) as client:
             tools = await _search_both_languages(client, named=True)
-            assert "add_documents" in tools
+            assert "add_documents" not in tools  # a read key is offered what it may call
             named = await client.call_tool("search", {"question": EN, "passages": 1, "kb": "default"})
             assert named.structured_content["passages"][0]["source"] == "smarthub_manual_en.md"
             other = await client.call_tool("search", {"question": EN, "kb": "other"})
@@ -216,6 +217,7 @@ def test_over_http_behind_the_keys(kb_copy, tmp_path):
             refused_write = await client.call_tool("add_documents", {"documents": [{"id": "x", "text": "y"}]})
             assert refused_write.is_error and "needs a write key" in refused_write.content[0].text
         async with _http(url, WRITE_KEY) as client:
+            assert "add_documents" in {t.name for t in (await client.list_tools()).tools}
             added = await client.call_tool("add_documents", {"documents": [
                 {"id": "mcp-en", "text": "Meeting rooms are booked a day ahead in the booking system."}]})
             assert not added.is_error and added.structured_content["added"] == ["mcp-en"]

@@ -435,6 +435,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_kb_path(args) if args.kb else None, progress=sys.stderr.isatty())
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from ragsift.demo import copy_sample, sample_dir
+
+    dest = check_path(args.dest, "the folder", want="dir", noun="folder")
+    copy_sample(dest)
+    names = sorted(f.name for f in (sample_dir() / "kb").iterdir())
+    print(f"copied the sample documents to {dest}: {', '.join(names)}")
+    return 0
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from ragsift.console import print_json
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
@@ -735,6 +745,11 @@ def _mcp_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_mcp)
 
 
+def _sample_command(s: argparse.ArgumentParser) -> None:
+    s.add_argument("dest", nargs="?", default="docs", help="the folder to copy them into (default: docs)")
+    s.set_defaults(func=cmd_sample)
+
+
 def _demo_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_demo)
 
@@ -799,6 +814,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
               _serve_command),
     "mcp": ("serve the knowledge base to an MCP client over stdio",
               _mcp_command),
+    "sample": ("copy the bundled sample documents (Chinese and English) into a folder, docs/ by default",
+               _sample_command),
     "demo": ("ingest the bundled sample knowledge base and answer its questions",
               _demo_command),
     "eval": ("evaluate retrieval configurations on a BEIR-format dataset folder",
@@ -834,7 +851,32 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         message = re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m[0]) - 0xdc00:02x}", _one_line(message))
-        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+        near = self._near(message)
+        see = f"{near} See" if near else "; see"
+        self.exit(2, f"{self.prog}: error: {message}{see} '{self.prog} --help'\n")
+
+    def _near(self, message: str) -> str:
+        """The nearest flag to each one not known, the nearest command or value to one not
+        among the choices (``ragsift.text.names``: one helper for every face)."""
+        from ragsift.text.names import did_you_mean
+
+        hints: list[str] = []
+        if m := re.match(r"unrecognized arguments: (.*)", message):
+            flags = [o for a in self._all_actions() for o in a.option_strings if o.startswith("--")]
+            hints = [did_you_mean(w.split("=", 1)[0], flags) for w in m[1].split() if w.startswith("-")]
+        elif m := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
+            hints = [did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))]
+        hints = [h for h in hints if h]
+        return f"; {' '.join(hints)}" if hints else ""
+
+    def _all_actions(self) -> list[argparse.Action]:
+        """This parser's arguments and those of the commands whose arguments were added (the
+        one chosen, with ``main``'s lazy parser)."""
+        out = list(self._actions)
+        for a in self._actions:
+            if isinstance(a, _Commands):
+                out += [x for name, p in a.choices.items() if name not in a.unfilled for x in p._actions]
+        return out
 
 
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:

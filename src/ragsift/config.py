@@ -50,6 +50,7 @@ from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
 from ragsift.text.analyzer import ANALYZERS, DEFAULT_ANALYZER
+from ragsift.text.names import did_you_mean, unknown
 from ragsift.text.prompts import validate_prompts
 
 
@@ -171,8 +172,10 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
     try:
         return enum_cls(value)
     except ValueError:
-        valid = ", ".join(repr(m.value) for m in enum_cls)  # type: ignore[attr-defined]
-        raise ConfigError(f"unknown {what} {value!r}; valid values: {valid}") from None
+        values = [str(m.value) for m in enum_cls]  # type: ignore[attr-defined]
+        hint = did_you_mean(value, values)
+        raise ConfigError(f"unknown {what} {value!r}; {hint + ' ' if hint else ''}"
+                          f"valid values: {', '.join(map(repr, values))}") from None
 
 
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
@@ -733,7 +736,7 @@ class Settings(BaseModel):
         """A setting by its flat name."""
         flat_name = current_name(flat_name)
         if flat_name not in FLAT:
-            raise ConfigError(f"unknown setting {flat_name!r}")
+            raise ConfigError(unknown("setting", flat_name, FLAT))
         group, field = FLAT[flat_name]
         return getattr(getattr(self, group), field)
 
@@ -758,9 +761,9 @@ class Settings(BaseModel):
         changes = {current_name(k): v for k, v in changes.items() if v is not None}
         if not changes:
             return self
-        unknown = sorted(set(changes) - set(FLAT))
-        if unknown:
-            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+        wrong = sorted(set(changes) - set(FLAT))
+        if wrong:
+            raise ConfigError("; ".join(unknown("setting", k, FLAT) for k in wrong))
         data = {g: dict(getattr(self, g)) for g in GROUPS}
         for key, value in changes.items():
             group, field = FLAT[key]
@@ -845,6 +848,18 @@ def _query_model() -> type[BaseModel]:
     return _QUERY_MODEL
 
 
+def unknown_setting(loc: list[str], model: type[BaseModel]) -> str:
+    """What to say of a name no setting has, with the nearest one: a flat name (``Settings(...)``,
+    a query's overrides), a key in a group's table of ``ragsift.toml`` (``[ingest]
+    chekpoint_documents``: the group's own keys), or a table no group has."""
+    if model is Settings and len(loc) >= 2 and loc[0] in GROUPS:
+        return unknown("setting", ".".join(loc), [f"{loc[0]}.{f}" for f in GROUPS[loc[0]].model_fields])
+    if issubclass(model, Group) and len(loc) == 1:
+        return unknown("setting", loc[0], [model.flat_name(f) for f in model.model_fields])
+    name = ".".join(loc) or "settings"
+    return unknown("setting", name, [*FLAT, *GROUPS] if model is Settings else list(model.model_fields))
+
+
 def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
     """One readable line per problem, naming settings by their flat names."""
     lines = []
@@ -864,9 +879,10 @@ def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
         kind = err["type"]
         if kind == "enum":
             valid = err.get("ctx", {}).get("expected", "").replace(" or ", ", ")
-            lines.append(f"unknown {name} {value!r}; valid values: {valid}")
+            hint = did_you_mean(value, [v.strip("'") for v in valid.split(", ")])
+            lines.append(f"unknown {name} {value!r}; {hint + ' ' if hint else ''}valid values: {valid}")
         elif kind == "extra_forbidden":
-            lines.append(f"unknown setting {name!r}")
+            lines.append(unknown_setting(loc, model))
         elif kind in ("value_error", "assertion_error"):
             lines.append(str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "))
         else:

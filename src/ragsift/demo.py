@@ -16,6 +16,22 @@ def sample_dir() -> Path:
     return Path(str(resources.files("ragsift") / "sample"))
 
 
+def copy_sample(dest: str | Path = "docs") -> Path:
+    """Copy the bundled sample documents (a Chinese and an English product manual, a Chinese and
+    an English FAQ, a machine-learning textbook in each language: what ``ragsift demo`` ingests)
+    into ``dest``, made when missing; a file already there with the same bytes is left as it is.
+    Returns ``dest``: the README's examples start from it."""
+    import shutil
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted((sample_dir() / "kb").iterdir()):
+        target = dest / f.name
+        if not (target.is_file() and target.read_bytes() == f.read_bytes()):
+            shutil.copyfile(f, target)
+    return dest
+
+
 def sample_questions() -> list[dict[str, Any]]:
     path = sample_dir() / "questions.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -97,7 +97,10 @@ class Registry(Generic[T]):
             return self._exact[name]
         fam = self._family(name)
         if fam is None:
-            raise self.error(f"unknown {self.what} {name!r}; valid: {self.valid()}")
+            from ragsift.text.names import did_you_mean  # ragsift.text's analyzers are a registry
+
+            hint = did_you_mean(name, [*self._exact, *self.also])
+            raise self.error(f"unknown {self.what} {name!r}; {hint + ' ' if hint else ''}valid: {self.valid()}")
         prefix, (factory, _) = fam
         return lambda *args, **kw: factory(name[len(prefix):], *args, **kw)
 

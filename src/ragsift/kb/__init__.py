@@ -5,6 +5,7 @@ The knowledge base is a facade: ingest runs in ``ingest.pipeline``, queries in
 ``kb.files``, a write's failures in ``kb.writer``."""
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -188,8 +189,15 @@ class KnowledgeBase:
                 settings = settings.replace(store_name=default_store_name(path))
             dim = load_embedder(settings.index.embedder, settings.embedding).dim
             vectors = {name: load_embedder(name, settings.embedding).dim for name in settings.index.extra_embedders}
+            made = [p for p in (path, *path.parents) if not p.exists()]  # the folders this creation makes
             path.mkdir(parents=True, exist_ok=True)
-            store = open_store(path, settings, dim=dim, vectors=vectors)
+            try:
+                store = open_store(path, settings, dim=dim, vectors=vectors)
+            except BaseException:  # a store that cannot be reached (Milvus down): no empty folder left behind
+                for folder in made:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()  # only while empty
+                raise
             settings.save(sfile)
         kb = cls(path, settings, store)
         return kb

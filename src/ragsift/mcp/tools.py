@@ -25,6 +25,7 @@ from ragsift.errors import RagsiftError
 from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
+from ragsift.text.names import did_you_mean
 from ragsift.types import located
 
 MAX_PASSAGES = 20
@@ -191,6 +192,17 @@ class _Server(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.arguments: dict[str, list[str]] = {}  # tool -> the arguments it takes, in order
+        # over HTTP, whether a request's key may write; the tools that write, listed only to keys that may
+        self.may_write: Callable[[Any], bool] | None = None
+        self.writing: set[str] = set()
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        """The tools this caller's key may call: a read key is not offered ``add_documents``
+        (calling it still answers that it needs a write key)."""
+        result = await super()._handle_list_tools(ctx, params)
+        if self.may_write is not None and self.writing and not self.may_write(getattr(ctx, "request", None)):
+            result.tools = [t for t in result.tools if t.name not in self.writing]
+        return result
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         super().add_tool(fn, *args, **kwargs)
@@ -222,8 +234,9 @@ def _refuse_unknown(what: str, where: str, given: dict[str, Any], known: list[st
     if unknown:
         shown = ", ".join(repr(k if len(k) <= 50 else k[:50] + "…") for k in unknown[:5])
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        hints = [h for h in (did_you_mean(k, known) for k in unknown[:5]) if h]
         raise ToolError(f"unknown {what}{'s' if len(unknown) > 1 else ''} {shown}{more} {where} "
-                        f"{', '.join(known) or 'no arguments'}")
+                        f"{', '.join(known) or 'no arguments'}" + (f"; {' '.join(hints)}" if hints else ""))
 
 
 def build_mcp(pool: Pool, *, allow_ingest: bool = False,
@@ -315,6 +328,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
             report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
             return report.to_dict()
 
+        server.may_write, server.writing = may_write, {"add_documents"}
         tool(add_documents, "Add documents",
              "Add documents ({id, text, title?, source?, metadata?}) to the knowledge base. A document whose id "
              "is stored already replaces it (the same documents twice leave the same knowledge base).",

@@ -35,6 +35,7 @@ from typing import Any
 
 from ragsift.errors import FilterError
 from ragsift.text.lang import LANGUAGES
+from ragsift.text.names import did_you_mean
 from ragsift.types import INTERNAL_METADATA
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
@@ -138,7 +139,8 @@ def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
         raise FilterError(f"{name!r} is not a filter field: {INTERNAL_METADATA[name]}")
     if name not in fields:
         known = ", ".join(sorted(fields)) or "(none)"
-        raise FilterError(f"unknown filter field {name!r}; known fields: {known}")
+        hint = did_you_mean(name, fields)
+        raise FilterError(f"unknown filter field {name!r}; {hint + ' ' if hint else ''}known fields: {known}")
     ftype = fields[name]
     if isinstance(value, dict):
         if not value:
@@ -147,7 +149,8 @@ def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
         for op_key, v in value.items():
             op = op_key[1:] if isinstance(op_key, str) and op_key.startswith("$") else op_key
             if op not in COMPARISONS:
-                raise FilterError(f"unknown operator {op_key!r} for field {name!r}; "
+                hint = did_you_mean(op, COMPARISONS, "$" + "{}" if op is not op_key else "{}")
+                raise FilterError(f"unknown operator {op_key!r} for field {name!r}; {hint + ' ' if hint else ''}"
                                   f"valid: {', '.join(COMPARISONS)}")
             out.append(_cmp(name, ftype, op, v))
         return out
