@@ -346,8 +346,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    deleted = _open(args).delete(args.doc_ids, source=args.source)
-    print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
+    from ragsift.types import document_name
+
+    kb = _open(args)
+    with kb.reading() as store:  # the names to say, read before they go
+        ids = args.doc_ids + ([d.doc_id for d in store.find_documents(args.source)] if args.source is not None else [])
+        sources = {k: d.source for k, d in store.get_documents(ids).items()} if ids else {}
+    deleted = kb.delete(args.doc_ids, source=args.source)
+    print(f"deleted {len(deleted)} document(s): {', '.join(document_name(i, sources.get(i, '')) for i in deleted)}")
     return 0
 
 

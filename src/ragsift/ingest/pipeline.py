@@ -207,14 +207,15 @@ def last_occurrences(items: list[Input], limits: LoadLimits) -> dict[str, tuple[
     return last
 
 
-def documents_of_records(records: Iterable[Any], source: str, report: IngestReport) -> Iterator[Document]:
+def documents_of_records(records: Iterable[Any], source: str | None, report: IngestReport) -> Iterator[Document]:
     """Documents held in code: mappings or document objects (``loaders.as_record``), each id
     once (a second document with the same id is skipped with its reason, and so is one whose
-    metadata names ``PATH_KEY``, ragsift's own)."""
+    metadata names ``PATH_KEY``, ragsift's own). A document is named by its own ``source``, else
+    by ``source``, else (None) by its title, else its id: what a person reads it by."""
     seen: set[str] = set()
     for i, row in enumerate(records):
         row = as_record(row)
-        src = str(row.get("source") or source) if isinstance(row, Mapping) else source
+        src = _record_source(row, source)
         item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen, fmt="text")
         if isinstance(item, Document) and PATH_KEY in item.metadata:  # ragsift's own: a file's identity
             seen.discard(item.doc_id)
@@ -223,6 +224,17 @@ def documents_of_records(records: Iterable[Any], source: str, report: IngestRepo
             yield item
         else:
             report.skipped.append(item)
+
+
+def _record_source(row: Any, source: str | None) -> str:
+    if not isinstance(row, Mapping):
+        return source or "documents"
+    given = row.get("source") or source
+    if given:
+        return str(given)
+    title, rid = row.get("title"), row.get("_id", row.get("id"))
+    name = title if isinstance(title, str) and title.strip() else rid
+    return " ".join(str(name).split())[:200] if name is not None and str(name).strip() else "documents"
 
 
 # ------------------------------------------------------------------ representing entries
@@ -354,6 +366,7 @@ class IngestRun:
         stored = self.writer.get_documents([d.doc_id for d in docs]) if docs else {}
         todo = []
         for d in docs:
+            report.sources[d.doc_id] = d.source
             old = stored.get(d.doc_id)
             if old is not None and old.content_hash == d.content_hash:
                 report.unchanged.append(d.doc_id)

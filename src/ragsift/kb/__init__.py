@@ -257,15 +257,15 @@ class KnowledgeBase:
             run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
             run.deletes, run.moves = list(plan.deletes), run.moves + list(plan.moves)
             report = run.run(plan.docs, False, t0)
-            report.deleted = list(plan.deletes)
-            report.renamed = [{"from": old, "to": new.doc_id, "source": new.source} for old, new in plan.moves]
+            plan.report_into(report)
             return report
 
-    def add_documents(self, documents: Iterable[Any], *, source: str = "api",
+    def add_documents(self, documents: Iterable[Any], *, source: str | None = None,
                       progress: ProgressFactory | None = None) -> IngestReport:
         """Ingest documents held in code or a database, by default in one transaction. Each is a
         mapping with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
-        mapping of filterable values) and ``source`` (default ``source``), or an object with
+        mapping of filterable values) and ``source`` (what names it where a person reads it: a
+        passage, a listing, a report; default ``source``, else its title, else its id), or an object with
         those attributes: a ragsift ``Document``, a LangChain ``Document`` (``page_content``,
         ``metadata``, ``id``), a LlamaIndex node (``text``, ``metadata``, ``id_``) or a Haystack
         ``Document`` (``content``, ``meta``, ``id``). A document whose id is stored already
