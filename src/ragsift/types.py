@@ -33,6 +33,9 @@ SYNTHETIC_POSITION = 1_000_000
 #: its path relative to the folder it was ingested from, or the name it was ingested under.
 PATH_KEY = "path"
 #: metadata ragsift keeps for itself (name -> why a filter may not name it)
+#: what a query of an empty knowledge base says (``Result.warnings``), in every face
+EMPTY_KNOWLEDGE_BASE = ("the knowledge base holds no documents: ingest some first (`ragsift ingest PATH`, "
+                        "KnowledgeBase.ingest, or POST /v1/files)")
 INTERNAL_METADATA: dict[str, str] = {
     PATH_KEY: "where a file is on the server is the operator's, kept for ragsift itself (a file's identity and "
               "sync); filter by source, the name a document was ingested under (its path in its folder)",
@@ -272,16 +275,20 @@ class Trace:
 
 @dataclass(frozen=True)
 class Result:
-    """Passages for a question, best first, and the trace of how they were found.
-    ``to_dict()`` gives both as JSON-ready values; ``to_context()`` the text for a prompt."""
+    """Passages for a question, best first, and the trace of how they were found; with none, the
+    ``warnings`` that say why where it can be told. ``to_dict()`` gives them as JSON-ready values;
+    ``to_context()`` the text for a prompt."""
 
     query: str
     passages: tuple[Passage, ...]
     trace: Trace
+    #: why nothing was found, when that can be told: the knowledge base is empty, or a filter asks
+    #: for a value no document holds (``no document has source "guide.md" (did you mean ...?)``)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self, trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "trace_id": self.trace.trace_id,
-                             "passages": [p.to_dict() for p in self.passages]}
+                             "passages": [p.to_dict() for p in self.passages], "warnings": list(self.warnings)}
         if trace:
             d["trace"] = self.trace.to_dict()
         return d
