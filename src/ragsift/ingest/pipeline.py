@@ -216,10 +216,13 @@ def documents_of_records(records: Iterable[Any], source: str | None, report: Ing
     for i, row in enumerate(records):
         row = as_record(row)
         src = _record_source(row, source)
-        item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen, fmt="text")
+        # a record skipped is told by its place in the batch: documents[3] (or the source given)
+        given = str(row.get("source") or source or "") if isinstance(row, Mapping) else source or ""
+        where = f"{given or 'documents'}[{i}]"
+        item = record_document(dict(row) if isinstance(row, Mapping) else row, where, src, seen, fmt="text")
         if isinstance(item, Document) and PATH_KEY in item.metadata:  # ragsift's own: a file's identity
             seen.discard(item.doc_id)
-            item = Skipped(f"{src}[{i}]", RESERVED_PATH)
+            item = Skipped(where, RESERVED_PATH)
         if isinstance(item, Document):
             yield item
         else:
@@ -227,6 +230,7 @@ def documents_of_records(records: Iterable[Any], source: str | None, report: Ing
 
 
 def _record_source(row: Any, source: str | None) -> str:
+    """What names a record: its own source, else the one given for all, else its title, else its id."""
     if not isinstance(row, Mapping):
         return source or "documents"
     given = row.get("source") or source
