@@ -48,7 +48,7 @@ def test_ingest_query_stats_list_delete(cli_kb):
     assert set(fusion["adapted_weights"]) == {"dense", "bm25"}
 
     text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
-    assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text
+    assert "[1] guide.md › Guide > Backups" in text and "channel bm25" in text
 
     res = json.loads(ragsift("--kb", str(kb), "query", "backups", "--json", "--trace", "--fusion", "weighted",
                              "--weights", "dense=0.2,bm25=0.8", "--filter", '{"team": "infra"}').stdout)
@@ -189,7 +189,7 @@ def test_jsonl_documents_on_standard_input(tmp_path):
     assert json.loads(p.stdout)["updated"] == ["faq-en"]
     assert "thirty" in json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)[
         "passages"][0]["text"]
-    assert "deleted 1 document(s): faq-en" in ragsift("--kb", kb, "delete", "faq-en").stdout
+    assert "deleted 1 document(s): stdin (faq-en)" in ragsift("--kb", kb, "delete", "faq-en").stdout
     left = json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)["passages"]
     assert [p["doc_id"] for p in left] == ["faq-zh"]
     bad = ragsift("--kb", kb, "ingest", "-", str(tmp_path), check=False)

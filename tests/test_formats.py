@@ -234,7 +234,8 @@ def test_outlook_messages_are_read():
     """Real messages of Apache POI's test corpus (Apache-2.0; tests/data/msg/README.md)."""
     zh = _one(DATA / "msg" / "chinese-traditional.msg")
     assert zh.format == "msg" and zh.title == "Alfresco MSG format testing ( MSG 格式測試 )"
-    assert zh.metadata["from"] == "Tests Chang@FT (張毓倫)" and zh.metadata["date"].startswith("2011-03-29T08:52:48")
+    assert zh.metadata["from"] == "Tests Chang@FT (張毓倫)" and zh.metadata["date"].isoformat().startswith(
+        "2011-03-29T08:52:48")
     assert "高票當選雲林縣總工會 100 年度模範勞工代表" in zh.text  # a Big5 (code page 950) body
     en = _one(DATA / "msg" / "attachment_test_msg.msg")
     assert en.title == "test pièce jointe 1" and en.metadata["from"] == "Nicolas1 23456 <nicolas1.23456@free.fr>"

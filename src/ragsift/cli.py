@@ -309,7 +309,17 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(result.to_context(args.context_tokens))
     else:
         print(format_result(result, show_trace=args.trace, max_chars=args.max_chars))
-    return 0
+    from ragsift.types import EMPTY_KNOWLEDGE_BASE
+
+    for w in result.warnings:  # why nothing was found, beside whatever format went to stdout
+        print(f"ragsift: {_empty_kb(args) if w == EMPTY_KNOWLEDGE_BASE else w}", file=sys.stderr)
+    return 1 if EMPTY_KNOWLEDGE_BASE in result.warnings else 0
+
+
+def _empty_kb(args: argparse.Namespace) -> str:
+    """An empty knowledge base, said with the command that fills it."""
+    kb = f"--kb {args.kb} " if args.kb is not None else ""
+    return f"the knowledge base at {_kb_path(args)} holds no documents: add some with `ragsift {kb}ingest PATH`"
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -339,6 +349,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = sorted(docs.values(), key=lambda d: (d.source, d.doc_id))
     if args.json:
         print_json([d.__dict__ for d in rows])
+    elif not rows:
+        print(_empty_kb(args))
     else:
         for d in rows:
             print(f"{d.doc_id}\t{d.source}\t{d.parents} parents\t{d.children} children\t{d.title}")
@@ -346,8 +358,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    deleted = _open(args).delete(args.doc_ids, source=args.source)
-    print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
+    from ragsift.types import document_name
+
+    kb = _open(args)
+    with kb.reading() as store:  # the names to say, read before they go
+        ids = args.doc_ids + ([d.doc_id for d in store.find_documents(args.source)] if args.source is not None else [])
+        sources = {k: d.source for k, d in store.get_documents(ids).items()} if ids else {}
+    deleted = kb.delete(args.doc_ids, source=args.source)
+    print(f"deleted {len(deleted)} document(s): {', '.join(document_name(i, sources.get(i, '')) for i in deleted)}")
     return 0
 
 
@@ -394,8 +412,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"wrote {path / 'ragsift.toml'} from the settings the store recorded (embedder "
               f"{written.index.embedder}, analyzer {written.index.analyzer}); query defaults are the package's")
     if args.restore is not None:
-        new = restore_knowledge_base(path, None if args.restore == "last" else _generation(args.restore))
-        print(f"restored: generation {new} is now the newest")
+        asked = None if args.restore == "last" else _generation(args.restore)
+        before = check_knowledge_base(path)
+        new = restore_knowledge_base(path, asked)
+        if before.ok and new == before.generation:
+            print(f"nothing to restore: generation {new} checks out and stays the newest (no new generation)")
+        else:
+            print(f"restored: generation {new} is now the newest")
     report = check_knowledge_base(path)
     if args.json:
         print_json(report.to_dict())
@@ -690,7 +713,7 @@ def _tune_command(s: argparse.ArgumentParser) -> None:
 def _check_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
                    help="first commit a kept generation again (default: the newest that checks out; never the "
-                        "empty generation 0)")
+                        "empty generation 0); on a healthy knowledge base, nothing to do: it says so")
     s.add_argument("--rewrite-settings", action="store_true",
                    help="first write ragsift.toml from the index settings the store recorded at creation (a lost, "
                         "emptied or edited settings file)")

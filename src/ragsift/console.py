@@ -3,14 +3,15 @@ results as text. Plain functions over the value objects in ``ragsift.types``; no
 opens a knowledge base."""
 from __future__ import annotations
 
+import bisect
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragsift.types import IngestReport, Result
+from ragsift.types import IngestReport, Result, Span, cite_location
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
@@ -83,27 +84,9 @@ def ingest_progress(enabled: bool) -> Iterator[PhaseProgress | None]:
 
 
 def report_lines(report: IngestReport) -> list[str]:
-    """An ingest report as lines: counts, then one line per skipped file and its reason."""
-    lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "
-             f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
-             f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
-             f"(embedding {report.embed_seconds:.1f}s)"
-             + (f"; {report.checkpoints} generations committed (checkpoints)" if report.checkpoints > 1 else "")]
-    if report.dry_run:
-        lines[0] = (f"dry run (nothing written): {len(report.added)} to add, {len(report.updated)} to update, "
-                    f"{len(report.unchanged)} unchanged, {len(report.renamed)} renamed, "
-                    f"{len(report.deleted)} to delete, {len(report.skipped)} skipped")
-    elif report.deleted or report.renamed:
-        lines[0] += f"; {len(report.renamed)} renamed (not re-embedded), {len(report.deleted)} deleted"
-    if report.ocr_pages:
-        lines[0] += f"; {report.ocr_pages} pages read by OCR"
-    for r in report.renamed:
-        lines.append(f"  renamed {r['from']} -> {r['source']}")
-    for d in report.deleted:
-        lines.append(f"  deleted {d}")
-    for s in report.skipped:
-        lines.append(f"  skipped {s.path}: {s.reason}")
-    return lines
+    """An ingest report as lines (``IngestReport.lines``): counts, then every document renamed,
+    deleted or skipped by its source (in a dry run, those to add and update too)."""
+    return report.lines()
 
 
 def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
@@ -141,6 +124,41 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
+def unit_name(unit: dict[str, Any] | None, unit_id: str) -> str:
+    """A section the trace names (``Trace.units``) as the web page names it: ``source › heading
+    path (p. 3)``; its id when the trace did not name it."""
+    if not unit:
+        return unit_id
+    name = unit["source"] + (f" › {' > '.join(unit['heading_path'])}" if unit.get("heading_path") else "")
+    loc = unit.get("location")
+    if loc:
+        (kind, v), = loc.items()
+        first, last = (v[0], v[1]) if isinstance(v, list) else (v, v)
+        name += f" ({cite_location((kind.removesuffix('s') if isinstance(v, list) else kind, first, last))})"
+    return name
+
+
+def matched_places(text: str, spans: Sequence[Span]) -> str:
+    """Where in a passage its matched spans are, as a reader counts: by line when the passage
+    has several lines as printed (a table, a list, paragraphs), else by sentence; each with the
+    channels that found it ("lines 3-5 (dense+bm25); line 9 (bm25)", "sentences 2-3 (dense)")."""
+    from ragsift.text.sentences import sentence_spans
+
+    if "\n" in text.strip():
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        unit = "line"
+    else:
+        starts = [s for s, _ in sentence_spans(text)] or [0]
+        unit = "sentence"
+    out = []
+    for sp in spans:
+        first = max(1, bisect.bisect_right(starts, sp.start))
+        last = max(first, bisect.bisect_left(starts, sp.end))
+        where = f"{unit} {first}" if first == last else f"{unit}s {first}-{last}"
+        out.append(f"{where} ({'+'.join(sp.channels)})")
+    return "; ".join(out)
+
+
 def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
     """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
@@ -149,12 +167,14 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
     for p in result.passages:
         head = f"[{p.rank}] {p.source}"
         if p.heading_path:
-            head += f" :: {' > '.join(p.heading_path)}"
+            head += f" › {' > '.join(p.heading_path)}"
+        if p.location:
+            head += f" ({cite_location(p.location)})"
         out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
         body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
-        spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
-        out.append(f"    matched children: {spans}")
+        if p.matched:
+            out.append(f"    matched: {matched_places(p.text, p.matched[:6])}")
         out.append("")
     t = result.trace
     fusion = ", ".join(f"{k}={v}" for k, v in t.fusion.items())
@@ -164,7 +184,7 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
         out.append(f"  channel {c.name}: {status} in {c.elapsed_ms:.1f} ms")
         if show_trace:
             for h in c.hits[:5]:
-                out.append(f"    #{h.rank} {h.parent_id} raw score {h.score:.4f}")
+                out.append(f"    #{h.rank} {unit_name(t.units.get(h.parent_id), h.parent_id)}  raw score {h.score:.4f}")
     rw = t.transforms.get("rewrite")
     if rw:
         out.append(f"  rewrite: {rw['rewritten']!r}" if rw["rewritten"] else

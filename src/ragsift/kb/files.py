@@ -98,7 +98,8 @@ def check_knowledge_base(path: str | Path) -> CheckReport:
 def restore_knowledge_base(path: str | Path, generation: int | None = None) -> int:
     """Commit a kept generation (default: the newest that checks out) as the newest one;
     returns its new number. For a knowledge base that a damaged manifest or data file keeps
-    from opening, or to undo a commit."""
+    from opening, or to undo a commit. On a healthy knowledge base, asked for no generation (or
+    its own), nothing is committed: its generation is returned as it is."""
     settings, _ = _settings_of(_existing(path))
     return restore_store(path, settings, generation)
 

@@ -103,7 +103,7 @@ class NewDocument(TypedDict):
     id: Annotated[str, Field(description="The document's id; a stored document with this id is replaced")]
     text: Annotated[str, Field(description="The document's text (Markdown headings make its sections)")]
     title: NotRequired[Annotated[str, Field(description="Its title")]]
-    source: NotRequired[Annotated[str, Field(description="Where it came from (default 'mcp')")]]
+    source: NotRequired[Annotated[str, Field(description="What names it (default: its title, else its id)")]]
     metadata: NotRequired[Annotated[dict[str, Any], Field(
         description="Flat filterable values: string, int, float, bool, ISO 8601 date text, list of strings")]]
 
@@ -325,7 +325,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
         ) -> dict[str, Any]:
             if may_write is not None and not may_write(ctx.request_context.request):
                 raise ToolError("this key may read only: adding documents needs a write key")
-            report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
+            report = _call(lambda: pool.get(kb, create=True).add_documents(documents))
             return report.to_dict()
 
         server.may_write, server.writing = may_write, {"add_documents"}

@@ -136,6 +136,10 @@ class QueryResponse(BaseModel):
     query: str
     trace_id: str
     passages: list[PassageOut]
+    warnings: list[str] = Field(default_factory=list, description=(
+        "Why no passage was found, where that can be told: the knowledge base holds no documents, or "
+        "the filter asks for a value no document holds ('no document has source \"guide.md\" (did you mean "
+        "\"docs/guide.md\"?)')."))
     generation: int = Field(description="The committed generation the answer was read from.")
     timings_ms: dict[str, float]
     trace: dict[str, Any] | None = Field(None, description="With trace: true.")

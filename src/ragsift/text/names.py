@@ -20,8 +20,9 @@ def _plain(name: str) -> str:
     return name.casefold().lstrip("-$").replace("-", "").replace("_", "").replace(" ", "")
 
 
-def nearest(name: object, known: Iterable[str], n: int = 1) -> list[str]:
-    """The known names nearest ``name`` (at most ``n``, nearest first; none when nothing is near)."""
+def nearest(name: object, known: Iterable[str], n: int = 1, cutoff: float = CUTOFF) -> list[str]:
+    """The known names nearest ``name`` (at most ``n``, nearest first; none when nothing is near:
+    ``cutoff`` is difflib's least ratio)."""
     if not isinstance(name, str) or not name or len(name) > MAX_NAME:
         return []
     plain: dict[str, str] = {}
@@ -35,7 +36,7 @@ def nearest(name: object, known: Iterable[str], n: int = 1) -> list[str]:
         return []
     if target in plain:  # the same name but for case, '-' or '_'
         return [plain[target]]
-    return [plain[m] for m in difflib.get_close_matches(target, list(plain), n=n, cutoff=CUTOFF)]
+    return [plain[m] for m in difflib.get_close_matches(target, list(plain), n=n, cutoff=cutoff)]
 
 
 def did_you_mean(name: object, known: Iterable[str], shown: str = "{}") -> str:

@@ -1,14 +1,15 @@
 """Mail messages (EML), read with the standard library (``email``, the default policy): From,
-To, Cc, Date and Subject as metadata (the subject is the title), the body (plain text, else the
-HTML part read as HTML), and each attachment whose type a loader reads, as a section of its own
-("Attachment: name"), within the message's limits; an attachment that cannot be read is named
-with its reason in ``attachments_skipped``.
+To, Cc, Date (a date, so filters compare it as one) and Subject as metadata (the subject is the
+title), the body (plain text, else the HTML part read as HTML), and each attachment whose type a
+loader reads, as a section of its own ("Attachment: name"), within the message's limits; an
+attachment that cannot be read is named with its reason in ``attachments_skipped``.
 
 Encodings: a message saved as UTF-16 or UTF-32 is read as the text it is; the body and each text
 attachment are decoded by the charset they declare, else by the encoding found
 (``encoding.decode``); a header of raw 8-bit bytes (no MIME encoded words) likewise."""
 from __future__ import annotations
 
+import datetime
 import email
 import email.policy
 from pathlib import PurePosixPath
@@ -47,6 +48,8 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         v = msg.get(h)
         if v:
             meta[h] = " ".join(header_text(str(v), raw_headers.get(h, "")).split())
+    if "date" in meta:
+        meta["date"] = mail_date(meta["date"])
     md = Markdown()
     body = msg.get_body(preferencelist=("plain", "html"))
     if body is not None:
@@ -94,6 +97,22 @@ def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
 
 #: attachments whose declared charset is how their bytes are read (other formats say their own)
 TEXT_SUFFIXES = {".txt", ".text", ".md", ".markdown", ".csv", ".tsv", ".json", ".jsonl", ".html", ".htm"}
+
+
+def mail_date(text: str) -> datetime.datetime | str:
+    """A Date header as a date and time (with its zone; stored in UTC, ``filters.iso_date``), so a
+    filter compares it as a date (``{"date": {"gte": "2022-01-01"}}``); a header that is no date
+    (RFC 5322 or ISO 8601) stays its text."""
+    import email.utils
+
+    try:
+        return email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        pass
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return text
 
 
 def _as_bytes(data: bytes) -> bytes:

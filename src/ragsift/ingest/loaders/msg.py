@@ -112,18 +112,17 @@ class _Message:
     def binary(self, pid: int) -> bytes | None:
         return self._stream(f"__substg1.0_{pid:04X}{PT_BINARY:04X}")
 
-    def time(self, pid: int) -> str:
+    def time(self, pid: int) -> datetime | None:
         v = self.fixed.get(pid)
         if not isinstance(v, bytes):
-            return ""
+            return None
         ticks = struct.unpack("<Q", v)[0]
         if not ticks:
-            return ""
+            return None
         try:
-            when = datetime(1601, 1, 1, tzinfo=UTC) + timedelta(microseconds=ticks // 10)
+            return datetime(1601, 1, 1, tzinfo=UTC) + timedelta(microseconds=ticks // 10)
         except OverflowError:
-            return ""
-        return when.isoformat()
+            return None
 
     def metadata(self) -> dict[str, Any]:
         meta: dict[str, Any] = {}
@@ -132,11 +131,13 @@ class _Message:
         if address and "@" in address and address not in sender:
             sender = f"{sender} <{address}>" if sender else address
         for key, value in (("from", sender), ("to", self.string(DISPLAY_TO)), ("cc", self.string(DISPLAY_CC)),
-                           ("date", self.time(SUBMIT_TIME) or self.time(DELIVERY_TIME)),
                            ("subject", self.string(SUBJECT))):
             value = " ".join(value.split())
             if value:
                 meta[key] = value
+        sent = self.time(SUBMIT_TIME) or self.time(DELIVERY_TIME)
+        if sent is not None:  # a date: a filter compares it as one ({"date": {"gte": "2022-01-01"}})
+            meta["date"] = sent
         return meta
 
     def body(self) -> tuple[str, str]:
