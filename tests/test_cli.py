@@ -226,7 +226,8 @@ def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
     ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
     for cmd in ("stats", "list"):
         mods = imported("--kb", str(kb), cmd)
-        loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy"} & mods
+        # a committed generation is read through LanceDB's native core: no ``lancedb`` package
+        loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy", "lancedb"} & mods
         assert not loaded, f"ragsift {cmd} imported {loaded}"
     # stats reads the counts the manifest records at each commit: not even the store is imported
     assert not {"lancedb", "pyarrow"} & imported("--kb", str(kb), "stats")
@@ -237,7 +238,8 @@ def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
     docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups are kept for 30 days.\n"})
     kb = str(tmp_path / "kb")
     ragsift("--kb", kb, "ingest", str(docs), "--no-progress", "--embedder", "minilm")
-    assert "jieba" not in imported("--kb", kb, "query", "How long are backups kept?")
+    english = imported("--kb", kb, "query", "How long are backups kept?")
+    assert "jieba" not in english and "lancedb" not in english  # the store read without the package
     assert "jieba" in imported("--kb", kb, "query", "备份保留多久？")
 
 
@@ -472,3 +474,66 @@ def test_bytes_that_are_not_utf8_on_a_real_command_line(hostile, argv, message):
     err = p.stderr.decode("utf-8")
     assert p.returncode == 2 and err.strip() == message or err.startswith(message), err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@slow
+def test_serve_on_a_busy_port_fails_at_once_before_anything_loads(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        kb = tmp_path / "知识库 kb"
+        p = ragsift("--kb", str(kb), "serve", "--port", str(port), check=False)
+    assert p.returncode == 2
+    assert p.stderr == (f"ragsift: error: port {port} on 127.0.0.1 is busy (another program is listening on it): "
+                        "stop it, or serve on another port with --port\n")
+    assert not kb.exists()  # told before the knowledge base was opened (or made) and its models loaded
+
+
+@slow
+def test_an_ingest_off_a_terminal_prints_a_progress_line_every_few_seconds(tmp_path):
+    """stderr a pipe (CI, a service): one line every --progress-every seconds with the phase, its
+    count of its total, rate and time left; files named in Chinese and English."""
+    import re
+
+    docs = write_files(tmp_path / "docs", {
+        **{f"手册{i}.md": f"# 手册 {i}\n\n## 安装\n\n第{i}步：打开包装，连接电源，等待指示灯变绿。\n" for i in range(4)},
+        **{f"guide {i}.md": f"# Guide {i}\n\n## Setup\n\nStep {i}: unpack the hub, plug it in, wait for the green light.\n"
+           for i in range(4)}})
+    p = ragsift("--kb", str(tmp_path / "kb"), "ingest", str(docs), "--embedder", "minilm", "--progress-every", "0.25")
+    lines = p.stderr.splitlines()
+    shape = re.compile(r"ingest \d+:\d\d (?:(?:read|split|embedded) \d+ \w+; )*(reading|splitting|embedding|writing): "
+                       r"\d+(/\d+)? \w+(, [\d.e+]+ \w+/s(, about \d+:\d\d left)?)?$")
+    progress = [ln for ln in lines if ln.startswith("ingest ")]
+    assert progress and all(shape.match(ln) for ln in progress), lines
+    assert "\r" not in p.stderr and "\x1b" not in p.stderr  # lines for a log: no bar redrawn in place
+    assert any("embedding: " in ln and "/" in ln.split("embedding: ")[1] for ln in progress), progress
+    assert "8 added" in p.stdout
+    # quiet when asked
+    assert ragsift("--kb", str(tmp_path / "kb2"), "ingest", str(docs), "--embedder", "minilm", "--no-progress",
+                   "--progress-every", "0.25").stderr == ""
+
+
+def test_a_progress_line_says_what_is_done_its_rate_and_the_time_left(monkeypatch):
+    import io
+
+    from ragsift import console
+
+    now = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    bar = console.PlainProgress(every=3600, file=out)
+    bar(13, "reading").update(5)
+    now[0] += 10
+    assert bar.line() == "ingest 0:10 reading: 5/13 files, 0.5 files/s, about 0:16 left"
+    bar.update(8)
+    bar(120, "embedding")
+    now[0] += 60
+    bar.update(40)
+    assert bar.line() == "ingest 1:10 read 13 files; embedding: 40/120 entries, 0.667 entries/s, about 2:00 left"
+    bar(None, "writing")
+    assert bar.line() == "ingest 1:10 read 13 files; embedded 40 entries; writing: 0 commits"
+    bar.done()
+    assert out.getvalue() == ""  # the timer's interval never passed

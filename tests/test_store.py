@@ -482,3 +482,65 @@ def test_a_lance_cache_size_that_is_not_a_number_is_said_and_the_default_used(mo
     assert "RAGSIFT_LANCE_CACHE_MB='sixteen' is not a whole number" in caplog.text
     monkeypatch.setenv("RAGSIFT_LANCE_CACHE_MB", "64")
     assert lance_files.cache_mb() == 64
+
+
+READ_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from test_store import ANALYZER, make_doc, vector
+from ragsift.store.lance import LanceStore
+
+store = LanceStore(sys.argv[1])
+out = {"generation": store.generation,
+       "documents": sorted((d.doc_id, d.source, d.title, d.children) for d in store.get_documents().values()),
+       "titles": sorted(store.document_titles()),
+       "bm25": [(h.child_id, round(h.score, 6)) for h in store.search_bm25(ANALYZER.analyze("绿茶 solar"), 5, None)],
+       "dense": [(h.child_id, round(h.score, 6)) for h in store.search_dense(vector("绿茶 solar panels"), 5, None)],
+       "lancedb_imported": "lancedb" in sys.modules}
+if len(sys.argv) > 3:  # then a write in the same process: lancedb imported after the native core
+    with store.begin() as txn:
+        txn.put_document(*make_doc("garden", "# Garden notes\n\n## Roses\n\n修剪玫瑰 prune roses in winter."))
+    store.refresh()
+    out["after_write"] = [h.child_id for h in store.search_bm25(ANALYZER.analyze("修剪玫瑰 roses"), 3, None)]
+print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def test_a_reader_reads_the_committed_generation_without_importing_lancedb(tmp_path):
+    """A reader opens the tables at the manifest's versions through LanceDB's native core alone
+    (``lance_read``): the same documents and the same hits as through the ``lancedb`` package
+    ($RAGSIFT_LANCE_NATIVE=0), uncommitted rows unseen; a write in the same process then imports
+    ``lancedb``, which shares the loaded native module."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    store = LanceStore(tmp_path / "kb", dim=DIM)
+    with store.begin() as txn:
+        for name in ("solar", "tea", "speaker"):
+            txn.put_document(*make_doc(name, DOCS[name][0]))
+    pending = store.begin()  # written, not committed: no reader may see it
+    pending.put_document(*make_doc("garden", DOCS["garden"][0]))
+    pending._flush()
+    script = tmp_path / "read.py"
+    script.write_text(READ_SCRIPT, encoding="utf-8")
+    here = str(Path(__file__).parent)
+
+    def read(*extra: str, native: bool = True) -> dict:
+        env = {**os.environ, "RAGSIFT_LANCE_NATIVE": "1" if native else "0"}
+        p = subprocess.run([sys.executable, str(script), str(tmp_path / "kb"), here, *extra], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout)
+
+    native, package = read(), read(native=False)
+    assert native.pop("lancedb_imported") is False and package.pop("lancedb_imported") is True
+    assert native == package
+    assert native["generation"] == 1 and [d[0] for d in native["documents"]] == ["solar", "speaker", "tea"]
+    assert native["bm25"] and native["dense"]
+    pending.abort()
+    after = read("write")
+    assert after["generation"] == 1 and after["after_write"] and after["after_write"][0].startswith("garden")

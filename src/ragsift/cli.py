@@ -103,12 +103,14 @@ def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
     return KnowledgeBase.open(_kb_path(args), create=create, **overrides)
 
 
-def _progress(args: argparse.Namespace):
-    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for): a
-    context manager ending the line after its block."""
+def _progress(args: argparse.Namespace, what: str = "ingest"):
+    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for), a
+    line every ``--progress-every`` seconds off one: a context manager ending it after its block."""
     from ragsift.console import ingest_progress
 
-    return ingest_progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    if args.progress is None:  # by default: a bar on a terminal, a line every few seconds for a log
+        return ingest_progress(True if sys.stderr.isatty() else None, args.progress_every, what)
+    return ingest_progress(args.progress)
 
 
 # ---------------------------------------------------------------- flags from the settings
@@ -443,7 +445,7 @@ def _generation(text: str) -> int:
 def cmd_copy(args: argparse.Namespace) -> int:
     check_path(args.dest, "destination", "dir", "directory for the copy", store=True)
     kb = _open(args)
-    with _progress(args) as progress:
+    with _progress(args, "copy") as progress:
         dest = kb.copy_to(args.dest, progress=progress, **_store_overrides(args))
     st = dest.stats()
     where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
@@ -533,8 +535,39 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_port(host: str, port: int) -> None:
+    """Refuse a port that cannot be listened on (another program's, a privileged one) before
+    anything loads: bound and let go at once, as the server binds it (``SO_REUSEADDR``)."""
+    import errno
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port {port}: a port is a number from 0 to 65535")
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    except OSError as e:
+        raise InputError(f"cannot serve on {host}: {os_reason(e)}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is busy (another program is listening on it): stop it, or "
+                             f"serve on another port with --port") from None
+        if e.errno == errno.EACCES:
+            raise InputError(f"port {port} on {host} needs more privileges to be served on: choose a port above "
+                             "1023 with --port") from None
+        raise InputError(f"cannot serve on {host} port {port}: {os_reason(e)}") from None
+    except (OverflowError, UnicodeError) as e:
+        raise InputError(f"cannot serve on {host!r} port {port}: {e}") from None
+    finally:
+        sock.close()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import math
+
+    _check_port(args.host, args.port)  # a busy port told at once, not after the knowledge base and models load
 
     import uvicorn
 
@@ -607,11 +640,27 @@ def _quoted(argv: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- parser
-def _add_progress_flags(parser: argparse.ArgumentParser) -> None:
-    """--progress / --no-progress; by default a progress bar is shown on a terminal only."""
+def _add_progress_flags(parser: argparse.ArgumentParser, lines: bool = True) -> None:
+    """--progress / --no-progress; by default a progress bar is shown on a terminal only, and
+    (``lines``) a progress line every --progress-every seconds off one."""
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None)
     g.add_argument("--no-progress", dest="progress", action="store_false")
+    if lines:
+        parser.add_argument("--progress-every", type=_seconds, default=10.0, metavar="SECONDS",
+                            help="off a terminal (a pipe, CI, a service): a progress line every SECONDS "
+                                 "(default 10)")
+
+
+def _seconds(text: str) -> float:
+    """An argument type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {_shown(text)}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {_shown(text)}")
+    return value
 
 
 def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
@@ -792,7 +841,7 @@ def _eval_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
     s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
     s.add_argument("--report-dir", help="write <dataset>.md, <dataset>.png and per-query JSONL here")
-    _add_progress_flags(s)
+    _add_progress_flags(s, lines=False)
     s.set_defaults(func=cmd_eval)
 
 

@@ -7,6 +7,7 @@ import bisect
 import json
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -71,11 +72,100 @@ class PhaseProgress:
             self.bar = None
 
 
+#: what each phase has done, said of it once it is over
+PHASE_DONE = {"reading": "read", "splitting": "split", "embedding": "embedded", "writing": "wrote",
+              "copying": "copied"}
+
+
+def _plural(unit: str, n: int) -> str:
+    return unit if n == 1 else unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class PlainProgress:
+    """Progress for a log, not a terminal (a pipe, CI, a service): every ``every`` seconds one
+    line on stderr saying the phase, what it has done of how many, its rate and the time left,
+    for example ``ingest 1:05 embedding: 240/1200 entries, 18.5 entries/s, about 0:52 left``.
+    Nothing is printed by an ingest shorter than ``every``; a phase of no known total (a
+    checkpointed ingest) has no time left. The same calls as ``PhaseProgress``; the lines come
+    from a timer thread, so a long file (OCR, a conversion) does not silence them."""
+
+    phases = True
+
+    def __init__(self, every: float = 10.0, file: Any = None, what: str = "ingest") -> None:
+        import threading
+
+        self.every, self.what = every, what
+        self.file = file if file is not None else sys.stderr
+        self.started = time.monotonic()
+        self.desc = ""
+        self.total: int | None = None
+        self.n = 0
+        self.phase_started = self.started
+        self.before: dict[str, int] = {}  # what the phases before this one did
+        self.starts: dict[str, float] = {}  # when each phase first started (its rate is counted from then)
+        self._stop = threading.Event()
+        self._thread: Any = None
+        self._threading = threading
+
+    def __call__(self, total: int | None, desc: str) -> PlainProgress:
+        if desc != self.desc:  # a new phase (a checkpointed ingest goes back to embedding: its count goes on)
+            if self.desc:
+                self.before[self.desc] = self.n
+            self.n = 0
+            self.phase_started = self.starts.setdefault(desc, time.monotonic())
+        self.desc, self.total = desc, total
+        if self._thread is None:
+            self._thread = self._threading.Thread(target=self._tick, name="ragsift-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def update(self, n: int) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        """The end of a phase (the next one, or ``done``, follows)."""
+
+    def done(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def line(self) -> str:
+        """The line this moment gives."""
+        now = time.monotonic()
+        unit = PHASE_UNITS.get(self.desc, "item")
+        done = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
+        past = [f"{PHASE_DONE.get(d, d)} {n} {_plural(PHASE_UNITS.get(d, 'item'), n)}"
+                for d, n in self.before.items() if d != self.desc]
+        out = f"{self.what} {_clock(now - self.started)} " + "".join(p + "; " for p in past) \
+            + f"{self.desc}: {done} {_plural(unit, 2)}"
+        spent = now - self.phase_started
+        if self.n and spent > 0:
+            rate = self.n / spent
+            out += f", {rate:.3g} {_plural(unit, 2)}/s"
+            if self.total is not None and self.total >= self.n:
+                out += f", about {_clock((self.total - self.n) / rate)} left"
+        return out
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.desc:
+                print(self.line(), file=self.file, flush=True)
+
+
 @contextmanager
-def ingest_progress(enabled: bool) -> Iterator[PhaseProgress | None]:
-    """The progress line of an ingest (``PhaseProgress``) for the block, ended after it; None
-    when ``enabled`` is false."""
-    bar = PhaseProgress() if enabled else None
+def ingest_progress(enabled: bool | None, every: float = 10.0,
+                    what: str = "ingest") -> Iterator[PhaseProgress | PlainProgress | None]:
+    """The progress of an ingest for the block, ended after it: a line on a terminal
+    (``PhaseProgress``, ``enabled`` true), a line every ``every`` seconds for a log (``PlainProgress``,
+    ``enabled`` None), nothing when ``enabled`` is false."""
+    bar = PhaseProgress() if enabled else PlainProgress(every, what=what) if enabled is None else None
     try:
         yield bar
     finally:

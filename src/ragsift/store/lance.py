@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import BTree
 
 from ragsift.errors import FilterError, StoreError
 from ragsift.store.base import (
@@ -73,9 +72,11 @@ from ragsift.store.lance_files import (
     MANIFEST,
     TABLES,
     WriteLock,
+    checked,
     connect,
     generation_file,
     manifest_problem,
+    open_read,
     publish,
     saved_generations,
     stats_of,
@@ -179,7 +180,8 @@ class LanceStore(ManifestStore):
             if dim is None:
                 raise StoreError(f"no knowledge base at {self.path} (manifest.json missing)")
             self._create(dim, vectors or {}, sparse)
-        self._db = connect(self.path / "lance")
+        self._lance = checked(self.path / "lance")  # a path LanceDB refuses is an error now
+        self._db_conn: Any = None
         self._manifest_mtime = 0.0
         self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
         self._selection_lock = threading.Lock()
@@ -188,6 +190,13 @@ class LanceStore(ManifestStore):
         # per segment: the generation this object last worked out its dead documents at, and them
         self._liveness: dict[str, tuple[int, frozenset[str]]] = {}
         self._load_manifest()
+
+    @property
+    def _db(self) -> Any:
+        """A LanceDB connection (``import lancedb``): for writing; reads go through ``open_read``."""
+        if self._db_conn is None:
+            self._db_conn = connect(self._lance)
+        return self._db_conn
 
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
@@ -232,8 +241,7 @@ class LanceStore(ManifestStore):
         self._tables = {}
         for name in TABLES:
             try:
-                t = self._db.open_table(name)
-                t.checkout(int(m["versions"][name]))
+                t = open_read(self._lance, name, int(m["versions"][name]))
             except Exception as e:
                 raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
@@ -867,6 +875,8 @@ class LanceTransaction(TransactionBase):
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
                                       ("parents", "doc_id"), ("children", "doc_id")):
+                    from lancedb.index import BTree
+
                     self.tables[table].create_index(column, config=BTree(), replace=True)
                 self.manifest["scalar_indexes"] = True
             manifest = self.store.manifest_to_commit(dict(self.manifest))

@@ -46,25 +46,52 @@ def cache_mb() -> int:
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def checked(folder: Path) -> Path:
+    """``folder`` made absolute, refused when LanceDB cannot open it."""
+    if CONTROL.search(str(folder)):
+        raise StoreError(f"a knowledge base on LanceDB cannot be in {str(folder)!r}: its path holds a control "
+                         "character (LanceDB refuses them); choose a folder name without one")
+    # absolute: LanceDB expands a leading "~" of the path it is given, so a knowledge base in a
+    # folder named "~x" would keep its settings there and its tables in a home directory
+    return Path(folder).absolute()
+
+
+def session() -> Any:
+    """The process's one LanceDB session, whose caches are bounded (``cache_mb``): from LanceDB's
+    native module alone when it loads on its own (``lance_read``), so a reader imports no
+    ``lancedb``; the same class either way."""
+    global _session
+    with _session_lock:
+        if _session is None:
+            from ragsift.store.lance_read import native  # pyarrow: not for what reads the manifest only
+
+            mod: Any = native()
+            if mod is None:
+                import lancedb
+
+                mod = lancedb
+            size = cache_mb() << 20
+            _session = mod.Session(index_cache_size_bytes=size, metadata_cache_size_bytes=size)
+        return _session
+
+
 def connect(folder: Path, **kwargs: Any) -> Any:
     """A LanceDB connection to ``folder`` that shares the process's one session, whose caches are
     bounded (``cache_mb``). LanceDB's own defaults are sized in gigabytes and every table version
     a long-running process opens adds to them: one commit a round grew a writer's and a reader's
     process by about 0.9 MB a commit, without end, and by 0.02 MB with caches of 1 MB
     (docs/benchmarks.md, the soak section); queries measured no slower with them."""
-    global _session
     import lancedb
 
-    if CONTROL.search(str(folder)):
-        raise StoreError(f"a knowledge base on LanceDB cannot be in {str(folder)!r}: its path holds a control "
-                         "character (LanceDB refuses them); choose a folder name without one")
-    with _session_lock:
-        if _session is None:
-            size = cache_mb() << 20
-            _session = lancedb.Session(index_cache_size_bytes=size, metadata_cache_size_bytes=size)
-    # absolute: LanceDB expands a leading "~" of the path it is given, so a knowledge base in a
-    # folder named "~x" would keep its settings there and its tables in a home directory
-    return lancedb.connect(str(Path(folder).absolute()), session=_session, **kwargs)
+    return lancedb.connect(str(checked(folder)), session=session(), **kwargs)
+
+
+def open_read(folder: Path, name: str, version: int) -> Any:
+    """Table ``name`` at ``version`` for reading (``lance_read.open_table``: LanceDB's native core
+    without the ``lancedb`` package where it can)."""
+    from ragsift.store.lance_read import open_table
+
+    return open_table(checked(folder), name, version, session(), connect)
 
 
 def _write_atomic(path: Path, data: str) -> None:
