@@ -81,7 +81,7 @@ def fetch(work: Path) -> Path:
 # ------------------------------------------------------------------ the reference
 # navigation, the table of contents and the repeated title (texinfo; DocBook), not the manual's text
 SKIP_CLASSES = {"header", "nav-panel", "contents", "shortcontents", "Contents_element", "contents-heading", "settitle",
-                "navheader", "navfooter", "toc"}
+                "navheader", "navfooter", "toc", "footnotes-heading"}
 
 
 def reference_of(doc: dict[str, Any]) -> dict[str, Any]:
@@ -132,8 +132,12 @@ def reference(html: Path) -> dict[str, Any]:
         if any(c.startswith("index") or c == "menu" for c in (t.get("class") or "").split()):
             continue  # the index and the node menus are the HTML edition's navigation
         rows = [[" ".join(c.text_content().split()) for c in tr.iter("td", "th")] for tr in t.iter("tr")]
+        if any(r and r[0] == "Jump to:" for r in rows):
+            continue  # an index's letter bar (texinfo), navigation too
         tables.append([r for r in rows if any(r)])
-    return {"headings": [h for h in headings if h], "text": body.text_content(), "tables": tables}
+    # a heading of no letters is a footnote's mark ("(1)": texinfo's footnotes are h5 headings)
+    return {"headings": [h for h in headings if any(c.isalpha() for c in h)], "text": body.text_content(),
+            "tables": tables}
 
 
 # ------------------------------------------------------------------ scoring
@@ -243,23 +247,40 @@ def main() -> None:
     ap.add_argument("--only", default="", help="names of documents, comma-separated")
     ap.add_argument("--tag", default="ragsift", help="the name ragsift's rows are stored under (before/after)")
     ap.add_argument("--src", default=str(ROOT / "src"), help="=DIR: the ragsift source tree to measure")
+    ap.add_argument("--rescore", action="store_true", help="score the texts kept by the last run (no reading)")
     args = ap.parse_args()
     root = fetch(args.work_dir)
     docs = [d for d in documents(root) if not args.only or d["name"] in args.only.split(",")]
     result: dict[str, Any] = json.loads(OUT.read_text()) if OUT.exists() else {}
     rows = result.setdefault("rows", {})
+    saved = args.work_dir / "out"  # each reader's text, kept to rescore (--rescore) without reading again
     for d in docs:
         ref = reference_of(d)
-        md, took, pages = read_ragsift(d["pdf"])
+        kept = saved / args.tag / f"{d['name']}.md"
+        if args.rescore:
+            old = rows[d["name"]][args.tag]
+            md, took, pages = kept.read_text(encoding="utf-8"), old["seconds"], old["pages"]
+        else:
+            md, took, pages = read_ragsift(d["pdf"])
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(md, encoding="utf-8")
         row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
                "pages_per_s": round(pages / took, 2), **score(ref, md)}
         rows.setdefault(d["name"], {})[args.tag] = row
         print(d["name"], args.tag, row, flush=True)
     for spec in args.anchor:
         name, python = spec.split("=", 1)
-        got = read_anchor(python, name, [d["pdf"] for d in docs])
+        if args.rescore:
+            got = {str(d["pdf"]): (f.read_text(encoding="utf-8"), rows[d["name"]][name].get("seconds", 0.0), None)
+                   if (f := saved / name / f"{d['name']}.md").exists() else ("", 0.0, rows[d["name"]][name].get("error"))
+                   for d in docs}
+        else:
+            got = read_anchor(python, name, [d["pdf"] for d in docs])
         for d in docs:
             text, took, err = got[str(d["pdf"])]
+            if not err and not args.rescore:
+                (saved / name).mkdir(parents=True, exist_ok=True)
+                (saved / name / f"{d['name']}.md").write_text(text, encoding="utf-8")
             row = {"error": err} if err else {"seconds": round(took, 2), **score(reference_of(d), text)}
             rows.setdefault(d["name"], {})[name] = row
             print(d["name"], name, row, flush=True)
