@@ -18,7 +18,6 @@ is a new process each time, its files in the page cache.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -27,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "src" / "ragsift" / "sample" / "kb"
@@ -131,7 +132,7 @@ def main() -> None:
         "median_s": med, "runs_s": runs, "targets_s": TARGETS, "query_steps_median_s": step_med,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(args.out, result)
     head = "| command | " + " | ".join(f"{v} (s)" for v in versions) + (" | before/now" if "before" in versions else "") \
         + " | target | met |"
     print(head)

@@ -32,10 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
@@ -70,7 +70,7 @@ def _text(d: dict) -> str:
 
 
 def _texts(folder: str, questions: int, passages: int) -> tuple[list[str], list[str]]:
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     return list(ds.queries.values())[:questions], [_text(d) for d in _documents(ds)[:passages]]
 
 
@@ -140,7 +140,7 @@ def _quality(folder: str) -> dict:
 
     from ragsift.models.embedders import E5Small
 
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     rows = _documents(ds)
     ids, docs = [str(d["_id"]) for d in rows], [_text(d) for d in rows]
     qids = [q for q in ds.queries if q in ds.qrels]
@@ -197,7 +197,7 @@ def main() -> int:
         print(json.dumps(quality[-1]), flush=True)
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/e5_engine.py " + " ".join(sys.argv[1:]),
               "host": host(), "en": str(args.en), "zh": str(args.zh), "speed": speed, "quality": quality}
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(args.out, result)
     return 0
 
 

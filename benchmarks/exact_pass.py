@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import write_result
 
 SHARES = (0.001, 0.01, 0.1, 0.5)
 QUERIES = 30
@@ -108,7 +109,7 @@ def main() -> int:
             result[f"{way}_recall_at_10"] = found[way] / (10 * len(vecs))
         out["results"].append(result)
         print(json.dumps(result), flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 

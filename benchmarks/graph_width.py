@@ -16,12 +16,12 @@ BM25 index, how many row blocks a block-max bound would leave to score.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 HERE = Path(__file__).resolve().parent
 
@@ -97,7 +97,7 @@ def main() -> int:
             shares.append(float((bound >= theta).mean()))
         out["blocks"][size] = {"mean_share_to_score": float(np.mean(shares)), "median": float(np.median(shares))}
         print(size, out["blocks"][size], flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 

@@ -28,20 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import percentile, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 SUFFIXES = (".doc", ".xls", ".ppt", ".msg", ".rtf", ".ods", ".odp")
-
-
-def commit() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
 
 
 def soffice_start(runs: int = 5) -> float:
@@ -69,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-soffice", action="store_true", help="read with a PATH without soffice")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
-    measured = commit()
     if a.no_soffice:  # before any reading process starts: they inherit it
         os.environ["PATH"] = "/nonexistent"
     from ragsift.ingest.loaders import LoadLimits, read_file
@@ -110,19 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     summary = {}
     for fmt, s in sorted(per.items()):
         summary[fmt] = {k: s[k] for k in ("files", "read", "refused", "crashed", "died")}
-        summary[fmt].update({"wall_p50": round(pct(s["wall"], 50), 3), "wall_p90": round(pct(s["wall"], 90), 3),
+        summary[fmt].update({"wall_p50": round(percentile(s["wall"], 50, method="nearest"), 3), "wall_p90": round(percentile(s["wall"], 90, method="nearest"), 3),
                              "wall_mean": round(statistics.mean(s["wall"]), 3) if s["wall"] else None,
-                             "cpu_p50": round(pct(s["cpu"], 50), 3),
+                             "cpu_p50": round(percentile(s["cpu"], 50, method="nearest"), 3),
                              "reasons": dict(sorted(s["reasons"].items(), key=lambda kv: -kv[1])[:8])})
         if start is not None and fmt in (".doc", ".xls", ".ppt", ".rtf"):
-            summary[fmt]["wall_p50_less_start"] = round(pct(s["wall"], 50) - start, 3)
+            summary[fmt]["wall_p50_less_start"] = round(percentile(s["wall"], 50, method="nearest") - start, 3)
         print(fmt, json.dumps(summary[fmt], ensure_ascii=False))
     out = a.out or ROOT / "benchmarks" / "results" / ("legacy_formats_no_soffice.json" if a.no_soffice
                                                       else "legacy_formats.json")
-    out.write_text(json.dumps({"command": "benchmarks/legacy_formats.py " + " ".join(argv or sys.argv[1:]),
-                               "commit": measured, "corpus": "apache/poi test-data @ a528d43590",
-                               "soffice_start_seconds": start, "summary": summary, "files": rows},
-                              ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_result(out, {"corpus": "apache/poi test-data @ a528d43590",
+                       "soffice_start_seconds": start, "summary": summary, "files": rows},
+                 argv=[__file__, *(argv or sys.argv[1:])])
     return 0
 
 

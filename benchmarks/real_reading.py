@@ -42,6 +42,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 #: the source tree measured: this one's, or another's (``--src=DIR``: the code before, exported with
 #: ``git archive``), put first on the path before anything of ragsift is imported
@@ -294,7 +296,7 @@ def main() -> None:
                                                                     "HEAD"], capture_output=True,
                                                                    text=True).stdout.strip(),
                                           "date": time.strftime("%Y-%m-%d")})
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_result(OUT, result)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 SHARES = (0.1, 0.5)
 QUERIES = 30
@@ -81,7 +82,7 @@ def main() -> int:
     if args.text_kb:
         out["text"] = text_depth(Path(args.text_kb), Path(args.dataset))
         print(json.dumps(out["text"]), flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 
