@@ -74,7 +74,7 @@ def _texts(folder: str, questions: int, passages: int) -> tuple[list[str], list[
     return list(ds.queries.values())[:questions], [_text(d) for d in _documents(ds)[:passages]]
 
 
-def _speed(payload: dict, threads: int) -> dict:
+def speed_child(payload: dict, threads: int) -> dict:
     os.environ["RAGSIFT_THREADS"] = str(threads)
     from ragsift.models.embedders import E5Small
 
@@ -88,7 +88,7 @@ def _speed(payload: dict, threads: int) -> dict:
         loads[name] = round(time.perf_counter() - t, 3)
     engines = {name: E5Small(engine=name) for name in ENGINES}
     askers = {**engines, INT8Q: _int8_questions()}
-    tokenizer = engines["onnx"]._onnx.tokenizer
+    tokenizer = engines["onnx"].onnx.tokenizer
     out: dict = {"threads": threads, "load_s": loads, "first_onnx_load_s": round(first_onnx, 3), "sets": {}}
     for lang, (questions, docs) in payload.items():
         for q in questions[:10]:  # warm-up
@@ -102,7 +102,7 @@ def _speed(payload: dict, threads: int) -> dict:
                 m.embed_queries([q])
                 cpu[name].append((time.process_time() - c) * 1000)
                 wall[name].append((time.perf_counter() - w) * 1000)
-        tokens = sum(engines["onnx"]._onnx.count_tokens(d, False) for d in docs)
+        tokens = sum(engines["onnx"].onnx.count_tokens(d, False) for d in docs)
         seconds: dict[str, float] = {k: 0.0 for k in ENGINES}
         for _ in range(payload_rounds):
             for name, m in engines.items():
@@ -110,7 +110,7 @@ def _speed(payload: dict, threads: int) -> dict:
                 for i in range(0, len(docs), BATCH):
                     m.embed_passages(docs[i:i + BATCH])
                 seconds[name] += time.perf_counter() - t
-        tokenizer._words.clear()
+        tokenizer.words.clear()
         t = time.perf_counter()
         for d in docs:
             tokenizer.content("passage: " + d)
@@ -187,7 +187,7 @@ def main() -> int:
     speed = []
     for t in args.threads.split(","):
         code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import e5_engine as b; "
-                f"b.payload_rounds = {args.rounds}; print(json.dumps(b._speed(json.loads(sys.stdin.read()), {int(t)})))")
+                f"b.payload_rounds = {args.rounds}; print(json.dumps(b.speed_child(json.loads(sys.stdin.read()), {int(t)})))")
         r = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True, check=True)
         speed.append(json.loads(r.stdout.strip().splitlines()[-1]))
         print(json.dumps(speed[-1]), flush=True)

@@ -115,7 +115,7 @@ def child(size: str, commits: int, docs: int) -> dict:
         if c % 25 == 0:
             gc.collect()
             release()
-            session = lance_files._session
+            session = lance_files.cache_session()
             samples.append({"commit": c, "rss_mb": round(rss_mb(), 1),
                             "cached_mb": None if session is None else round(session.size_bytes / 2**20, 2)})
     return {"size": size, "samples": samples, "seconds": round(time.time() - t0, 1)}
@@ -141,7 +141,7 @@ def query_child(size: str, kb_path: str, dataset: str, n: int) -> dict:
         kb.query(q, trace=False)
         times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    session = lance_files._session
+    session = lance_files.cache_session()
     return {"size": size, "kb": kb_path, "p50_ms": round(statistics.median(times), 2),
             "p90_ms": round(times[int(len(times) * 0.9)], 2), "rss_mb": round(rss_mb(), 1),
             "cached_mb": None if session is None else round(session.size_bytes / 2**20, 2)}

@@ -41,7 +41,7 @@ def _rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def _speed(questions: list[str], threads: int) -> dict:
+def speed_child(questions: list[str], threads: int) -> dict:
     os.environ["RAGSIFT_THREADS"] = str(threads)
     import numpy as np
 
@@ -84,7 +84,7 @@ def main() -> int:
     speed = []
     for t in args.threads.split(","):  # each in a child: the thread count is read when a graph loads
         code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import query_int8 as b; "
-                f"print(json.dumps(b._speed(json.loads(sys.stdin.read()), {int(t)})))")
+                f"print(json.dumps(b.speed_child(json.loads(sys.stdin.read()), {int(t)})))")
         r = subprocess.run([sys.executable, "-c", code], input=json.dumps(questions), capture_output=True,
                            text=True, check=True)
         speed.append(json.loads(r.stdout.strip().splitlines()[-1]))

@@ -368,7 +368,7 @@ def test_bm25_scores_each_language_with_its_own_statistics(tmp_path, monkeypatch
     fill(both, ("tea", "solar", "garden"))
     fill(zh, ("tea",))
     fill(en, ("solar", "garden"))
-    assert both._bm25_stats().per_language and not zh._bm25_stats().per_language
+    assert both.bm25_stats().per_language and not zh.bm25_stats().per_language
     for q, alone in (("绿茶冷藏保存", zh), ("红茶 保存 两年", zh), ("solar panels cleaning", en),
                      ("prune roses winter", en), ("红茶 solar 保存", zh), ("红茶 solar 保存", en)):
         terms = ANALYZER.analyze(q)
@@ -395,7 +395,7 @@ def test_bm25_scores_a_language_of_a_few_rows_with_the_whole_base(tmp_path, monk
     groups = np.concatenate([seg.rows.lang_groups() for seg in both.segments()])
     counts = np.bincount(groups, minlength=3)  # zh, en, other
     assert counts[0] >= 2 and counts[1] >= 2 and 0 < counts[2] < 2, counts
-    assert both._bm25_stats().per_language
+    assert both.bm25_stats().per_language
     moved = 0
     for q in ("Hund Garten zurück", "garden roses winter", "Katze Garten"):
         terms = ANALYZER.analyze(q)
@@ -445,7 +445,7 @@ def test_bm25_rows_of_no_recorded_language_share_the_whole_base_statistics(tmp_p
                 d, parents, children = make_doc(n, DOCS[n][0])
                 txn.put_document(d, parents, [IndexedChild(c.child, c.terms, c.vector, lang="") for c in children])
     shared.bm25_per_language = False
-    assert not both._bm25_stats().per_language
+    assert not both.bm25_stats().per_language
     for q in QUERIES:
         terms = ANALYZER.analyze(q)
         assert [(h.child_id, h.score) for h in both.search_bm25(terms, 20, None)] == \

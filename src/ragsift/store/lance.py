@@ -400,10 +400,19 @@ class LanceStore(ManifestStore):
             return AnnIndex(seg.rows, load, column, dim, seg.cache_dir(column), ANN_EXPANSION, ANN_REFINE_FACTOR)
         return seg.index(f"dense:{column}", build)
 
-    def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
-        """The newest segment's index of the main embedder's vectors (or extra embedder ``using``)."""
+    def dense_index(self, using: str = "", segment: Segment | None = None) -> FlatIndex | AnnIndex:
+        """The newest segment's (or ``segment``'s) index of the main embedder's vectors (or extra
+        embedder ``using``)."""
         column, dim = self._column(using)
-        return self._dense(self.segments()[-1], column, dim)
+        return self._dense(segment or self.segments()[-1], column, dim)
+
+    def bm25_index(self, segment: Segment | None = None) -> BM25Index:
+        """The newest segment's (or ``segment``'s) BM25 postings; weigh them with ``bm25_stats()``."""
+        return self._bm25(segment or self.segments()[-1])
+
+    def table(self, name: str) -> Any:
+        """The committed generation's Lance table ``name`` (children, parents, documents), to read."""
+        return self._tables[name]
 
     def _live(self, seg: Segment) -> np.ndarray | None:
         """The segment's live rows as a mask (None: all)."""
@@ -475,7 +484,7 @@ class LanceStore(ManifestStore):
         if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
         segs = self.segments()
-        stats = self._bm25_stats()
+        stats = self.bm25_stats()
         items = stats.weights(terms)
         if not items:
             return []
@@ -494,7 +503,7 @@ class LanceStore(ManifestStore):
         return seg.index("bm25", lambda: BM25Index(seg.rows, lambda: aligned(table, seg, ["terms"]),
                                                    seg.cache_dir("postings") if seg.saving else None))
 
-    def _bm25_stats(self) -> BM25Stats:
+    def bm25_stats(self) -> BM25Stats:
         """BM25's statistics over every segment's live rows (one merged index's), per language
         unless ``bm25_per_language`` is off (``BM25Stats``)."""
         return self._state("bm25", lambda: BM25Stats([(self._bm25(seg), self._live(seg)) for seg in self.segments()],

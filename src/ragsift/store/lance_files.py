@@ -94,7 +94,14 @@ def open_read(folder: Path, name: str, version: int) -> Any:
     return open_table(checked(folder), name, version, session(), connect)
 
 
-def _write_atomic(path: Path, data: str) -> None:
+def cache_session() -> Any:
+    """The process's one LanceDB session (its caches: ``size_bytes``), None before a ``connect``."""
+    return _session
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """``data`` written to ``path`` whole or not at all (a temporary beside it, fsync, rename,
+    fsync of the folder): each file of a commit's publish (benchmarks/kill_ingest.py kills here)."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(data)
@@ -168,8 +175,8 @@ def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
     text = json.dumps(manifest, indent=1)
     generation = int(manifest["generation"])
     (path / GENERATIONS).mkdir(exist_ok=True)
-    _write_atomic(generation_file(path, generation), text)
-    _write_atomic(path / MANIFEST, text)
+    write_atomic(generation_file(path, generation), text)
+    write_atomic(path / MANIFEST, text)
     for g in saved_generations(path):
         if g <= generation - keep or g > generation:
             generation_file(path, g).unlink(missing_ok=True)
