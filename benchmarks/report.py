@@ -7,6 +7,7 @@ missed target is said as missed.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = ROOT / "docs" / "benchmarks.md"
+SECTIONS = ROOT / "benchmarks" / "sections"
 
 MACHINE = ("2 shared CPU cores (Intel Xeon), 24 GB RAM, no GPU. The machine is shared and noisy: "
            "latencies are indicative; comparisons are made side by side in one run and given as ratios.")
@@ -547,7 +549,7 @@ def _sign_bits_lines() -> list[str]:
         return f"{names[name]} {d['median']:,.0f} / {d['p90']:,.0f} / {d['worst']:,} ({d['worst_share_of_rows']:.2%})"
 
     lead = ("a first pass over fewer bytes a row keeps the best few of the rows for the int8 pass: 4 bits a "
-            "dimension (192 bytes a row, `_Int4Copy`) keeps the true ten best near the top, a sign bit per "
+            "dimension (192 bytes a row, `Int4Copy`) keeps the true ten best near the top, a sign bit per "
             "dimension (48 bytes) does not" if "four_bit" in names else
             "what would reach it: a smaller first pass keeping the best few percent of the rows for the int8 "
             "pass, such as a sign bit per dimension (48 bytes a row); but on these vectors the true ten best fall "
@@ -2414,7 +2416,15 @@ def cli_start_section() -> list[str]:
     return lines
 
 
-def main() -> int:
+def written_section(name: str) -> list[str]:
+    """A section written by hand from its result file (``benchmarks/sections/NAME.md``): prose
+    around a few figures, where a renderer would be longer than the text; the result file it
+    quotes names the command and the commit measured."""
+    return (SECTIONS / f"{name}.md").read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def render() -> str:
+    """docs/benchmarks.md as the result files give it."""
     sci_lines, sci = ablation_section(
         "scifact", "Ablation: BEIR SciFact",
         "- Index: ragsift defaults: one parent per abstract, sentence-aligned children of ~200 tokens "
@@ -2428,8 +2438,11 @@ def main() -> int:
     anc_lines, anchors, anchors_scale = anchors_section()
     sp_lines, ing, sc = speed_section()
     doc = ["# ragsift benchmarks", "",
-           "Regenerate with `benchmarks/run_all.sh` (runs everything, then this renderer) or "
-           "`python benchmarks/report.py` (renders the stored results in `benchmarks/results/`).", "",
+           "Regenerate with `benchmarks/run_all.sh` (runs the benchmarks that need only the shared datasets, then "
+           "this renderer; its header lists the others and why) or `python benchmarks/report.py` (renders the stored "
+           "results in `benchmarks/results/`; `--check` says whether this page is what they render). Each result "
+           "file names the command that wrote it; those written since the benchmarks' harness "
+           "(`benchmarks/harness.py`) also name the commit measured, the date and the host.", "",
            f"Machine: {MACHINE}", "",
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
@@ -2445,8 +2458,20 @@ def main() -> int:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
            *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *whole_vectors_section(), *two_embedders_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
-    OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
+           *same_rankings_section(), *reading_section(), *written_section("hostile"), *written_section("office"),
+           *written_section("legacy_formats"), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
+    return "\n".join(doc).rstrip() + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if docs/benchmarks.md differs")
+    text = render()
+    if ap.parse_args().check:
+        same = OUT.read_text(encoding="utf-8") == text
+        print(f"{OUT} {'is' if same else 'is not'} what the result files render")
+        return 0 if same else 1
+    OUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUT}")
     return 0
 
