@@ -103,29 +103,13 @@ def anchors_section() -> tuple[list[str], dict | None, dict | None]:
             ratio = f"{r['p50_ms'] / sb:.2f}x" if sb else "—"
             lines.append(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {ratio} |")
         lines.append("")
-    big, sc = load("anchors-scale-1m.json"), load("scale.json")
-    if big is None:
-        lines += ["At a million synthetic documents the peers could not be run on this 24 GB machine: "
-                  "`benchmarks/anchors.py --scale 1000000 --max-queries 30 --systems langchain-ensemble` "
-                  "(2026-12-01) was killed by the kernel's out-of-memory killer while building, at 24.2 GB of "
-                  "anonymous memory (rank_bm25 keeps a Python dict of term counts per document; FAISS a "
-                  "copy of every vector). LlamaIndex's in-memory vector store keeps every vector as a Python "
-                  "list of floats and was not tried. ragsift serves the same million in the scale table below.", ""]
-    else:
-        ours = ((sc or {}).get("results", {}).get("1000000") or {}).get("latency", {}).get("hybrid", {}).get("p50_ms")
-        lines += [f"At {big['n_docs']:,} synthetic documents only the LangChain ensemble was run ({big['n_queries']} queries; "
-                  f"`benchmarks/anchors.py --scale {big['n_docs']} --max-queries {big['n_queries']} --systems "
-                  f"langchain-ensemble`, {big['date'][:10]}). LlamaIndex's in-memory vector store keeps every vector as "
-                  "a Python list of floats (about 10 GB at a million) and was not run. ragsift's figure is "
-                  "`benchmarks/scale.py` at a million children (the same generator of words and vectors, another "
-                  "process on the same day: not one run).", "",
-                  "| system | p50 ms | p95 ms | p50 vs ragsift-hybrid |", "|---|---|---|---|"]
-        if ours:
-            lines.append(f"| ragsift-hybrid (scale.py) | {ours:.1f} | — | 1.00x |")
-        for name, r in big["systems"].items():
-            ratio = f"{r['p50_ms'] / ours:.0f}x" if ours else "—"
-            lines.append(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {ratio} |")
-        lines.append("")
+    # the peers at a million: the run was killed for memory (a file anchors-scale-1m.json was once read here)
+    lines += ["At a million synthetic documents the peers could not be run on this 24 GB machine: "
+              "`benchmarks/anchors.py --scale 1000000 --max-queries 30 --systems langchain-ensemble` "
+              "(2026-12-01) was killed by the kernel's out-of-memory killer while building, at 24.2 GB of "
+              "anonymous memory (rank_bm25 keeps a Python dict of term counts per document; FAISS a "
+              "copy of every vector). LlamaIndex's in-memory vector store keeps every vector as a Python "
+              "list of floats and was not tried. ragsift serves the same million in the scale table below.", ""]
     return lines, q, s
 
 
