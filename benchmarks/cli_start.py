@@ -18,6 +18,7 @@ is a new process each time, its files in the page cache.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics

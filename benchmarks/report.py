@@ -2357,65 +2357,6 @@ def _first_per(errors: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]
     return [(rd, f, e) for (rd, f), e in seen.items()]
 
 
-def cli_start_section() -> list[str]:
-    r, lines = _opened("cli_start.json", "CLI start-up (`benchmarks/cli_start.py`)", "benchmarks/cli_start.py")
-    if r is None:
-        return lines
-    versions = list(next(iter(r["median_s"].values())))
-    lines += ["- Each command a fresh process on the bundled sample knowledge base (6 documents, 119 children), the "
-              "median of the runs, the older code and this code interleaved run by run. Cold: nothing of ragsift in "
-              "memory; the OS file cache and the on-disk caches warm (a user's second command).", "",
-              "| command | " + " | ".join(f"{v} (s)" for v in versions)
-              + (" | before / now" if "before" in versions else "") + " | target | met |",
-              "|" + "---|" * (len(versions) + 3 + ("before" in versions))]
-    for name, by in r["median_s"].items():
-        target = r["targets_s"][name]
-        lines.append(f"| `ragsift {name}` | " + " | ".join(f"{by[v]:.2f}" for v in versions)
-                     + (f" | {by['before'] / by['now']:.1f}x" if "before" in by else "")
-                     + f" | < {target} | {'met' if by['now'] < target else '**missed**'} |")
-    for k, v in r["floors_s"].items():
-        lines.append(f"| floor: `{k}` | " + " | ".join([f"{v:.2f}"] + [""] * (len(versions) - 1))
-                     + (" | " if "before" in versions else "") + " | | |")
-    m = r["machine"]
-    busy = max(m["loadavg_start"][0], m["loadavg_end"][0]) > m["cpus"]
-    floor = r["floors_s"]["python -c 'import lancedb'"]
-    on_store = [n for n in r["median_s"] if n not in ("--version", "stats")]  # stats reads the manifest only
-    own = ", ".join(f"`{n}` {r['median_s'][n]['now'] - floor:.2f} s" for n in on_store)
-    missed = [n for n in on_store if r["median_s"][n]["now"] >= r["targets_s"][n]]
-    missed_version = r["median_s"]["--version"]["now"] >= r["targets_s"]["--version"]
-    lines += ["", f"- Load average {m['loadavg_start'][0]:.1f} at the start, {m['loadavg_end'][0]:.1f} at the end, "
-              f"on {m['cpus']} cores" + (": other work ran beside it, so the seconds are several times what a quiet "
-                                          "machine gives; the ratios are the comparison." if busy else
-                                          " (a quiet machine; the floors measured in the same loop)."),
-              "- What changed: `ragsift --version` and `--help` import argparse and the package's version only (the "
-              "package's names load on first use; a command's flags, drawn from the settings with pydantic, are "
-              "added once the command is chosen). Checked by `tests/test_cli.py`: no numpy, pydantic, pyarrow, "
-              "lancedb, jieba. The Chinese segmenter's dictionary comes from a per-user cache "
-              "(`ragsift.text.segmenter`: a read-only SQLite file looked up word by word): jieba's load from its "
-              "marshal cache took 2.7-3.6 s a process on this machine, a question now reads a few dozen words in "
-              "about 0.03 s (in one process: `load_jieba()` then `analyzer_for('ragsift-unicode-v2').terms("
-              "'什么是监督学习？')`).",
-              "- `stats` reads the counts an embedded store's manifest records at each commit "
-              "(`KnowledgeBase.committed_stats`, equal to `stats()` in `tests/test_kb.py`): no table is opened and "
-              "LanceDB is not imported (`tests/test_cli.py`); a Milvus knowledge base, or one whose last commit "
-              "predates the counts, opens its store as before.",
-              f"- What each command that opens the store spends beyond `import lancedb` ({floor:.2f} s): {own} (the floor "
-              "itself moved between 2.9 and 4.1 s from one run of this script to the next on the same quiet machine).",
-              "- **Missed: " + ", ".join(f"`{n}`" for n in missed) + ".** Their floor is `import lancedb` (the row above): LanceDB "
-              "0.40 imports its REST namespace client (`lance_namespace_urllib3_client`, about 2.1 s of it in "
-              "`python -X importtime`), whose 366 `pydantic.validate_call` methods build their schemas at import, "
-              "and pandas through `pyarrow.dataset` (about 1 s). Every command that opens the embedded store pays "
-              "it before ragsift does anything; nothing in ragsift loads a model or builds a search index for "
-              "`list`. Not done here: `list` answered from ragsift's own files (a document list written beside the "
-              "manifest at each commit, which would make every commit's cost grow with the knowledge base) so "
-              "that it opens no table; a cold query needs the tables, so it waits on LanceDB importing its "
-              "namespace client lazily.",
-              *(["- **Missed: `--version` under 0.2 s at this load**: `python -c pass` alone took "
-                 f"{r['floors_s']['python -c pass']:.2f} s here."] if missed_version else []),
-              f"- Command: `{r['command']}` (the older code: `git worktree add /tmp/cli-before <commit>`).", ""]
-    return lines
-
-
 def written_section(name: str) -> list[str]:
     """A section written by hand from its result file (``benchmarks/sections/NAME.md``): prose
     around a few figures, where a renderer would be longer than the text; the result file it
@@ -2458,8 +2399,8 @@ def render() -> str:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
            *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *whole_vectors_section(), *two_embedders_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *written_section("hostile"), *written_section("office"),
-           *written_section("legacy_formats"), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
+           *same_rankings_section(), *reading_section(), *written_section("real_reading"), *written_section("hostile"), *written_section("office"),
+           *written_section("legacy_formats"), *written_section("cli_start"), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
     return "\n".join(doc).rstrip() + "\n"
 
 
