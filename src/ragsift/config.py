@@ -435,9 +435,9 @@ class QuerySettings(Group):
                                        or not set(self.index_kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}):
             raise ValueError("auto-merging measures the share of a section's chunks that were found: "
                              "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
-        if self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1:
-            if not any(self.weight(c) > 0 for c in self.channels):
-                raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
+        if (self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1
+                and not any(self.weight(c) > 0 for c in self.channels)):
+            raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
         return self
 
 
