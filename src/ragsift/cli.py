@@ -1,4 +1,10 @@
-"""The ``ragsift`` command line: ingest, query, stats, list, delete, migrate, demo, eval, compare.
+"""The ``ragsift`` command line: sixteen commands (``COMMANDS``, in the order ``ragsift --help``
+lists them; tests/test_truthful_lists.py checks this list against it):
+
+- a knowledge base's contents: ingest, query, stats, list, show, delete
+- its upkeep: optimize, tune, check, migrate
+- serving it: serve (HTTP: the API, the web page, MCP), mcp (MCP over stdio)
+- the bundled sample and evaluation: sample, demo, eval, compare
 
 Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2, a
 mistaken flag too (``ragsift query: error: argument ...; see 'ragsift query --help'``): every
