@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ragsift.types import IngestReport, Result
+from ragsift.types import IngestReport, Passage, Result
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
@@ -141,16 +141,28 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
+def match_note(p: Passage) -> str:
+    """How well a passage matches its question, as a result line says it: "similarity 0.873, terms 67%, "."""
+    parts = ([f"similarity {p.similarity:.3f}"] if p.similarity is not None else []) + (
+        [f"terms {p.term_match:.0%}"] if p.term_match is not None else [])
+    return "".join(f"{x}, " for x in parts)
+
+
 def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
     """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
-    if not result.passages:
+    if result.no_good_match:
+        out.append(f"no good match: {result.match.reason}"
+                   + (" (the passages below are weak)" if result.passages else ""))
+        out.append("")
+    elif not result.passages:
         out.append("no passages found")
     for p in result.passages:
         head = f"[{p.rank}] {p.source}"
         if p.heading_path:
             head += f" :: {' > '.join(p.heading_path)}"
-        out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
+        out.append(f"{head}  ({match_note(p)}score {p.score:.4f}, {p.tokens} tokens"
+                   f"{', truncated' if p.truncated else ''})")
         body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
         spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
