@@ -299,20 +299,26 @@ class Match:
     ``no_good_match`` is set when nothing matched well: the question has no searchable content
     (only emoji, punctuation, symbols: then no passages are returned), the knowledge base holds
     nothing to search, or no passage reaches ``min_similarity`` (dense) nor ``min_term_match``
-    (terms); ``reason`` says which, in a sentence. ``similarity`` and ``term_match`` are the best of
-    the passages' (None when unknown), beside the thresholds they were judged by."""
+    (terms), and nothing reaches ``min_standout`` (how far the dense channel's best stands out of the rest of its
+    list); ``reason`` says which, in a sentence. ``similarity`` and ``term_match`` are the best of the
+    passages', ``standout`` the dense channel's (None when unknown), beside the thresholds they were
+    judged by."""
 
     no_good_match: bool = False
     reason: str = ""
     similarity: float | None = None
     term_match: float | None = None
+    standout: float | None = None
+    cross_language: bool = False  # the dense channel's best is in another language than the question
     min_similarity: float | None = None
     min_term_match: float | None = None
+    min_standout: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"no_good_match": self.no_good_match, "reason": self.reason, "similarity": self.similarity,
-                "term_match": self.term_match, "min_similarity": self.min_similarity,
-                "min_term_match": self.min_term_match}
+                "term_match": self.term_match, "standout": self.standout, "cross_language": self.cross_language,
+                "min_similarity": self.min_similarity,
+                "min_term_match": self.min_term_match, "min_standout": self.min_standout}
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ class Retriever:
                             term_match=term_match(terms, "\n".join((p.title, *p.heading_path, p.text)), self.analyzer))
                     for p in passages]
         bm25 = r.rankings.get("bm25")
-        match = judge(passages, q, dense="dense" in r.rankings, terms=terms,
+        dense = [v["dense"] for v in r.evidence.values() if "dense" in v] if "dense" in r.rankings else None
+        match = judge(passages, q, dense=dense, terms=terms, cross_language=_cross_language(r),
                       term_hits=None if bm25 is None else len(bm25), empty=self.store.generation == 0)
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
@@ -183,6 +184,14 @@ class Retriever:
                 seen.add(d)
                 out.append((d, score))
         return out[:k]
+
+
+def _cross_language(r: SearchRound) -> bool:
+    """Whether the dense channel's best entry is in another language than the question (both known)."""
+    best = next((c.hits[0] for c in r.channels if c.name == "dense" and c.hits), None)
+    found = r.found.get(best.child_id) if best is not None else None
+    lang = found.hit.lang if found is not None else ""
+    return lang in ("zh", "en") and r.language in ("zh", "en") and lang != r.language
 
 
 def channel_scores(evidence: Mapping[str, Mapping[str, float]], members: tuple[str, ...]) -> dict[str, float]:

@@ -147,8 +147,13 @@ class MatchOut(BaseModel):
     reason: str = Field(description="Why nothing matched well (empty when something did).")
     similarity: float | None = Field(description="The best passage similarity (null when unknown).")
     term_match: float | None = Field(description="The best passage term match (null when unknown).")
+    standout: float | None = Field(description="How far the dense channel's best similarity stands out of the mean "
+                                               "of its next 49 (null when unknown or fewer than 10).")
+    cross_language: bool = Field(False, description="The dense channel's best is in another language than the "
+                                                    "question: then its standout counts.")
     min_similarity: float | None = Field(description="The threshold it was judged by (setting min_similarity).")
     min_term_match: float | None = Field(description="The threshold it was judged by (setting min_term_match).")
+    min_standout: float | None = Field(description="The threshold it was judged by (setting min_standout).")
 
 
 class QueryResponse(BaseModel):
@@ -156,7 +161,8 @@ class QueryResponse(BaseModel):
     trace_id: str
     no_good_match: bool = Field(False, description="Nothing matched the question well: the question has nothing "
                                                    "to search (only emoji, punctuation: no passages then), or "
-                                                   "no passage reaches min_similarity nor min_term_match. "
+                                                   "no passage reaches min_similarity nor min_term_match and "
+                                                   "the best does not stand out by min_standout. "
                                                    "match.reason says which.")
     match: MatchOut | None = Field(None, description="How well the passages match, and why not.")
     passages: list[PassageOut]

@@ -1,0 +1,154 @@
+"""Honest confidence (issue 53), in Chinese and English, on a real knowledge base (the packaged
+e5-small embedder, the LanceDB store): a question with nothing to search and a question the
+knowledge base has no answer to are said to be no good match, with the reason; a real question is
+not; each passage's dense similarity is the cosine of the model's own vectors, computed here
+apart; MCP ``search`` holds its text to ``max_tokens`` (counted here with the documented unit); the
+command line and the HTTP API show the flag."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from ragsift.cli import main
+from ragsift.kb import KnowledgeBase
+from ragsift.mcp.tools import SinglePool, build_mcp
+from ragsift.server.app import create_app
+from ragsift.server.config import ServerConfig
+from ragsift.text.tokens import count_tokens
+
+# one paragraph each, without title or heading: what is embedded is the text itself
+DOCS = [
+    {"id": "zh-reset", "text": "星云音箱恢复出厂设置：同时长按音量加键和静音键十秒，直到顶部光环变成红色后松开，"
+                               "音箱会清除全部数据并自动重启。"},
+    {"id": "zh-tea", "text": "绿茶的冲泡水温以八十度左右为宜，水温过高会烫熟茶叶，使茶汤苦涩，香气也会散失。"},
+    {"id": "en-reset", "text": "To factory reset the SmartHub, hold the reset button with a paper clip for twelve "
+                               "seconds until the ring light blinks orange; all settings are erased."},
+    {"id": "en-bread", "text": "Sourdough bread rises slowly because wild yeast and lactic acid bacteria ferment "
+                               "the dough; a warm kitchen shortens the proof to about four hours."},
+]
+REAL = {"zh": ("星云音箱怎么恢复出厂设置？", "zh-reset"), "en": ("How do I factory reset the SmartHub?", "en-reset")}
+UNRELATED = {"zh": "第二次世界大战中诺曼底登陆的指挥官是谁？", "en": "Who was the first emperor of the Roman Empire?"}
+NOTHING = {"zh": "？！。……", "en": "😀😀", "symbols": "?? -- !!"}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    kb = KnowledgeBase.open(tmp_path_factory.mktemp("confidence") / "kb")
+    kb.add_documents(DOCS)
+    yield kb
+    kb.close()
+
+
+@pytest.mark.parametrize("lang", list(NOTHING))
+def test_a_question_with_nothing_to_search_is_no_good_match_and_returns_nothing(kb, lang):
+    r = kb.query(NOTHING[lang])
+    assert r.no_good_match and r.passages == ()
+    assert r.match.reason.startswith("the question has nothing to search")
+    d = r.to_dict()
+    assert d["no_good_match"] is True and d["passages"] == [] and d["match"]["reason"] == r.match.reason
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_question_without_an_answer_is_no_good_match(kb, lang):
+    r = kb.query(UNRELATED[lang])
+    assert r.passages, "the passages are still returned, flagged weak"
+    assert r.no_good_match
+    assert r.match.similarity is not None and r.match.similarity < r.match.min_similarity
+    assert f"below {r.match.min_similarity:g} (min_similarity)" in r.match.reason
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_real_question_is_a_good_match(kb, lang):
+    question, doc = REAL[lang]
+    r = kb.query(question)
+    assert not r.no_good_match and r.match.reason == ""
+    assert r.passages[0].doc_id == doc
+    assert r.passages[0].similarity >= r.match.min_similarity or r.passages[0].term_match >= r.match.min_term_match
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_channel_scores_are_the_models_cosine_and_bm25(kb, lang):
+    question, doc = REAL[lang]
+    r = kb.query(question, max_passages=4)
+    embedder = kb.embedder()
+    q = embedder.embed_queries([question])[0].astype(np.float64)
+    texts = {d["id"]: d["text"] for d in DOCS}
+    for p in r.passages:
+        assert -1.0 <= p.similarity <= 1.0
+        v = embedder.embed_passages([texts[p.doc_id]])[0].astype(np.float64)
+        cosine = float(q @ v / (np.linalg.norm(q) * np.linalg.norm(v)))
+        assert p.similarity == pytest.approx(cosine, abs=2e-3), p.doc_id
+        assert p.scores["dense"] == p.similarity
+        assert 0.0 <= p.term_match <= 1.0
+    top = r.passages[0]
+    assert top.scores["bm25"] > 0 and top.term_match == 1.0  # every search term of the question is in it
+    others = [p for p in r.passages if p.doc_id != doc]
+    assert all(p.similarity < top.similarity for p in others)
+    # the fused score ranks; the similarity is what compares across questions
+    assert top.to_dict()["similarity"] == top.similarity and top.to_dict()["scores"] == top.scores
+
+
+def _search(server, **arguments):
+    result = asyncio.run(server.call_tool("search", arguments))
+    return result.content[0].text, result.structured_content
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_mcp_search_holds_its_text_to_max_tokens(kb, lang):
+    server = build_mcp(SinglePool(kb))
+    question = REAL[lang][0]
+    text, full = _search(server, question=question, passages=4)
+    assert full["dropped"] == 0 and len(full["passages"]) == 4 and full["tokens"] == count_tokens(text)
+    budget = count_tokens(text) - 10  # the whole answer does not fit: the last passage is cut or left out
+    text, data = _search(server, question=question, passages=4, max_tokens=budget)
+    assert count_tokens(text) <= budget and data["tokens"] == count_tokens(text) and data["max_tokens"] == budget
+    assert f"To fit max_tokens={budget} (ragsift tokens): " in text
+    assert data["dropped"] >= 1 or data["passages"][-1]["truncated"]
+    assert [p["citation"] for p in data["passages"]] == list(range(1, len(data["passages"]) + 1))
+    for p in data["passages"]:
+        assert f"[{p['citation']}] {p['source']}" in text and p["text"] in text
+    for budget in (100, 150, 400):  # down to the smallest budget allowed
+        text, data = _search(server, question=question, passages=4, max_tokens=budget)
+        assert count_tokens(text) <= budget and data["passages"], budget
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_mcp_search_says_a_weak_match_is_weak(kb, lang):
+    server = build_mcp(SinglePool(kb))
+    text, data = _search(server, question=UNRELATED[lang])
+    assert data["no_good_match"] is True and data["reason"]
+    assert text.startswith(f"No good match: {data['reason']}. These passages are weak")
+    text, data = _search(server, question=NOTHING["en"])
+    assert data["no_good_match"] is True and data["passages"] == []
+    assert text.startswith("No good match: the question has nothing to search")
+    text, data = _search(server, question=REAL[lang][0])
+    assert data["no_good_match"] is False and not text.startswith("No good match")
+
+
+def test_the_command_line_shows_the_flag(kb, capsys):
+    args = ["--kb", str(kb.path), "query"]
+    assert main([*args, UNRELATED["zh"]]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no good match: the best similarity to the question") and "passages below are weak" in out
+    assert main([*args, NOTHING["en"], "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["no_good_match"] is True and d["passages"] == [] and "nothing to search" in d["match"]["reason"]
+    assert main([*args, REAL["en"][0]]) == 0
+    out = capsys.readouterr().out
+    assert "no good match" not in out and "similarity 0." in out
+
+
+def test_the_http_api_shows_the_flag(kb):
+    with TestClient(create_app(ServerConfig(kb=kb.path, mcp=False))) as c:
+        for question, weak in ((UNRELATED["en"], True), (NOTHING["zh"], True), (REAL["zh"][0], False)):
+            body = c.post("/v1/query", json={"question": question}).json()
+            assert body["no_good_match"] is weak and bool(body["match"]["reason"]) is weak
+            for p in body["passages"]:
+                assert -1 <= p["similarity"] <= 1 and 0 <= p["term_match"] <= 1 and "dense" in p["scores"]
+        schema = c.get("/openapi.json").json()["components"]["schemas"]
+        assert {"no_good_match", "match"} <= set(schema["QueryResponse"]["properties"])
+        assert {"similarity", "term_match", "scores"} <= set(schema["PassageOut"]["properties"])
