@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from ragsift.cli import main
 from ragsift.kb import KnowledgeBase
 from ragsift.mcp.tools import SinglePool, build_mcp
+from ragsift.retrieve.confidence import standout
 from ragsift.server.app import create_app
 from ragsift.server.config import ServerConfig
 from ragsift.text.tokens import count_tokens
@@ -152,3 +153,51 @@ def test_the_http_api_shows_the_flag(kb):
         schema = c.get("/openapi.json").json()["components"]["schemas"]
         assert {"no_good_match", "match"} <= set(schema["QueryResponse"]["properties"])
         assert {"similarity", "term_match", "scores"} <= set(schema["PassageOut"]["properties"])
+
+
+def test_standout_is_the_best_minus_the_mean_of_the_next_49():
+    rng = np.random.default_rng(7)
+    sims = rng.uniform(0.6, 0.9, 120).tolist()
+    top = np.sort(np.array(sims))[::-1][:50]
+    assert standout(sims) == pytest.approx(top[0] - top[1:].mean(), abs=1e-6)
+    assert standout(sims[:11]) is not None and standout(sims[:10]) is None  # at least 10 others
+
+
+# Chinese paragraphs on unlike subjects: a list long enough for the standout (over 10 sections)
+ZH_DOCS = DOCS[:2] + [{"id": f"zh-{i}", "text": t} for i, t in enumerate([
+    "长城是中国古代的军事防御工程，东起山海关，西至嘉峪关，全长两万多公里。",
+    "光合作用是植物利用阳光把二氧化碳和水合成有机物并释放氧气的过程。",
+    "围棋起源于中国，棋盘由十九条横线和十九条竖线组成，黑白双方轮流落子。",
+    "高铁列车的最高运营速度可达每小时三百五十公里，大大缩短了城市之间的距离。",
+    "熊猫主要生活在四川的山区，以竹子为食，每天要花十几个小时进食。",
+    "二十四节气是古人根据太阳运行制定的历法，用来指导农业生产。",
+    "唐诗是中国古典诗歌的高峰，李白和杜甫是其中最著名的两位诗人。",
+    "豆腐是用黄豆磨浆后加入石膏或卤水凝固而成的食品。",
+    "长江是亚洲最长的河流，发源于青藏高原，最后流入东海。",
+    "太极拳讲究以柔克刚，动作缓慢连贯，适合各个年龄段的人练习。",
+    "造纸术是中国古代四大发明之一，东汉的蔡伦改进了造纸的方法。",
+    "火锅起源于重庆和四川，麻辣锅底用牛油、辣椒和花椒熬制。",
+])]
+
+
+@pytest.fixture(scope="module")
+def zh_kb(tmp_path_factory):
+    kb = KnowledgeBase.open(tmp_path_factory.mktemp("confidence-zh") / "kb")
+    kb.add_documents(ZH_DOCS)
+    yield kb
+    kb.close()
+
+
+def test_an_english_question_over_chinese_passages_is_judged_by_its_standout(zh_kb):
+    question = "How do I restore the Nebula speaker to factory settings?"
+    r = zh_kb.query(question)
+    assert r.passages[0].doc_id == "zh-reset"
+    m = r.match
+    assert m.cross_language is True  # an English question, its best match Chinese
+    dense = [s for _, s in zh_kb.search(question).rankings["dense"]]  # one raw cosine per section
+    top = np.sort(np.array(dense))[::-1][:50]
+    assert m.standout == pytest.approx(top[0] - top[1:].mean(), abs=1e-5)
+    assert m.similarity < m.min_similarity  # across languages every similarity is low ...
+    assert m.standout >= m.min_standout and not r.no_good_match  # ... but the right one stands out
+    same = zh_kb.query(REAL["zh"][0]).match  # a Chinese question: its standout does not count
+    assert same.cross_language is False and not zh_kb.query(REAL["zh"][0]).no_good_match
