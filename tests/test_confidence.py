@@ -201,3 +201,19 @@ def test_an_english_question_over_chinese_passages_is_judged_by_its_standout(zh_
     assert m.standout >= m.min_standout and not r.no_good_match  # ... but the right one stands out
     same = zh_kb.query(REAL["zh"][0]).match  # a Chinese question: its standout does not count
     assert same.cross_language is False and not zh_kb.query(REAL["zh"][0]).no_good_match
+
+
+def test_an_empty_knowledge_base_says_so(tmp_path):
+    empty = KnowledgeBase.open(tmp_path / "kb")
+    for question in (REAL["zh"][0], REAL["en"][0]):
+        r = empty.query(question)
+        assert r.no_good_match and r.passages == ()
+        assert r.match.reason == "the knowledge base is empty: ingest documents first"
+
+
+def test_only_bm25_judges_by_terms(kb):
+    r = kb.query(UNRELATED["en"], channels=["bm25"])  # no dense channel: no similarity to judge by
+    assert r.match.similarity is None and r.no_good_match
+    assert r.match.reason == "no passage was found: none of the question's search terms is in the knowledge base"
+    r = kb.query(REAL["zh"][0], channels=["bm25"])
+    assert not r.no_good_match and r.passages[0].term_match == 1.0 and r.passages[0].similarity is None

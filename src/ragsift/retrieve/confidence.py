@@ -92,6 +92,10 @@ def judge(passages: Sequence[Passage], q: QuerySettings, *, dense: Sequence[floa
     if empty:
         return _weak(m, "the knowledge base is empty: ingest documents first")
     if not passages:
+        if dense is None and not terms:
+            return _weak(m, "no passage was found: the question has no search terms (only common words)")
+        if dense is None and term_hits == 0:
+            return _weak(m, "no passage was found: none of the question's search terms is in the knowledge base")
         return _weak(m, "no passage was found")
     if ((best_sim is not None and best_sim >= q.min_similarity)
             or (best_tm is not None and best_tm > 0 and best_tm >= q.min_term_match)
