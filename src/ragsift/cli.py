@@ -215,7 +215,7 @@ INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
 FOLDER_FLAGS = ["follow_outside_links"]
 RETRIEVAL_FLAGS = ["channels", "fusion", "adaptive_power", "rrf_k", "weights", "normalization", "strategy", "unit",
                    "index_kinds", "whole_weights", "window_sentences", "merge_threshold", "max_passages",
-                   "token_budget", "channel_timeout_s"]
+                   "token_budget", "channel_timeout_s", "min_similarity", "min_term_match", "min_standout"]
 LLM_FLAGS = ["llm_model", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "reranker", "rerank_top_n",
              "multihop_mode", "hops_max", "hop_min_gain"]
 QUERY_FLAGS = RETRIEVAL_FLAGS + LLM_FLAGS

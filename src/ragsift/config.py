@@ -430,6 +430,17 @@ class QuerySettings(Group):
     """Most passages returned (formerly max_parents, still read)."""
     token_budget: Int = Field(3000, gt=0, le=1_000_000)
     """Token budget for the returned passages."""
+    min_similarity: Float = Field(0.88, ge=-1, le=1)
+    """A result is no good match (``no_good_match``) unless a passage reaches this cosine similarity
+    to the question (dense channel), or ``min_term_match``, or (a best match in another language)
+    ``min_standout``; the three chosen together on the shared sets against questions with no answer
+    (docs/benchmarks.md, "Honest confidence")."""
+    min_term_match: Float = Field(0.55, ge=0, le=1)
+    """The share of the question's search terms a passage must hold to be a good match."""
+    min_standout: Float = Field(0.045, ge=0, le=2)
+    """When the dense channel's best is in another language than the question (where every
+    similarity is lower): how far its similarity must stand out of the mean of the next 49 to be a
+    good match (measured with at least 10 others)."""
     channel_timeout_s: Seconds = 30.0
     """Seconds each channel may take."""
     channel_timeouts: dict[Str, Seconds] = Field(default_factory=dict)

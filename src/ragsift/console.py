@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragsift.types import IngestReport, Result, Span, cite_location
+from ragsift.types import IngestReport, Passage, Result, Span, cite_location
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
@@ -249,10 +249,21 @@ def matched_places(text: str, spans: Sequence[Span]) -> str:
     return "; ".join(out)
 
 
+def match_note(p: Passage) -> str:
+    """How well a passage matches its question, as a result line says it: "similarity 0.873, terms 67%, "."""
+    parts = ([f"similarity {p.similarity:.3f}"] if p.similarity is not None else []) + (
+        [f"terms {p.term_match:.0%}"] if p.term_match is not None else [])
+    return "".join(f"{x}, " for x in parts)
+
+
 def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
     """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
-    if not result.passages:
+    if result.no_good_match:
+        out.append(f"no good match: {result.match.reason}"
+                   + (" (the passages below are weak)" if result.passages else ""))
+        out.append("")
+    elif not result.passages:
         out.append("no passages found")
     for p in result.passages:
         head = f"[{p.rank}] {p.source}"
@@ -260,7 +271,8 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
             head += f" › {' > '.join(p.heading_path)}"
         if p.location:
             head += f" ({cite_location(p.location)})"
-        out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
+        out.append(f"{head}  ({match_note(p)}score {p.score:.4f}, {p.tokens} tokens"
+                   f"{', truncated' if p.truncated else ''})")
         body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
         if p.matched:

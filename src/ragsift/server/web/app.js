@@ -154,7 +154,8 @@ async function ask(event) {
       api(base() + "/query", { method: "POST", json: Object.assign({ question, filter, trace: true }, readConfig(fs)) })
         .then(r => [label, fs, r])));
     for (const [label, fs, r] of answers) results.append(renderResult(label, readConfig(fs), r));
-    setStatus(`${answers[0][2].passages.length} passages, ${answers[0][2].trace.timings_ms.total.toFixed(0)} ms`);
+    const first = answers[0][2];
+    setStatus(`${first.passages.length} passages${first.no_good_match ? " (no good match)" : ""}, ${first.trace.timings_ms.total.toFixed(0)} ms`);
   } catch (e) {
     showError("The search failed: " + e.message);
     setStatus("search failed");
@@ -242,19 +243,31 @@ function renderWhy(p, trace) {
   return why;
 }
 
+// how well a passage matches the question, comparable across questions (the fused score is not)
+function matchNote(p) {
+  const parts = [];
+  if (p.similarity !== null && p.similarity !== undefined) parts.push(`similarity ${p.similarity.toFixed(3)}`);
+  if (p.term_match !== null && p.term_match !== undefined) parts.push(`terms ${Math.round(p.term_match * 100)}%`);
+  return parts.map(x => x + " · ").join("");
+}
+
 function renderResult(label, config, r) {
   const col = el("div", { class: "result-column", "data-config": label.toLowerCase() });
   const summary = Object.entries(config).filter(([k]) => k !== "weights")
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(", ");
   col.append(el("h3", { text: `Configuration ${label}` }), el("p", { class: "config-summary", text: summary }));
-  if (!r.passages.length) col.append(el("p", { class: "empty", text: "no passages found" }));
+  if (r.no_good_match) {
+    // nothing matched well: say why, and that what follows (if anything) is weak
+    col.append(el("p", { class: "no-good-match", role: "status",
+      text: "No good match: " + r.match.reason + (r.passages.length ? ". The passages below are weak." : ".") }));
+  } else if (!r.passages.length) col.append(el("p", { class: "empty", text: "no passages found" }));
   for (const p of r.passages) {
     const heading = (p.heading_path.length ? " › " + p.heading_path.join(" > ") : "") + cite(p.location);
     const art = el("article", { class: "passage", "data-rank": p.rank, "data-source": p.source },
       el("header", {},
         el("span", { class: "rank", text: "#" + p.rank }),
         el("span", { class: "where", text: p.source + heading }),
-        el("span", { class: "meta", text: `${p.unit} · score ${p.score.toFixed(4)} · ${p.tokens} tokens${p.truncated ? " · truncated" : ""}` })),
+        el("span", { class: "meta", text: `${p.unit} · ${matchNote(p)}score ${p.score.toFixed(4)} · ${p.tokens} tokens${p.truncated ? " · truncated" : ""}` })),
       el("div", { class: "body" }, marked(p.text, p.matched, p.sentences || []), renderWhy(p, r.trace)));
     col.append(art);
   }
