@@ -29,7 +29,7 @@ MAX_PIXELS = 60_000_000  # about 7,700 x 7,700: a page scanned at 600 dpi is 35 
 
 @register(".png", ".jpg", ".jpeg", ".tif", ".tiff")
 def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
-    from PIL import Image, ImageOps, ImageSequence
+    from PIL import Image, ImageSequence
 
     if not limits.ocr or not ocr.available():
         return skipped(source, "an image: reading its text needs OCR: pip install 'ragsift[ocr]'")
@@ -48,7 +48,7 @@ def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         budget.page(ocr=True)
         if frame.size[0] * frame.size[1] > MAX_PIXELS:
             raise OverLimit(f"frame {n} has {frame.size[0] * frame.size[1]} pixels; at most {MAX_PIXELS}")
-        page = ocr.read_image(_as_shown(frame, ImageOps), budget.earn)
+        page = ocr.read_image(_as_shown(frame), budget.earn)
         words = []
         for ln in page.lines:
             budget.text(len(ln.text) + 1)
@@ -73,10 +73,12 @@ def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     return structured(source, source_title(source), md, data, "image", meta)
 
 
-def _as_shown(frame: Any, image_ops: Any) -> Any:
+def _as_shown(frame: Any) -> Any:
     """A frame turned as its EXIF orientation says (as a viewer shows it); as it is when its EXIF
     cannot be read."""
+    from PIL import ImageOps
+
     try:
-        return image_ops.exif_transpose(frame)
+        return ImageOps.exif_transpose(frame)
     except Exception:  # noqa: BLE001 - damaged EXIF: Pillow raises what its parsers raise
         return frame
