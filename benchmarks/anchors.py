@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import load_dataset, write_result
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # langchain-community's sunset notice
 
@@ -62,7 +63,7 @@ from llama_index.core.schema import TextNode  # noqa: E402
 from llama_index.retrievers.bm25 import BM25Retriever as LIBM25Retriever  # noqa: E402
 from pydantic import PrivateAttr  # noqa: E402
 
-from ragsift.eval.datasets import Dataset, load_beir  # noqa: E402
+from ragsift.eval.datasets import Dataset  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.models.embedders import Embedder, load_embedder  # noqa: E402
 
@@ -475,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out.resolve().parent
-    ds = load_beir(args.dataset, args.split)
+    ds = load_dataset(args.dataset, args.split)
     emb = load_embedder(EMBEDDER)
     lc_emb, li_emb = RagsiftLCEmbeddings(emb), RagsiftLIEmbedding(emb)
     Settings.llm = None  # LlamaIndex: explicit "no LLM" (MockLLM) so nothing reaches for OpenAI
@@ -525,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               "settings": {"chunk_size": CHUNK_SIZE, "parent_child_k": PARENT_CHILD_K,
                            "max_docs": args.max_docs, "max_queries": args.max_queries, "scale": args.scale},
               "systems": results}
-    out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    write_result(out, report)
     print(f"{ds.name}: {len(corpus.ids)} docs, {len(queries)} queries -> {out}")
     print(markdown_table(results, args.scale))
     return 0

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from harness import DATASETS as SHARED_DATASETS
+from harness import write_result
 
 SEED = 29
 SETS = ("scifact", "hotpotqa-ircot-dev500", "cmrc2018-dev", "xquad-zh", "leval-longdoc-en")
@@ -91,7 +93,7 @@ def main() -> int:
     from ragsift.store.memindex import AnnIndex, Rows
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", default="../shared/datasets")
+    p.add_argument("--datasets", default=str(SHARED_DATASETS))
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--work-dir", default="/tmp/ragsift-bench/ann")
     p.add_argument("--out", required=True)
@@ -158,7 +160,7 @@ def main() -> int:
            "embedder": "wordllama 0.4.0.post1 (256-d)", "embed_or_load_s": embed_s,
            "build_s": build_s if built else None, "grid": rows, "chosen": chosen, "target": TARGET,
            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, out)
     print(json.dumps({"chosen": chosen, "build_s": out["build_s"]}), flush=True)
     return 0
 

@@ -23,13 +23,14 @@ p: paired randomization test against ``exact``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -37,14 +38,13 @@ sys.path.insert(0, str(ROOT / "src"))
 from bm25_query import OkapiBM25  # noqa: E402  (beside this script)
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.ingest.loaders.records import load_jsonl  # noqa: E402
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document  # noqa: E402
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "datasets"
+SHARED = SHARED_DATASETS
 DATA = ROOT / "benchmarks" / "data"
 SETS = {"scifact": SHARED / "scifact", "hotpotqa": SHARED / "hotpotqa-ircot-dev500",
         "cmrc2018": SHARED / "cmrc2018-dev", "xquad-zh": SHARED / "xquad-zh",
@@ -81,7 +81,7 @@ def stored_length(n: int) -> int:
 
 
 def run_set(name: str, folder: Path) -> dict:
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     settings = Settings()
     ix = settings.index
     split = SplitSettings(ix.parent_max_tokens, ix.child_tokens, ix.child_overlap_tokens)
@@ -154,7 +154,7 @@ def main() -> None:
         print(f"{n}: {r['chunks']} chunks, {r['mean_terms']:.0f} terms, length read back {100 * r['mean_length_lost']:.1f}% "
               f"short; " + "; ".join(f"{m} {e['held_out']:.4f} (p {e['p']:.3f}), all {e['all']:.4f}"
                                      for m, e in r["engines"].items()) + f"; {time.time() - t0:.0f} s", flush=True)
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -26,20 +26,22 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bm25_query import OkapiBM25  # noqa: E402
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.store.segments import LANGUAGE_MIN_ROWS  # noqa: E402
 from ragsift.text.analyzer import analyzer_for  # noqa: E402
 from ragsift.text.lang import detect_language  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "datasets"
+SHARED = SHARED_DATASETS
 SETS = {"hotpotqa": SHARED / "hotpotqa-ircot-dev500", "xquad-zh": SHARED / "xquad-zh"}
 
 
@@ -68,7 +70,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bm25_languages.json"))
     args = ap.parse_args()
     an = analyzer_for("ragsift-unicode-v2")
-    sets = {n: load_beir(p) for n, p in SETS.items()}
+    sets = {n: load_dataset(p) for n, p in SETS.items()}
     keys, texts = [], []
     for n, ds in sets.items():
         for ln in open(ds.corpus, encoding="utf-8"):
@@ -104,7 +106,7 @@ def main() -> None:
             else:
                 result["sets"][n]["calibration"] = row
             print(n, half, {s: round(v, 4) for s, v in row["ndcg@10"].items()}, flush=True)
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

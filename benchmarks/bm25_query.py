@@ -26,16 +26,16 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.text.analyzer import UnicodeAnalyzer, analyzer_for  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "datasets"
+SHARED = SHARED_DATASETS
 SETS = {"scifact": SHARED / "scifact", "hotpotqa": SHARED / "hotpotqa-ircot-dev500",
         "cmrc2018": SHARED / "cmrc2018-dev", "xquad-zh": SHARED / "xquad-zh", "leval": SHARED / "leval-longdoc-en",
         "insuranceqa-zh": ROOT / "benchmarks" / "data" / "insuranceqa-zh",
@@ -94,7 +94,7 @@ def split(name: str, n: int) -> dict[str, list[int]]:
 
 
 def run_set(name: str, folder: Path) -> dict:
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     docs = [json.loads(ln) for ln in open(ds.corpus, encoding="utf-8") if ln.strip()]
     ids = [str(d["_id"]) for d in docs]
     texts = [((d.get("title") or "") + "\n" + d["text"]).strip() for d in docs]
@@ -158,7 +158,7 @@ def main() -> None:
         print(f"{name}: " + ", ".join(f"k3={k} {v:.4f}" for k, v in r["k3_held_out"].items())
               + f"; v1 {r['analyzers_held_out']['ragsift-zh-en-v1']:.4f} v2 {r['analyzers_held_out']['ragsift-unicode-v2']:.4f}")
     print(f"calibration means: {result['calibration_mean']}; best {chosen}")
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from harness import percentile, write_result
 from scale import queries, run_phase
 
 DOCS_PER_COMMIT = 100
@@ -53,10 +53,6 @@ def build(n: int, work: Path, dataset: Path) -> None:
         return
     info = run_phase(n, argparse.Namespace(work_dir=str(work), dataset=str(dataset), out="/dev/null"), "build")
     print(f"built {n}: {json.dumps(info)}", flush=True)
-
-
-def p50(xs: list[float]) -> float:
-    return float(np.percentile(xs, 50)) if xs else float("nan")
 
 
 def query_loop(kb, qs: list[str], seconds: float) -> list[float]:
@@ -175,22 +171,22 @@ def main() -> int:
             idle, busy = steady(kb, n, work, dataset, qs, args.steady_s, args.windows, threads, f"s{stamp}-{k}",
                                 5000 + 2000 * k)
             key = "steady" if threads == "0" else f"steady_threads_{threads}"
-            res[n][f"{key}_idle_p50_ms"] = p50(idle)
-            res[n][f"{key}_p50_ms"], res[n][f"{key}_p95_ms"] = p50(busy), float(np.percentile(busy, 95))
-            res[n][f"{key}_ratio"] = p50(busy) / p50(idle)
+            res[n][f"{key}_idle_p50_ms"] = percentile(idle, 50)
+            res[n][f"{key}_p50_ms"], res[n][f"{key}_p95_ms"] = percentile(busy, 50), percentile(busy, 95)
+            res[n][f"{key}_ratio"] = percentile(busy, 50) / percentile(idle, 50)
         t = time.perf_counter()
         for q in qs[:50]:
             kb.embedder().embed_queries([q])
         res[n]["query_embedding_ms"] = (time.perf_counter() - t) * 1000 / 50
         res[n]["children"] = kb.stats()["children"]
-        res[n]["commit_p50_s"], res[n]["first_query_p50_s"] = p50(res[n]["commit_s"]), p50(res[n]["first_query_s"])
+        res[n]["commit_p50_s"], res[n]["first_query_p50_s"] = percentile(res[n]["commit_s"], 50), percentile(res[n]["first_query_s"], 50)
         print(f"{n:>9}: steady p50 {res[n]['steady_p50_ms']:.1f} ms against idle {res[n]['steady_idle_p50_ms']:.1f} ms "
               "in the windows between", flush=True)
     big, small = sizes[-1], sizes[0]
     out = {"date": time.strftime("%Y-%m-%d"), "command": ".venv/bin/python benchmarks/commit_cost.py " + " ".join(sys.argv[1:]),
            "docs_per_commit": DOCS_PER_COMMIT, "embed_100_docs_s": floor_embed,
            "results": res, "commit_ratio": res[big]["commit_p50_s"] / res[small]["commit_p50_s"]}
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, out)
     print(f"commit p50 {big} / {small}: {out['commit_ratio']:.2f}x; embedding 100 documents alone {floor_embed:.2f} s")
     return 0
 

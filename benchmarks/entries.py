@@ -43,12 +43,12 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.retrieve.fusion import ADAPTIVE_DEPTH, adaptive_weights, fuse  # noqa: E402
@@ -132,8 +132,8 @@ def load_set(name: str, folder: Path):
     its other questions are asked within one document), written once to a folder beside the cache."""
     base, _, prefix = str(folder).partition("#")
     if not prefix:
-        return load_beir(base)
-    ds = load_beir(base)
+        return load_dataset(base)
+    ds = load_dataset(base)
     part = CACHE.parent / "subsets" / name
     (part / "qrels").mkdir(parents=True, exist_ok=True)
     with open(ds.corpus, encoding="utf-8") as f, open(part / "corpus.jsonl", "w", encoding="utf-8") as g:
@@ -144,7 +144,7 @@ def load_set(name: str, folder: Path):
     with open(part / "qrels" / "test.tsv", "w", encoding="utf-8") as g:
         g.write("query-id\tcorpus-id\tscore\n")
         g.writelines(f"{q}\t{d}\t{v}\n" for q, r in qrels.items() for d, v in r.items())
-    return load_beir(part)
+    return load_dataset(part)
 
 
 def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
@@ -209,7 +209,7 @@ def enrich(name: str, folder: Path) -> None:
     """Add the languages (each question's, each document's) to a set collected before they were stored."""
     out = CACHE / f"{name}.json"
     data = json.loads(out.read_text(encoding="utf-8"))
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     data["doc_lang"] = languages(corpus_rows(ds))
     for r in data["rows"]:
         r["qlang"] = detect_language(ds.queries[r["qid"]])
@@ -437,7 +437,7 @@ def report(out: Path) -> None:
             "stats_today": sets[name]["stats"], "stats_new": sets[new_set]["stats"],
             "ingest_s_today": sets[name]["ingest_s"], "ingest_s_new": sets[new_set]["ingest_s"]}
         print(f"{new_set} splitter: {result['splitter'][new_set]}")
-    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(out, result)
 
 
 def parse_set(spec: str) -> tuple[str, Path, str]:

@@ -1,11 +1,11 @@
 """An exact dense pass over a filter's rows, several ways side by side: ``whole``, the rows gathered
 from the memory-mapped float32 vectors whole and then multiplied (the code before 2026-12-03);
 ``blocks``, gathered and multiplied a block at a time while each block is in the cache
-(``AnnIndex._scores``); ``int8``, the rows' int8 copy scored by the compiled scan and its best
+(``AnnIndex.exact_scores``); ``int8``, the rows' int8 copy scored by the compiled scan and its best
 ``AnnIndex.RESCORE`` rows scored again from the float32 vectors (what ``AnnIndex.search`` does
 over more than ``INT8_ROWS`` rows; the scan split among the cores from two parts of
 ``memindex.SPLIT_ROWS`` on); ``int8-one``, the same in one thread; ``int4``, the rows' 4-bit copy
-scored first (``_Int4Copy``: the filter's rows, or every row in file order when the filter keeps more
+scored first (``Int4Copy``: the filter's rows, or every row in file order when the filter keeps more
 than a third), its best ``INT4_KEEP`` (or one in ``INT4_SHARE``) ranked by the int8 copy, those
 best ``RESCORE`` scored from the float32 vectors (what ``AnnIndex.search`` does over more than
 ``INT4_ROWS`` rows since 2026-12-03); ``int4-one``, the same in one thread.
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import write_result
 
 SHARES = (0.001, 0.01, 0.1, 0.5)
 QUERIES = 30
@@ -45,8 +46,8 @@ def largest_ann(kb_path: Path, dataset: Path, n: int) -> tuple[Any, np.ndarray]:
     kb = KnowledgeBase.open(kb_path, create=False)
     store = kb.store
     seg = max(store.segments(), key=lambda s: s.rows.n)
-    ann = store._dense(seg, "vector", int(store.manifest["dim"]), store._tables)
-    if not isinstance(ann, AnnIndex) or ann._map is None:
+    ann = store.dense_index(segment=seg)
+    if not isinstance(ann, AnnIndex) or ann.mapped is None:
         raise SystemExit("the largest segment is searched exactly in memory: use a store of 200,000 children or more")
     return ann, np.asarray(kb.embedder().embed_queries(queries(dataset, n)), np.float32)
 
@@ -67,19 +68,19 @@ def main() -> int:
         if way == "whole":
             scores = ann.vectors(rows) @ u
         elif way == "blocks":
-            scores = ann._scores(rows, u)
+            scores = ann.exact_scores(rows, u)
         elif way in ("int8", "int8-one", "int4", "int4-one"):
-            if ann._int8 is None or (way.startswith("int4") and ann._int4 is None):
+            if ann.int8 is None or (way.startswith("int4") and ann.int4 is None):
                 raise SystemExit("no int8 or 4-bit copy (ragsift.store._scan not built?)")
             threads = memindex.SCAN_THREADS
             memindex.SCAN_THREADS = 1 if way.endswith("-one") else threads
             try:
                 if way.startswith("int4"):
-                    rows = ann._int4.best(rows, u, max(AnnIndex.INT4_KEEP, len(rows) // AnnIndex.INT4_SHARE))
-                rows = ann._int8.best(rows, u, max(AnnIndex.RESCORE, 10))
+                    rows = ann.int4.best(rows, u, max(AnnIndex.INT4_KEEP, len(rows) // AnnIndex.INT4_SHARE))
+                rows = ann.int8.best(rows, u, max(AnnIndex.RESCORE, 10))
             finally:
                 memindex.SCAN_THREADS = threads
-            scores = ann._scores(rows, u)
+            scores = ann.exact_scores(rows, u)
         else:
             raise SystemExit(f"unknown way {way!r}")
         return rows[np.argsort(-scores, kind="stable")[:10]]
@@ -108,7 +109,7 @@ def main() -> int:
             result[f"{way}_recall_at_10"] = found[way] / (10 * len(vecs))
         out["results"].append(result)
         print(json.dumps(result), flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 

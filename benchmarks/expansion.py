@@ -12,17 +12,16 @@ size of the knowledge base against one with chunks only.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import judged_queries, markdown_table, run_config  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
@@ -55,7 +54,7 @@ def main() -> int:
                     help="an existing chunks-only MiniLM knowledge base of the dataset (built if missing)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "expansion.json"))
     args = ap.parse_args()
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     work = Path(args.work_dir)
     out: dict = {"dataset": str(ds.path), "date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
                  "embedder": "minilm", "extra_embedder": args.extra, "sparse_encoder": args.sparse}
@@ -110,7 +109,7 @@ def main() -> int:
     out["table"] = markdown_table(results, "hybrid")
     out["metrics"] = {r.name: r.metrics for r in results}
     out["latency_ms"] = {r.name: {"p50": r.p50, "p95": r.p95} for r in results}
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    write_result(args.out, out)
     return 0
 
 

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import percentile, write_result
 
 HERE = Path(__file__).resolve().parent
 SHARES = (0.001, 0.01, 0.1, 0.5)
@@ -65,10 +66,6 @@ def truth(kb_path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     # into this store) matches no comparison: its bucket is read as 1000, outside every filter
     buckets = pc.fill_null(tbl.column("m_bucket"), 1000)
     return vecs, np.asarray(buckets.to_numpy(), np.int64), tbl.column("doc_id").to_pylist()
-
-
-def pct(xs: list[float], p: float) -> float:
-    return float(np.percentile(xs, p)) if xs else 0.0
 
 
 def measure(kb_path: Path, queries: list[str], shares: list[float]) -> dict:
@@ -113,7 +110,7 @@ def measure(kb_path: Path, queries: list[str], shares: list[float]) -> dict:
                 kb.query(q, channels=channels, filter=flt, trace=False)
                 times[name].append((time.perf_counter() - t) * 1000)
         for name, _ in ways:
-            row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = pct(times[name], 50), pct(times[name], 95)
+            row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = percentile(times[name], 50, empty=0.0), percentile(times[name], 95, empty=0.0)
         from ragsift.store.filters import parse_filter
 
         where = parse_filter(flt, kb.store.fields())
@@ -165,7 +162,7 @@ def main() -> int:
     if args.before:
         result["before"] = run("measure", Path(args.before) / "src")
     result["after"] = run("measure", HERE.parent / "src")
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_result(args.out, result)
     print(json.dumps(result, indent=1))
     return 0
 

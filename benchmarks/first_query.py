@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import write_result
+
 HERE = Path(__file__).resolve().parent
 DOCS_PER_COMMIT = 10
 
@@ -81,7 +83,7 @@ def main() -> int:
            "kb": args.kb, "documents_per_commit": DOCS_PER_COMMIT, "runs": runs,
            "p50": {side: {k: statistics.median(x[k] for x in xs) for k in ("commit_s", "first_s", "second_s")}
                    for side, xs in runs.items()}}
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     print(json.dumps(out["p50"], indent=1))
     return 0
 

@@ -28,12 +28,14 @@ import sys
 import time
 from pathlib import Path
 
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.retrieve.fusion import fuse  # noqa: E402
@@ -51,7 +53,7 @@ SETS = [
 ]
 ANALYZERS = {"v2": "ragsift-unicode-v2", "v1": "ragsift-zh-en-v1"}  # the new default, and today's
 DEPTH = 100
-DATASETS = str(ROOT.parent / "shared" / "datasets")
+DATASETS = str(SHARED_DATASETS)
 
 
 def subset(ds, name: str):
@@ -70,7 +72,7 @@ def collect(datasets: Path, work_dir: Path, cache: Path, only: list[str]) -> Non
         if out.exists():
             print(f"{name} {short}: cached in {out}")
             continue
-        ds = load_beir(datasets / folder)
+        ds = load_dataset(datasets / folder)
         corpus_path = ds.corpus
         if name == "leval-nq":  # a knowledge base of the NQ documents only
             nq = work_dir / "leval-nq"
@@ -154,7 +156,7 @@ def collect_parents(work_dir: Path, cache: Path, only: list[str]) -> None:
         emb = kb.embedder()
         vecs = np.vstack([emb.embed_passages(texts[i:i + 32]) for i in range(0, len(texts), 32)])
         ds = {r["qid"]: r for r in data["rows"]}
-        queries = load_beir(Path(DATASETS) / folder).queries
+        queries = load_dataset(Path(DATASETS) / folder).queries
         qv = emb.embed_queries([queries[q] for q in ds])
         for (_qid, row), v in zip(ds.items(), qv):
             sims = vecs @ v
@@ -321,7 +323,7 @@ def sweep(cache: Path, out_path: Path) -> None:
                       "fusion (RRF k=60, depth 100) on the same analyzer; a set of fewer than 100 even queries "
                       "(L-Eval NQ: 54) may lose one query moving from rank 1 to 2 (0.68 points there), no more",
               "chosen": chosen, "report": report, "granularity": granularity, "grid": table}
-    out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(out_path, result)
     print(f"chosen: {label(chosen)}")
     for t in table[:15]:
         print(f"  {t['even_mean']:.4f} worst drop {t['worst_drop']:+.4f}  {t['label']}  "
@@ -335,7 +337,7 @@ def sweep(cache: Path, out_path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["collect", "parents", "sweep"])
-    ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--datasets", default=str(SHARED_DATASETS))
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/fusion")
     ap.add_argument("--sets", default="", help="comma-separated set names (collect)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fusion.json"))

@@ -16,12 +16,12 @@ BM25 index, how many row blocks a block-max bound would leave to score.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 HERE = Path(__file__).resolve().parent
 
@@ -40,7 +40,7 @@ def main() -> int:
     from usearch.index import Index
 
     from ragsift.kb import KnowledgeBase
-    from ragsift.store.memindex import _weigh
+    from ragsift.store.memindex import weigh
     from ragsift.store.segments import norm_of
 
     kb_path = Path(args.kb)
@@ -73,8 +73,8 @@ def main() -> int:
             out["graph"].append({"share": share, "width": width, "recall_at_10": float(np.mean(rec)),
                                  "p50_ms": float(np.median(ts))})
             print(out["graph"][-1], flush=True)
-    bm25 = kb.store._bm25(seg)
-    stats = kb.store._bm25_stats()
+    bm25 = kb.store.bm25_index(seg)
+    stats = kb.store.bm25_stats()
     norm = norm_of(bm25, stats.avgdl)
     items = [stats.weights(kb.analyzer.analyze(q)) for q in qs]
     thetas = []
@@ -92,12 +92,12 @@ def main() -> int:
                 a, b = int(bm25.indptr[i]), int(bm25.indptr[i + 1])
                 rows = np.asarray(bm25.post_rows[a:b])
                 best = np.zeros(n // size + 1)
-                np.maximum.at(best, rows // size, _weigh(bm25.post_tf[a:b], norm[rows], w))
+                np.maximum.at(best, rows // size, weigh(bm25.post_tf[a:b], norm[rows], w))
                 bound += best
             shares.append(float((bound >= theta).mean()))
         out["blocks"][size] = {"mean_share_to_score": float(np.mean(shares)), "median": float(np.median(shares))}
         print(size, out["blocks"][size], flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 

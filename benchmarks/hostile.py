@@ -32,7 +32,6 @@ import argparse
 import io
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -40,22 +39,15 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from harness import DATASETS as SHARED_DATASETS
+from harness import git_state, percentile, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 OUT = ROOT / "benchmarks" / "results" / "hostile.json"
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
-
-
-def commit() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
 
 
 # ------------------------------------------------------------------ hostile files
@@ -229,8 +221,8 @@ def part_hostile(work: Path) -> dict[str, Any]:
         time.sleep(20)
         idle.stop.set()
         idle.join()
-        base = {"queries": len(idle.latencies), "p50_ms": 1000 * pct(idle.latencies, 50),
-                "p95_ms": 1000 * pct(idle.latencies, 95), "server_rss_mb": _rss_mb(server_pid)}
+        base = {"queries": len(idle.latencies), "p50_ms": 1000 * percentile(idle.latencies, 50, method="nearest"),
+                "p95_ms": 1000 * percentile(idle.latencies, 95, method="nearest"), "server_rss_mb": _rss_mb(server_pid)}
         print("idle", base, flush=True)
         cases: list[tuple[str, Any]] = [(name, path) for name, path in files.items()]
         runs = (" " * 70_000 + "x " + "." * 70_000 + " " + "设" * 60_000)
@@ -263,9 +255,9 @@ def part_hostile(work: Path) -> dict[str, Any]:
                        f"read: {len(report.get('added', []))} document(s), {report.get('children', 0)} chunks",
                        "reader_peak_mb": round(reader_peak), "server_rss_mb": round(server_peak),
                        "queries": len(asker.latencies), "errors": asker.errors,
-                       "p50_ms": round(1000 * pct(asker.latencies, 50), 1),
-                       "p95_ms": round(1000 * pct(asker.latencies, 95), 1),
-                       "p95_vs_idle": round(pct(asker.latencies, 95) * 1000 / base["p95_ms"], 2)}
+                       "p50_ms": round(1000 * percentile(asker.latencies, 50, method="nearest"), 1),
+                       "p95_ms": round(1000 * percentile(asker.latencies, 95, method="nearest"), 1),
+                       "p95_vs_idle": round(percentile(asker.latencies, 95, method="nearest") * 1000 / base["p95_ms"], 2)}
                 rows.append(row)
                 print(row, flush=True)
     return {"idle": base, "files": rows}
@@ -311,9 +303,9 @@ def part_cost(datasets: Path, work: Path) -> dict[str, Any]:
     for p in files:
         kinds[p.suffix] = kinds.get(p.suffix, 0) + 1
     return {"files": len(files), "formats": kinds, "worker_start_s": round(start, 3),
-            "in_process": {"p50_ms": round(1000 * pct(here, 50), 1), "total_s": round(sum(here), 2)},
-            "isolated": {"p50_ms": round(1000 * pct(isolated, 50), 1), "total_s": round(sum(isolated), 2)},
-            "extra_per_file_ms": {"p50": round(1000 * pct(extra, 50), 2), "p95": round(1000 * pct(extra, 95), 2)},
+            "in_process": {"p50_ms": round(1000 * percentile(here, 50, method="nearest"), 1), "total_s": round(sum(here), 2)},
+            "isolated": {"p50_ms": round(1000 * percentile(isolated, 50, method="nearest"), 1), "total_s": round(sum(isolated), 2)},
+            "extra_per_file_ms": {"p50": round(1000 * percentile(extra, 50, method="nearest"), 2), "p95": round(1000 * percentile(extra, 95, method="nearest"), 2)},
             "total_ratio": round(sum(isolated) / sum(here), 3)}
 
 
@@ -385,7 +377,7 @@ def part_long(datasets: Path, long: Path, work: Path, ingest: bool) -> list[dict
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
+    ap.add_argument("--datasets", type=Path, default=SHARED_DATASETS)
     ap.add_argument("--long", type=Path, default=ROOT.parent / "data-ext")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/ragsift-hostile"))
     ap.add_argument("--parts", default="hostile,cost,long")
@@ -401,9 +393,9 @@ def main() -> None:
             result["cost"] = part_cost(args.datasets, args.work_dir)
         elif part == "long":
             result["long"] = part_long(args.datasets, args.long, args.work_dir, args.ingest_long)
-        result.setdefault("runs", {})[part] = {"commit": commit(), "date": time.strftime("%Y-%m-%d"),
+        result.setdefault("runs", {})[part] = {"commit": git_state()["commit"], "date": time.strftime("%Y-%m-%d"),
                                                "command": "python benchmarks/hostile.py " + " ".join(sys.argv[1:])}
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_result(OUT, result)
     print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=1, ensure_ascii=False))
 
 

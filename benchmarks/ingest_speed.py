@@ -10,13 +10,14 @@ Raw runs before and after the ingest, and the mean of the two is used, to spread
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import write_result
 
 from ragsift.ingest.loaders import load_file
 from ragsift.ingest.pipeline import EMBED_BATCH  # noqa: E402
@@ -75,7 +76,7 @@ def main() -> int:
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+    write_result(args.out, result)
     print(f"{result['children']} children: raw embedding {raw:.1f}s ({result['children_per_s_raw']:.1f}/s), "
           f"full ingest {ingest_s:.1f}s ({result['children_per_s_ingest']:.1f}/s): "
           f"overhead {100 * result['overhead']:.1f}%; max RSS {result['max_rss_mb']:.0f} MB")

@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -84,14 +86,14 @@ CHILD = textwrap.dedent("""
         return generation
     lance.LanceTransaction.commit = commit
 
-    real_write = files._write_atomic
+    real_write = files.write_atomic
     def write_atomic(path, data):          # a commit's publish: generations/<N>.json, then manifest.json
         real_write(path, data)
         if state["in_commit"]:
             state["writes"] += 1
             if (how, state["writes"]) in (("generation-file", 1), ("manifest", 2)):
                 die()
-    files._write_atomic = write_atomic
+    files.write_atomic = write_atomic
 
     real_optimize = lancedb.table.LanceTable.optimize
     def optimize(self, *args, **kwargs):   # a commit folds the new rows into each table
@@ -316,7 +318,7 @@ def main() -> int:
         "mismatched": mismatched[:20], "total_s": round(time.perf_counter() - t_start, 1),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, result)
     print(f"resumed at generation {resumed['generation']} ({resumed['unchanged']} unchanged, {resumed['added']} added): "
           f"{'the same documents as the baseline' if result['resumed_equal'] else f'DIFFERS: {mismatched[:5]} {problems}'}; "
           f"total {result['total_s']:.0f} s -> {args.out}", flush=True)

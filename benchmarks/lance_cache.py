@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
 from soak import rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,7 +115,7 @@ def child(size: str, commits: int, docs: int) -> dict:
         if c % 25 == 0:
             gc.collect()
             release()
-            session = lance_files._session
+            session = lance_files.cache_session()
             samples.append({"commit": c, "rss_mb": round(rss_mb(), 1),
                             "cached_mb": None if session is None else round(session.size_bytes / 2**20, 2)})
     return {"size": size, "samples": samples, "seconds": round(time.time() - t0, 1)}
@@ -124,12 +126,11 @@ def query_child(size: str, kb_path: str, dataset: str, n: int) -> dict:
     this cache size."""
     import statistics
 
-    from ragsift.eval.datasets import load_beir
     from ragsift.kb import KnowledgeBase
     from ragsift.store import lance_files
 
     use_caches(size)
-    ds = load_beir(dataset)
+    ds = load_dataset(dataset)
     questions = [ds.queries[q] for q in ds.queries if q in ds.qrels][:n]
     kb = KnowledgeBase.open(kb_path)
     for q in questions[:20]:
@@ -140,7 +141,7 @@ def query_child(size: str, kb_path: str, dataset: str, n: int) -> dict:
         kb.query(q, trace=False)
         times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    session = lance_files._session
+    session = lance_files.cache_session()
     return {"size": size, "kb": kb_path, "p50_ms": round(statistics.median(times), 2),
             "p90_ms": round(times[int(len(times) * 0.9)], 2), "rss_mb": round(rss_mb(), 1),
             "cached_mb": None if session is None else round(session.size_bytes / 2**20, 2)}
@@ -162,7 +163,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "lance_cache.json"))
     ap.add_argument("--query-kb", action="append", default=[],
                     help="also time KnowledgeBase.query on this knowledge base with each cache size (repeatable)")
-    ap.add_argument("--dataset", default=str(ROOT.parent / "shared" / "datasets" / "scifact"),
+    ap.add_argument("--dataset", default=str(SHARED_DATASETS / "scifact"),
                     help="the questions --query-kb asks (BEIR)")
     ap.add_argument("--questions", type=int, default=150)
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -190,7 +191,7 @@ def main() -> None:
                 print(q, flush=True)
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(["benchmarks/lance_cache.py", *sys.argv[1:]]),
               "commits": args.commits, "docs": args.docs, "runs": runs, "queries": queries}
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

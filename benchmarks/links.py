@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb, judged_queries, run_config  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
@@ -54,7 +53,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "links.json"))
     args = ap.parse_args()
 
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
     q = Settings().query.model_dump(mode="json")
     base = {k: q[k] for k in FUSION_KEYS}  # the package's default single shot, whatever the KB was made with
@@ -100,7 +99,7 @@ def main() -> int:
                                              np.array([r.per_query[x][k] for x in qids]))
                 for k in ("all_relevant@5", "recall@10", "ndcg@10")}
             print(part, name, {k: round(v, 4) for k, v in r.metrics.items()}, f"p50 {r.p50:.0f} ms", flush=True)
-    Path(args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_result(args.out, out)
     return 0
 
 

@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from ragsift.eval.datasets import load_beir
+from harness import load_dataset, write_result
+
 from ragsift.eval.metrics import evaluate
 from ragsift.kb import KnowledgeBase
 
@@ -63,7 +64,7 @@ def main() -> int:
     p.add_argument("--work-dir", default="/tmp/ragsift-bench/longdoc")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     docs, answers = load_answers(ds)
     kb = KnowledgeBase.open(Path(args.work_dir) / f"leval-{args.embedder}", embedder=args.embedder)
     t = time.perf_counter()
@@ -97,7 +98,7 @@ def main() -> int:
             print(f"budget {budget:>5} {unit:>8}: " + ", ".join(
                 f"{k} {v:.3f}" for k, v in results["rates"][f"{unit}@{budget}"].items()), flush=True)
     results["counts"] = {task: len(v) for task, v in hits.items()}
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    write_result(args.out, results)
     return 0
 
 

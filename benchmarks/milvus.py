@@ -10,16 +10,15 @@ benchmarks/results/milvus.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, percentile, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.eval.runner import build_kb, judged_queries  # noqa: E402
 from ragsift.store.milvus_lite import LiteServer  # noqa: E402
@@ -37,11 +36,6 @@ ENGINE_CONFIGS = {
     "weighted raw ragsift": {**HYBRID, "fusion": "weighted", "normalization": "none", "store_fusion": "ragsift"},
     "weighted raw engine": {**HYBRID, "fusion": "weighted", "normalization": "none", "store_fusion": "engine"},
 }
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
 def explain(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> dict:
@@ -70,7 +64,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "milvus.json"))
     args = ap.parse_args()
 
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
     qids = judged_queries(ds, args.max_queries)
     work = Path(args.work_dir) / f"milvus-{int(time.time())}"
@@ -115,13 +109,13 @@ def main() -> int:
             out["configs"][name] = {
                 "settings": cfg, "top10": kinds, "metrics": metrics,
                 "mean_overlap@10": statistics.fmean([diffs[q]["overlap"] if q in diffs else 10 for q in qids]),
-                "latency_ms": {label: {"p50": round(pct(v, 0.5), 2), "p95": round(pct(v, 0.95), 2)}
+                "latency_ms": {label: {"p50": round(percentile(v, 50, method="nearest"), 2), "p95": round(percentile(v, 95, method="nearest"), 2)}
                                for label, v in lat.items()},
                 "differences": diffs}
             print(name, kinds, metrics, out["configs"][name]["latency_ms"], flush=True)
         out["engine_fusion"] = engine_fusion(mkb, ds, qids)
         mkb.store.drop()
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    write_result(args.out, out)
     return 0
 
 
@@ -140,7 +134,7 @@ def engine_fusion(mkb, ds, qids: list[str]) -> dict:
             lat[name].append((time.perf_counter() - t) * 1000)
     qrels = {q: ds.qrels[q] for q in qids}
     out = {name: {"settings": ENGINE_CONFIGS[name], **evaluate(runs[name], qrels, ["ndcg@10", "recall@10"]),
-                  "p50_ms": round(pct(lat[name], 0.5), 2)} for name in names}
+                  "p50_ms": round(percentile(lat[name], 50, method="nearest"), 2)} for name in names}
     for name, row in out.items():
         print(name, row, flush=True)
     return out

@@ -11,7 +11,6 @@ use-multilingual (fast enough to embed both corpora).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -19,12 +18,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
@@ -34,14 +34,14 @@ TODAY = {"fusion": "rrf", "rrf_k": 60, "channel_depth": 100, "cross_language_wei
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--datasets", default=str(SHARED_DATASETS))
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/mixed")
     ap.add_argument("--embedder", default="use-multilingual")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "mixed.json"))
     ap.add_argument("--reuse", action="store_true", help="keep the knowledge bases of an earlier run in --work-dir")
     args = ap.parse_args()
     d = Path(args.datasets)
-    sets = {"hotpotqa (en)": load_beir(d / "hotpotqa-ircot-dev500"), "xquad-zh (zh)": load_beir(d / "xquad-zh")}
+    sets = {"hotpotqa (en)": load_dataset(d / "hotpotqa-ircot-dev500"), "xquad-zh (zh)": load_dataset(d / "xquad-zh")}
     work = Path(args.work_dir)
     reuse = args.reuse and (work / f"mixed-{args.embedder}").exists()
     if not reuse:
@@ -97,7 +97,7 @@ def main() -> None:
         print(name, out["sets"][name], flush=True)
     out["bm25_search_ms"] = bm25_speed(kb, shared, sets)
     print(out["bm25_search_ms"], flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, out)
 
 
 def bm25_speed(kb: KnowledgeBase, shared: KnowledgeBase, sets: dict) -> dict:

@@ -14,15 +14,14 @@ Writes benchmarks/results/multihop.json (both tables, the grid, the chosen thres
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb, judged_queries, markdown_table, run_config  # noqa: E402
 
 STACKS = {"bm25": {"channels": ["bm25"]},
@@ -47,7 +46,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "multihop.json"))
     args = ap.parse_args()
 
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
     test = judged_queries(ds, args.test)
     cal = judged_queries(ds, None, skip=args.test)
@@ -94,7 +93,7 @@ def main() -> int:
     out["llm_queries"] = len(llm_q)
     out["llm"] = payload(llm_results)
     out["llm_table"] = markdown_table(llm_results, llm_results[0].name, METRICS)
-    Path(args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_result(args.out, out)
     print(out["llm_table"])
     return 0
 

@@ -17,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from harness import DATASETS as SHARED_DATASETS
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -50,7 +53,7 @@ def speed(model: str, texts: list[str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--evals", required=True, help="folder of <set>-<model>.json files from ragsift eval --out")
-    ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--datasets", default=str(SHARED_DATASETS))
     ap.add_argument("--docs", type=int, default=60)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "multilingual.json"))
     args = ap.parse_args()
@@ -75,7 +78,7 @@ def main() -> None:
             print(m, lang, speeds[m][lang], "chunks/s", flush=True)
     out = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(sys.argv),
            "chunks": {k: len(v) for k, v in texts.items()}, "quality": quality, "chunks_per_second": speeds}
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, out)
 
 
 if __name__ == "__main__":

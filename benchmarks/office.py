@@ -47,6 +47,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("docx", "pptx", "xlsx")
 SUFFIXES = {".docx": "docx", ".docm": "docx", ".pptx": "pptx", ".pptm": "pptx", ".xlsx": "xlsx", ".xlsm": "xlsx"}
@@ -262,7 +264,7 @@ def main() -> None:
         result["robustness"]["ragsift"] = robustness(rfiles, read_ragsift(rfiles, None))
         for name, r in result["robustness"].items():
             print(name, {fmt: {k: v for k, v in r[fmt].items()} for fmt in FORMATS})
-    Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb, judged_queries, run_config  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
@@ -33,7 +33,7 @@ SEARCHES = {"dense": {"channels": ["dense"]}, "default": {}}
 
 def _rank(args: argparse.Namespace) -> int:
     """One side's per-question nDCG@10 (a child process: the embedder is loaded once per process)."""
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), "minilm", progress=False)
     qids = judged_queries(ds, None)
     out = {name: run_config(kb, ds, name, overrides, qids).per_query for name, overrides in SEARCHES.items()}
@@ -41,7 +41,7 @@ def _rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def _speed(questions: list[str], threads: int) -> dict:
+def speed_child(questions: list[str], threads: int) -> dict:
     os.environ["RAGSIFT_THREADS"] = str(threads)
     import numpy as np
 
@@ -78,13 +78,13 @@ def main() -> int:
     args = ap.parse_args()
     if args.rank:
         return _rank(args)
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     build_kb(ds, Path(args.work_dir), "minilm", progress=False)  # built here once, not in both children
     questions = [ds.queries[q] for q in judged_queries(ds, None)]
     speed = []
     for t in args.threads.split(","):  # each in a child: the thread count is read when a graph loads
         code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import query_int8 as b; "
-                f"print(json.dumps(b._speed(json.loads(sys.stdin.read()), {int(t)})))")
+                f"print(json.dumps(b.speed_child(json.loads(sys.stdin.read()), {int(t)})))")
         r = subprocess.run([sys.executable, "-c", code], input=json.dumps(questions), capture_output=True,
                            text=True, check=True)
         speed.append(json.loads(r.stdout.strip().splitlines()[-1]))
@@ -110,7 +110,7 @@ def main() -> int:
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/query_int8.py " + " ".join(sys.argv[1:]),
               "dataset": str(ds.path), "questions": len(qids), "embedder": "minilm", "speed": speed,
               "ndcg@10": quality}
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, result)
     print(json.dumps(result, indent=1))
     return 0
 

@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, percentile, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_path.json"))
     args = ap.parse_args()
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), "minilm", progress=False)
     qs = [ds.queries[q] for q in ds.qrels if q in ds.queries][:args.queries]
     for q in qs[:10]:  # warm-up: the model, the indexes
@@ -51,9 +51,9 @@ def main() -> int:
     result = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/query_path.py " + " ".join(sys.argv[1:]),
               "dataset": str(ds.path), "queries": len(qs), "embedder": "minilm",
               "p50_ms": {k: round(v, 2) for k, v in p50.items()},
-              "p95_ms": {k: round(sorted(x)[int(0.95 * (len(x) - 1))], 2) for k, x in runs.items()},
+              "p95_ms": {k: round(percentile(x, 95, method="nearest"), 2) for k, x in runs.items()},
               "ratio_to_rank_documents": {k: round(p50[k] / p50["rank_documents"], 2) for k in ("query", "query_no_trace")}}
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, result)
     print(json.dumps(result, indent=1))
     return 0
 

@@ -40,6 +40,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -454,7 +456,7 @@ def main() -> None:
            "documents": {d.name: {"lang": d.lang, "sections": len(d.sections), "tables": len(d.tables()),
                                   "chars": len(d.text())} for d in docs},
            "rows": rows, "ocr": ocr, "retrieval": retrieval, "summary": summarize(rows)}
-    Path(args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_result(args.out, out)
     print(json.dumps(out["summary"], indent=1))
 
 

@@ -2,7 +2,10 @@
 reader compared here produced: the HTML edition of the same manual, published beside the PDF.
 
     .venv/bin/python benchmarks/real_reading.py --work-dir /work/data-ext/real-reading \
-        [--anchor markitdown=/work/venv-markitdown/bin/python] [--only R-intro]
+        [--anchor markitdown=/work/venv-markitdown/bin/python] [--only R-intro] [--tag after]
+    # the code before, for comparison: its own source tree (and the compiled parts) measured
+    git archive <rev> src | tar -x -C /tmp/old && cp src/ragsift/store/*.so /tmp/old/src/ragsift/store/
+    .venv/bin/python benchmarks/real_reading.py --src=/tmp/old/src --tag before
 
 **The documents.** Debian ships manuals as PDF and as HTML built from one source: R's manuals
 (texinfo: pdfTeX for the PDF, makeinfo for the HTML; English; packages r-doc-pdf and r-doc-html),
@@ -11,7 +14,7 @@ XSL stylesheets for the HTML; debian-edu-doc-en, debian-edu-doc-zh-cn). The scri
 packages with ``apt-get download`` and unpacks them with ``dpkg-deb -x`` into the work folder.
 
 **The reference.** From each HTML file, with lxml (not any reader scored here): its headings
-(``h1``-``h4`` of the body, the table of contents, navigation and title page left out) and its
+(``h1``-``h6`` of the body, the table of contents, navigation and title page left out) and its
 text (the same parts left out), and its tables' cells.
 
 **Scores**, for ragsift and each anchor:
@@ -39,9 +42,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+#: the source tree measured: this one's, or another's (``--src=DIR``: the code before, exported with
+#: ``git archive``), put first on the path before anything of ragsift is imported
+SRC = Path(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--src=")), ROOT / "src")).resolve()
+sys.path.insert(0, str(SRC))
+sys.path.insert(1, str(ROOT / "benchmarks"))
 
 OUT = ROOT / "benchmarks" / "results" / "real_reading.json"
 PACKAGES = ["r-doc-pdf", "r-doc-html", "debian-edu-doc-en", "debian-edu-doc-zh-cn"]
@@ -75,7 +83,7 @@ def fetch(work: Path) -> Path:
 # ------------------------------------------------------------------ the reference
 # navigation, the table of contents and the repeated title (texinfo; DocBook), not the manual's text
 SKIP_CLASSES = {"header", "nav-panel", "contents", "shortcontents", "Contents_element", "contents-heading", "settitle",
-                "navheader", "navfooter", "toc"}
+                "navheader", "navfooter", "toc", "footnotes-heading"}
 
 
 def reference_of(doc: dict[str, Any]) -> dict[str, Any]:
@@ -120,14 +128,18 @@ def reference(html: Path) -> dict[str, Any]:
         if el.tag in ("script", "style") or cls & SKIP_CLASSES:
             if el.getparent() is not None:
                 el.drop_tree()
-    headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4")]
+    headings = [" ".join(h.text_content().split()) for h in body.iter("h1", "h2", "h3", "h4", "h5", "h6")]
     tables = []
     for t in body.iter("table"):
         if any(c.startswith("index") or c == "menu" for c in (t.get("class") or "").split()):
             continue  # the index and the node menus are the HTML edition's navigation
         rows = [[" ".join(c.text_content().split()) for c in tr.iter("td", "th")] for tr in t.iter("tr")]
+        if any(r and r[0] == "Jump to:" for r in rows):
+            continue  # an index's letter bar (texinfo), navigation too
         tables.append([r for r in rows if any(r)])
-    return {"headings": [h for h in headings if h], "text": body.text_content(), "tables": tables}
+    # a heading of no letters is a footnote's mark ("(1)": texinfo's footnotes are h5 headings)
+    return {"headings": [h for h in headings if any(c.isalpha() for c in h)], "text": body.text_content(),
+            "tables": tables}
 
 
 # ------------------------------------------------------------------ scoring
@@ -236,33 +248,55 @@ def main() -> None:
     ap.add_argument("--anchor", action="append", default=[], help="NAME=PYTHON: an anchor reader in its own venv")
     ap.add_argument("--only", default="", help="names of documents, comma-separated")
     ap.add_argument("--tag", default="ragsift", help="the name ragsift's rows are stored under (before/after)")
+    ap.add_argument("--src", default=str(ROOT / "src"), help="=DIR: the ragsift source tree to measure")
+    ap.add_argument("--rescore", action="store_true", help="score the texts kept by the last run (no reading)")
     args = ap.parse_args()
     root = fetch(args.work_dir)
     docs = [d for d in documents(root) if not args.only or d["name"] in args.only.split(",")]
     result: dict[str, Any] = json.loads(OUT.read_text()) if OUT.exists() else {}
     rows = result.setdefault("rows", {})
+    saved = args.work_dir / "out"  # each reader's text, kept to rescore (--rescore) without reading again
     for d in docs:
         ref = reference_of(d)
-        md, took, pages = read_ragsift(d["pdf"])
+        kept = saved / args.tag / f"{d['name']}.md"
+        if args.rescore:
+            old = rows[d["name"]][args.tag]
+            md, took, pages = kept.read_text(encoding="utf-8"), old["seconds"], old["pages"]
+        else:
+            md, took, pages = read_ragsift(d["pdf"])
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(md, encoding="utf-8")
         row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
                "pages_per_s": round(pages / took, 2), **score(ref, md)}
         rows.setdefault(d["name"], {})[args.tag] = row
         print(d["name"], args.tag, row, flush=True)
     for spec in args.anchor:
         name, python = spec.split("=", 1)
-        got = read_anchor(python, name, [d["pdf"] for d in docs])
+        if args.rescore:
+            got = {str(d["pdf"]): (f.read_text(encoding="utf-8"), rows[d["name"]][name].get("seconds", 0.0), None)
+                   if (f := saved / name / f"{d['name']}.md").exists() else ("", 0.0, rows[d["name"]][name].get("error"))
+                   for d in docs}
+        else:
+            got = read_anchor(python, name, [d["pdf"] for d in docs])
         for d in docs:
             text, took, err = got[str(d["pdf"])]
+            if not err and not args.rescore:
+                (saved / name).mkdir(parents=True, exist_ok=True)
+                (saved / name / f"{d['name']}.md").write_text(text, encoding="utf-8")
             row = {"error": err} if err else {"seconds": round(took, 2), **score(reference_of(d), text)}
             rows.setdefault(d["name"], {})[name] = row
             print(d["name"], name, row, flush=True)
-    result.setdefault("runs", []).append({"tag": args.tag, "anchors": [a.split("=")[0] for a in args.anchor],
+    import ragsift
+
+    assert Path(ragsift.__file__).resolve().is_relative_to(SRC), (ragsift.__file__, SRC)  # the code meant
+    result.setdefault("runs", []).append({"tag": args.tag, "src": str(SRC),
+                                          "anchors": [a.split("=")[0] for a in args.anchor],
                                           "command": "python benchmarks/real_reading.py " + " ".join(sys.argv[1:]),
                                           "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short",
                                                                     "HEAD"], capture_output=True,
                                                                    text=True).stdout.strip(),
                                           "date": time.strftime("%Y-%m-%d")})
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_result(OUT, result)
 
 
 if __name__ == "__main__":

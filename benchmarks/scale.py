@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 SEED = 13
 CLUSTERS = 256
@@ -201,7 +202,7 @@ def main() -> int:
                 for side, src in sides.items():
                     runs[side].append(run_phase(n, args, "measure", src)["latency"])
             ab["results"][n] = runs
-            Path(args.out).write_text(json.dumps(ab, indent=1))
+            write_result(args.out, ab)
         return 0
     results = {}
     for n in (int(s) for s in args.sizes.split(",")):
@@ -212,7 +213,7 @@ def main() -> int:
               f"bm25 p50 {lat['bm25']['p50_ms']:.1f}; dense p50 {lat['dense']['p50_ms']:.1f}; "
               f"max RSS {results[n]['max_rss_mb']:.0f} MB", flush=True)
         # written after every size, so a long last size never loses the earlier ones
-        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "queries": QUERIES, "results": results}, indent=1))
+        write_result(args.out, {"queries": QUERIES, "results": results})
     return 0
 
 

@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import DATASETS as SHARED_DATASETS
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -47,7 +49,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from longdoc import contains, gold_windows, load_answers  # noqa: E402
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import ndcg_at_k, recall_at_k  # noqa: E402
 from ragsift.eval.runner import build_kb, judged_queries  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
@@ -115,7 +116,7 @@ def summary(per_q: dict, ref: dict | None) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--datasets", default=str(SHARED_DATASETS))
     ap.add_argument("--work-dir", default="/tmp/ragsift-bench/eval")
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--model", default="local:qwen2.5-coder-1.5b")
@@ -139,14 +140,14 @@ def main() -> int:
         out = {**json.loads(Path(args.out).read_text()), **{k: out[k] for k in ("date", "command")}}
 
     given = dict(x.split("=", 1) for x in args.kb)
-    hp, sf = load_beir(d / "hotpotqa-ircot-dev500"), load_beir(d / "scifact")
+    hp, sf = load_dataset(d / "hotpotqa-ircot-dev500"), load_dataset(d / "scifact")
     kbs = {name: KnowledgeBase.open(Path(given[name])) if name in given
            else build_kb(ds, Path(args.work_dir), args.embedder, progress=False)[0]
            for name, ds in (("hotpotqa", hp), ("scifact", sf))}
     sets = {"hotpotqa": (hp, judged_queries(hp, 300)), "scifact": (sf, judged_queries(sf, None)[1::2])}
 
     if "seed" in args.parts:
-        lv = load_beir(d / "leval-longdoc-en")
+        lv = load_dataset(d / "leval-longdoc-en")
         docs, answers = load_answers(lv)
         nq = [{**a, "question": lv.queries[a["_id"]]} for a in answers if a["task"] == "nq"][: args.leval]
         if "leval-nq" in given:
@@ -206,7 +207,7 @@ def main() -> int:
                              "chosen": chosen}
             print(label, json.dumps(rows, indent=None), chosen, flush=True)
         out["router"] = router
-    Path(args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_result(args.out, out)
     return 0
 
 

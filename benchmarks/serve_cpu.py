@@ -20,14 +20,13 @@ import time
 from pathlib import Path
 
 import httpx
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from serve_load import serve  # noqa: E402
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 
 
 def cpu_s(pid: int) -> float:
@@ -63,7 +62,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_cpu.json"))
     ap.add_argument("--before", help="also: the served loads on this checkout's server (its src/), measured first")
     args = ap.parse_args()
-    qs = list(load_beir(args.dataset).queries.values())[:args.queries]
+    qs = list(load_dataset(args.dataset).queries.values())[:args.queries]
     out: dict = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/serve_cpu.py " + " ".join(sys.argv[1:]),
                  "queries": len(qs), "clients": args.clients, "cores": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,7 +109,7 @@ def main() -> int:
         out["embedding_only"] = {"wall_ms": round((time.perf_counter() - t0) / len(qs) * 1000, 1),
                                  "cpu_ms_per_query": round((own_cpu_s() - c0) / len(qs) * 1000, 1)}
         kb.close()
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, out)
     print(json.dumps(out, indent=1))
     return 0
 

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+from harness import load_dataset, percentile, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -36,20 +37,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from server_process import ServerProcess  # noqa: E402
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
 
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))] if s else 0.0
-
-
 def summary(latencies: list[float], seconds: float, errors: int, n: int) -> dict:
     return {"queries": n, "errors": errors, "seconds": round(seconds, 3), "qps": round(n / seconds, 2),
-            "p50_ms": round(pct(latencies, 0.5) * 1000, 1), "p95_ms": round(pct(latencies, 0.95) * 1000, 1),
-            "p99_ms": round(pct(latencies, 0.99) * 1000, 1), "mean_ms": round(statistics.fmean(latencies) * 1000, 1)}
+            "p50_ms": round(percentile(latencies, 50, method="nearest", empty=0.0) * 1000, 1), "p95_ms": round(percentile(latencies, 95, method="nearest", empty=0.0) * 1000, 1),
+            "p99_ms": round(percentile(latencies, 99, method="nearest", empty=0.0) * 1000, 1), "mean_ms": round(statistics.fmean(latencies) * 1000, 1)}
 
 
 async def http_load(url: str, questions: list[str], clients: int) -> dict:
@@ -170,7 +165,7 @@ def main() -> int:
                     help="only the idle loads of --workers and --before (no API run, no ingest)")
     args = ap.parse_args()
 
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     work = Path(args.work_dir)
     kb, _ = build_kb(ds, work, "minilm", progress=False)
     texts = list(ds.queries.values())
@@ -190,7 +185,7 @@ def main() -> int:
     if args.throughput_only:
         kb.close()
         result["throughput"] = throughput(kb.path, work, questions, args)
-        Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+        write_result(args.out, result)
         print(json.dumps(result, indent=1, ensure_ascii=False))
         return 0
 
@@ -241,7 +236,7 @@ def main() -> int:
     for phase in ("idle", "ingesting"):
         result[phase]["p50_vs_api"] = round(result[phase]["p50_ms"] / result["api"]["p50_ms"], 2)
         result[phase]["qps_vs_api"] = round(result[phase]["qps"] / result["api"]["qps"], 2)
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, result)
     print(json.dumps(result, indent=1, ensure_ascii=False))
     return 0
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 SHARES = (0.1, 0.5)
 QUERIES = 30
@@ -43,9 +44,9 @@ def main() -> int:
     from ragsift.store.memindex import compiled_scan
 
     ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
-    if ann._int4 is None or compiled_scan is None:
+    if ann.int4 is None or compiled_scan is None:
         raise SystemExit("no 4-bit copy (ragsift.store._scan not built?)")
-    full = np.asarray(ann._map)
+    full = np.asarray(ann.mapped)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     scales = 127.0 / np.abs(full).max(axis=0)
     mean = full.mean(axis=0)
@@ -65,7 +66,7 @@ def main() -> int:
             best = np.argsort(-(part @ u), kind="stable")[:10]
             hamming = -ones[np.bitwise_xor(bits, np.packbits(u > 0))].sum(axis=1)
             four = np.empty(len(rows), np.int32)
-            compiled_scan.scores4(ann._int4.matrix, rows.astype(np.int64), ann._int4.quantised(u), four)
+            compiled_scan.scores4(ann.int4.matrix, rows.astype(np.int64), ann.int4.quantised(u), four)
             for name, score in (("int8", copy @ (u / scales)), ("four_bit", four),
                                 ("signs_against_the_query", signs @ u), ("hamming", hamming)):
                 order = np.argsort(-score, kind="stable")
@@ -81,7 +82,7 @@ def main() -> int:
     if args.text_kb:
         out["text"] = text_depth(Path(args.text_kb), Path(args.dataset))
         print(json.dumps(out["text"]), flush=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_result(args.out, out)
     return 0
 
 
@@ -96,7 +97,7 @@ def text_depth(kb_path: Path, dataset: Path) -> dict:
     from ragsift.store import memindex
 
     kb = KnowledgeBase.open(kb_path, create=False)
-    tbl = kb.store._tables["children"].to_arrow().select(["vector"])
+    tbl = kb.store.table("children").to_arrow().select(["vector"])
     full = np.asarray(tbl.column("vector").combine_chunks().flatten(), np.float32).reshape(tbl.num_rows, -1)
     full = full / np.linalg.norm(full, axis=1, keepdims=True)
     asked = queries(dataset, 10**6)
@@ -104,7 +105,7 @@ def text_depth(kb_path: Path, dataset: Path) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         full.tofile(folder / "vectors.f32")
-        copy = memindex._Int4Copy.open(folder, folder / "vectors.f32", full.shape[1])
+        copy = memindex.Int4Copy.open(folder, folder / "vectors.f32", full.shape[1])
         assert copy is not None and memindex.compiled_scan is not None
         rows = np.arange(len(full), dtype=np.int64)
         depth = []

@@ -14,11 +14,12 @@ document ranking on the corpus-wide Natural Questions.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import time
 from pathlib import Path
+
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -26,7 +27,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from longdoc import contains, gold_windows, load_answers  # noqa: E402
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.metrics import evaluate  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
@@ -59,7 +59,7 @@ def main() -> int:
     p.add_argument("--cost-every", type=int, default=8)
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     docs, answers = load_answers(ds)
     out: dict = {"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset, "embedder": args.embedder,
                  "command": "python " + " ".join(sys.argv), "questions": len(answers), "indexes": {},
@@ -119,7 +119,7 @@ def main() -> int:
             print(f"{strategy:>28} @{budget:>5}: " + ", ".join(
                 f"{k} {v:.3f}" for k, v in out["rates"][f"{strategy}@{budget}"].items()), flush=True)
     out["counts"] = {task: len(v) for task, v in hits.items()}
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, out)
     return 0
 
 

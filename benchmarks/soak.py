@@ -29,10 +29,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 from ragsift.process import limit_arenas  # noqa: E402
 
@@ -96,7 +96,7 @@ def main() -> None:
         write_doc(folder, name, pool[i][1])
         live[name] = i
     next_row = args.docs
-    qs = [q for ds in (load_beir(args.zh), load_beir(args.en)) for q in list(ds.queries.values())[:200]]
+    qs = [q for ds in (load_dataset(args.zh), load_dataset(args.en)) for q in list(ds.queries.values())[:200]]
     rng = random.Random(1)
 
     kbs = {"default (optimize_every=20)": KnowledgeBase.open(work / "kb-default", embedder="minilm"),
@@ -164,7 +164,7 @@ def main() -> None:
               "args": vars(args), "documents": len(live), "samples": samples, "totals": totals, "final": final,
               "fresh_disk_mb": round(disk_bytes(fresh.path) / 1e6, 2), "rss_mb_end": round(rss_mb(), 1),
               "arena_limit": args.arena_limit if limited else None}
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, result)
     print(json.dumps({"final": final, "totals": totals, "fresh_disk_mb": result["fresh_disk_mb"]}, indent=1,
                      ensure_ascii=False))
 

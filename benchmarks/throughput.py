@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import write_result
+
 HERE = Path(__file__).parent
 # (embedder, documents, environment): documents sized so each row takes about a minute
 RUNS = [
@@ -93,9 +95,7 @@ def main() -> int:
               f"({100 * r['overhead']:+.1f}%), RSS {r['max_rss_mb']:.0f} MB", flush=True)
     sorting = length_sorting(Path(args.dataset), 200)
     print("minilm length sorting:", {k: round(v, 1) for k, v in sorting["children_per_s"].items()}, flush=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset,
-                                          "cores": os.cpu_count(), "rows": rows, "length_sorting": sorting},
-                                         indent=1))
+    write_result(args.out, {"dataset": args.dataset, "cores": os.cpu_count(), "rows": rows, "length_sorting": sorting})
     return 0
 
 

@@ -10,17 +10,15 @@ names; the model's answers are cached, so the cost per question is the first run
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.eval.runner import build_kb, run_config  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
 
@@ -34,7 +32,7 @@ def main() -> None:
     ap.add_argument("--llm", default="local:qwen2.5-coder-1.5b")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "translate.json"))
     args = ap.parse_args()
-    ds = load_beir(args.dataset)
+    ds = load_dataset(args.dataset)
     kb, _ = build_kb(ds, Path(args.work_dir), args.embedder, progress=False)
     judged = [q for q in ds.queries if q in ds.qrels]
     qids = judged[1::2][:args.queries]
@@ -61,7 +59,7 @@ def main() -> None:
            "embedder": args.embedder, "llm_model": args.llm, "queries": len(qids),
            "example": {"question": ds.queries[qids[0]], "translate": sample},
            "results": {k: {kk: vv for kk, vv in v.items() if kk != "per_query"} for k, v in results.items()}}
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, out)
 
 
 if __name__ == "__main__":

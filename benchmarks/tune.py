@@ -8,7 +8,6 @@ labeled queries against the knowledge base's defaults.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import load_dataset, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -40,9 +40,8 @@ def main() -> None:
     work = Path(args.work_dir) / Path(args.kb).name
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(args.kb, work)
-    from ragsift.eval.datasets import load_beir
 
-    longest = max(len(q) for q in load_beir(args.qrels).queries.values())  # LawBench's statements run long
+    longest = max(len(q) for q in load_dataset(args.qrels).queries.values())  # LawBench's statements run long
     kb = KnowledgeBase.open(work, llm_model=args.llm, max_query_chars=max(4000, longest))
     defaults = Settings().query.model_dump(mode="json")
     kb.set_defaults(**{k: defaults[k] for k in DEFAULT_KEYS}, llm_model=args.llm)  # start from today's package defaults
@@ -77,7 +76,7 @@ def main() -> None:
                      "fusion on this knowledge base. Label-free tuning chooses on its own questions (even positions) "
                      "and validates on them (odd); the labeled queries only test it."]
            + ([f"- Writing {len(gen)} questions took {t_gen:.0f} s."] if args.generate else [])}
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, out)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -92,7 +94,7 @@ def report(out: Path) -> None:
                                 **summary(part["odd"], "e5 + bm25, adaptive"),
                                 "even": {k: round(statistics.fmean(v), 4) for k, v in part["even"].items()}}
         print(name, json.dumps(result["sets"][name]), flush=True)
-    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(out, result)
 
 
 def main() -> None:

@@ -11,24 +11,23 @@ Reports wall seconds (the mean of the two runs), the small-index entries written
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from harness import load_dataset, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-
-from ragsift.eval.datasets import load_beir  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
 KINDS = {"chunks": ["chunk"], "chunks + sections": ["chunk", "parent"]}
 
 
 def subset(folder: Path, n: int, out: Path) -> Path:
-    ds = load_beir(folder)
+    ds = load_dataset(folder)
     with open(ds.corpus, encoding="utf-8") as f:
         lines = [ln for ln in f if ln.strip()][:n]
     path = out / "corpus.jsonl"
@@ -72,7 +71,7 @@ def main() -> None:
             r["ratio"] = r["chunks + sections"]["seconds"] / r["chunks"]["seconds"]
             print(f"{name}: " + "; ".join(f"{k} {v['seconds']:.1f} s ({v['children']} entries)"
                                           for k, v in r.items() if k in KINDS) + f"; ratio {r['ratio']:.2f}", flush=True)
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

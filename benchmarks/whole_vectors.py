@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness import write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -95,7 +96,7 @@ def main() -> None:
     for spec in args.set:
         name, folder, embedder = parse_set(spec)
         result["sets"][name] = run(name, folder, embedder, Path(args.work_dir))
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -90,7 +92,7 @@ def main() -> None:
     for spec in args.set:
         name, folder, embedder = parse_set(spec)
         result["sets"][name] = run(name, folder, embedder, Path(args.work_dir))
-    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+from harness import load_dataset, percentile, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -39,15 +40,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from server_process import free_port  # noqa: E402
 
-from ragsift.eval.datasets import load_beir  # noqa: E402
-
 KEY = "bench-write-key-0123456789abcdef"  # the writer: the ingest job and the deletes
 READER = "bench-read-key-0123456789abcdef"  # the query client: another caller, with its own rate
-
-
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))] if s else float("nan")
 
 
 def start_server(root: Path, src: Path, port: int, log: Path) -> subprocess.Popen:
@@ -121,7 +115,7 @@ def phase(url: str, questions: list[str], stop: threading.Event, timeout: float)
 
 
 def stats(lat: list[float]) -> dict:
-    return {"n": len(lat), "p50_ms": round(pct(lat, 0.5) * 1000, 1), "p95_ms": round(pct(lat, 0.95) * 1000, 1),
+    return {"n": len(lat), "p50_ms": round(percentile(lat, 50, method="nearest") * 1000, 1), "p95_ms": round(percentile(lat, 95, method="nearest") * 1000, 1),
             "max_ms": round(max(lat) * 1000, 1) if lat else None}
 
 
@@ -140,14 +134,13 @@ def main() -> None:
     after = run(args, ROOT / "src", "this checkout")
     if args.before_src:
         before = run(args, Path(args.before_src), "before")
-        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "before": before, "after": after},
-                                             indent=2), encoding="utf-8")
+        write_result(args.out, {"before": before, "after": after})
         print(f"wrote {args.out}")
 
 
 def run(args: argparse.Namespace, src: Path, label: str) -> dict:
 
-    ds = load_beir(Path(args.dataset))
+    ds = load_dataset(Path(args.dataset))
     corpus = []
     with open(ds.corpus, encoding="utf-8") as f:
         for line in f:

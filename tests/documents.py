@@ -1,5 +1,6 @@
 """Documents written by real writers for the loader tests and the reading benchmark: pandoc
-(DOCX, ODT, EPUB, PPTX from Markdown), LibreOffice (PDF from DOCX, XLSX from CSV), Pillow (text
+(DOCX, ODT, EPUB, PPTX, RTF from Markdown), LibreOffice (PDF, DOC, RTF from DOCX; PPT, ODP from
+PPTX; XLSX, XLS, ODS from CSV), Pillow (text
 rendered into images, pages rendered into a scanned PDF), the standard library (mail, ZIP), and
 files made hostile on purpose (fault injection: bombs, encrypted, damaged, lying about their type)."""
 from __future__ import annotations
@@ -91,6 +92,20 @@ def soffice(src: Path, fmt: str, outdir: Path, infilter: str | None = None) -> P
     return out
 
 
+def soffice_all(srcs: list[Path], fmt: str, outdir: Path, infilter: str | None = None) -> list[Path]:
+    """LibreOffice converts every file of ``srcs`` to ``fmt`` in ``outdir`` in one start."""
+    profile = outdir / ".lo-profile"
+    cmd = ["soffice", f"-env:UserInstallation=file://{profile}", "--headless", "--convert-to", fmt,
+           "--outdir", str(outdir), *map(str, srcs)]
+    if infilter:
+        cmd.insert(3, f"--infilter={infilter}")
+    subprocess.run(cmd, check=True, timeout=300, capture_output=True)
+    shutil.rmtree(profile, ignore_errors=True)
+    outs = [outdir / (src.stem + "." + fmt.split(":")[0]) for src in srcs]
+    assert all(o.exists() for o in outs), f"LibreOffice made no {fmt}"
+    return outs
+
+
 def chromium_pdf(html_body: str, path: Path, *, title: str, lang: str, columns: int = 2) -> Path:
     """Chromium (Debian's, through Playwright) prints HTML to a PDF with ``columns`` columns, the
     title as a running head and the page number as a running foot on every page."""
@@ -155,11 +170,10 @@ def zipped(members: dict[str, bytes], path: Path) -> Path:
 # ------------------------------------------------------------------ hostile files (fault injection)
 def zip_bomb(path: Path, mb: int = 300) -> Path:
     """A small archive whose one member unpacks to ``mb`` MB of zeros."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        with z.open("bomb.txt", "w") as f:
-            block = b"\0" * (1 << 20)
-            for _ in range(mb):
-                f.write(block)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z, z.open("bomb.txt", "w") as f:
+        block = b"\0" * (1 << 20)
+        for _ in range(mb):
+            f.write(block)
     return path
 
 

@@ -54,7 +54,7 @@ def test_the_registry_lists_every_built_in_channel(kb):
     assert BUILT_IN <= set(CHANNELS.names())
     assert "dense:minilm" in CHANNELS.names(kb.settings)
     assert CHANNELS.make("dense:minilm").name == "dense:minilm"
-    with pytest.raises(ConfigError, match="unknown channel .densse.; valid: 'dense', 'bm25', 'hyde', 'hyde_bm25', "
+    with pytest.raises(ConfigError, match="unknown channel .densse.; did you mean 'dense'. valid: 'dense', 'bm25', 'hyde', 'hyde_bm25', "
                                           "'multi_query', 'keywords', 'entities', 'sparse', 'engine_hybrid', 'dense:<name>'"):
         CHANNELS.make("densse")
 

@@ -271,14 +271,14 @@ CHILD = textwrap.dedent("""
         return generation
     lance.LanceTransaction.commit = commit
 
-    real_write = files._write_atomic
+    real_write = files.write_atomic
     def write_atomic(path, data):      # a commit's publish: generations/<N>.json, then manifest.json
         real_write(path, data)
         if state["in_commit"]:
             state["writes"] += 1
             if (how, state["writes"]) in (("generation-file", 1), ("manifest", 2)):
                 die()
-    files._write_atomic = write_atomic
+    files.write_atomic = write_atomic
 
     real_optimize = lancedb.table.LanceTable.optimize
     def optimize(self, *args, **kwargs):  # a commit folds new rows into the tables and the BM25 index

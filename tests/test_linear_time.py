@@ -15,12 +15,14 @@ import gc
 import json
 import time
 from collections.abc import Callable
+from html import escape
 
 import pytest
 
 from ragsift.config import Settings
 from ragsift.ingest.loaders import LoadLimits, load_bytes
 from ragsift.ingest.loaders.base import Markdown, first_heading, normalize_text
+from ragsift.ingest.loaders.rtf import read_rtf
 from ragsift.ingest.pipeline import documents_of_records
 from ragsift.ingest.small_index import SmallIndex, extractive_summary
 from ragsift.ingest.splitter import SplitSettings, index_text, split_document
@@ -106,6 +108,11 @@ PATHS: dict[str, Callable[[str], object]] = {
     "jsonl file": _loader(".jsonl", lambda s: json.dumps({"_id": "a", "title": s[:300], "text": s})),
     "csv file": _loader(".csv", lambda s: f"name,value\nx,\"{s.replace(chr(34), '')}\"\n"),
     "mail file": _loader(".eml", EML.format),
+    "json file": _loader(".json", lambda s: json.dumps({"title": s[:300], "body": [{"text": s}]})),
+    "xml file": _loader(".xml", lambda s: f"<doc><title>t</title><p>{escape(s)}</p><v>{escape(s[:60])}</v></doc>"),
+    "rtf reader": lambda s: read_rtf(("{\\rtf1\\ansi\\ansicpg936 {\\info{\\title t}}" + s + "\\par}").encode("utf-8")),
+    "utf-16 text file": lambda s: load_bytes(s.encode("utf-16-le"), ".txt", "a.txt", LIMITS),
+    "gb18030 text file": lambda s: load_bytes(s.encode("gb18030"), ".txt", "a.txt", LIMITS),
     "records": _records,
     "split and index": _split_and_index,
     "split plain text": lambda s: split_document(_doc(s, "text"), SPLIT),

@@ -50,7 +50,6 @@ def test_pdf_text_is_extracted_and_wrapped_lines_joined(name, facts):
 @pytest.mark.parametrize("name,reason", [
     ("image.md", "binary"),
     ("empty.md", "empty"),
-    ("not_utf8.txt", "not valid UTF-8"),
 ])
 def test_bad_files_are_skipped_with_a_reason(name, reason):
     res = load(DATA / name)
@@ -103,3 +102,115 @@ def test_wrapped_lines_join_hyphenation_and_chinese():
     assert layout.join_lines(["the North-", "East line"]) == "the North-East line"
     assert layout.join_lines(["启动水泵之前，必须记录", "压力阀的校准结果。"]) == "启动水泵之前，必须记录压力阀的校准结果。"
     assert layout.cjk_unified("泵站操作\u2f3f册，\u2f54泵") == "泵站操作手册，水泵"
+
+
+# ------------------------------------------------------------------ mail (.eml): checked to be mail
+def _zip(members: dict[str, str]) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+def _image(fmt: str) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 20), "white").save(buf, fmt)
+    return buf.getvalue()
+
+
+def _junk(n: int, seed: int, low: int = 0) -> bytes:
+    import random
+
+    r = random.Random(seed)
+    return bytes(r.randrange(low, 256) for _ in range(n))
+
+
+def _mail(headers: str, body: bytes) -> bytes:
+    return headers.replace("\n", "\r\n").encode("ascii") + b"\r\n" + body
+
+
+BODY_ZH = "各位好：本周六凌晨两点更新固件，届时服务暂停十分钟。"
+BODY_EN = "Hi all, the firmware update runs on Saturday at 2 am; service pauses for ten minutes."
+
+
+REAL_MAILS = [
+    ("en.eml", _mail("From: Ops <ops@example.com>\nTo: team@example.com\nSubject: Maintenance notice\n"
+                     "Content-Type: text/plain; charset=utf-8\n", BODY_EN.encode()),
+     "Maintenance notice", {"from": "Ops <ops@example.com>", "to": "team@example.com"}, BODY_EN),
+    ("zh-base64.eml", _mail("From: =?UTF-8?B?6L+Q57u0?= <ops@example.com>\nSubject: =?UTF-8?B?6K6+5aSH57u05oqk?=\n"
+                            "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n",
+                            __import__("base64").encodebytes(BODY_ZH.encode())),
+     "设备维护", {"from": "运维 <ops@example.com>"}, BODY_ZH),
+    ("zh-qp-gbk.eml", _mail("Subject: =?GBK?Q?=B9=CC=BC=FE?=\nContent-Type: text/plain; charset=gbk\n"
+                            "Content-Transfer-Encoding: quoted-printable\n",
+                            __import__("quopri").encodestring(BODY_ZH.encode("gbk"))),
+     "固件", {}, BODY_ZH),
+    ("no-charset-zh.eml", _mail("From: ops@example.com\nSubject: Firmware\n", BODY_ZH.encode()),  # 8-bit UTF-8 undeclared
+     "Firmware", {"from": "ops@example.com"}, BODY_ZH),
+    ("body-only-zh.eml", BODY_ZH.encode(), "body-only-zh", {}, BODY_ZH),  # no headers at all
+    ("body-only-en.eml", BODY_EN.encode(), "body-only-en", {}, BODY_EN),
+    ("body-only-gbk.eml", BODY_ZH.encode("gbk"), "body-only-gbk", {}, BODY_ZH),  # a legacy encoding, detected
+    ("utf16.eml", f"Subject: 固件更新\r\n\r\n{BODY_ZH}\r\n".encode("utf-16"), "固件更新", {}, BODY_ZH),
+    ("bom.eml", f"\ufeffSubject: Firmware\r\n\r\n{BODY_EN}\r\n".encode(), "Firmware", {}, BODY_EN),
+    ("jp.eml", _mail("Subject: test\nContent-Type: text/plain; charset=iso-2022-jp\n",
+                     "土曜日の午前二時に更新します。".encode("iso-2022-jp")), "test", {}, "土曜日の午前二時に更新します。"),
+    ("mentions-pdf.eml", _mail("Subject: PDF\n", b"A PDF file starts with %PDF-1.7 and a binary comment."),
+     "PDF", {}, "A PDF file starts with %PDF-1.7"),
+]
+
+
+@pytest.mark.parametrize("name,data,title,meta,text", REAL_MAILS, ids=[m[0] for m in REAL_MAILS])
+def test_real_mails_are_read(tmp_path, name, data, title, meta, text):
+    (tmp_path / name).write_bytes(data)
+    res = load(tmp_path / name)
+    assert not res.skipped, res.skipped
+    (doc,) = res.documents
+    assert doc.format == "eml" and doc.title == title and text in doc.text
+    assert meta.items() <= doc.metadata.items()
+
+
+NOT_MAILS = [
+    ("archive.eml", _zip({"notes.txt": "hello"}), "its content is a ZIP archive"),
+    ("report.eml", _zip({"[Content_Types].xml": "<x/>", "word/document.xml": "<w/>"}),
+     "its content is a ZIP archive (a Word document)"),
+    ("sheet.eml", _zip({"xl/workbook.xml": "<x/>"}), "its content is a ZIP archive (an Excel workbook)"),
+    ("outlook.eml", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(1024), "its content is an old Office (OLE) file"),
+    ("scan.eml", DATA.joinpath("sample_zh.pdf").read_bytes(), "its content is a PDF"),
+    ("photo.eml", _image("PNG"), "its content is a PNG image"),
+    ("photo2.eml", _image("JPEG"), "its content is a JPEG image"),
+    ("anim.eml", _image("GIF"), "its content is a GIF image"),
+    ("junk.eml", _junk(5000, 1), "its content is binary data of an unknown kind (no mail headers)"),
+    ("junk-no-nul.eml", _junk(5000, 2, low=1), "its content is binary data of an unknown kind (no mail headers)"),
+]
+
+
+@pytest.mark.parametrize("name,data,reason", NOT_MAILS, ids=[m[0] for m in NOT_MAILS])
+def test_an_eml_that_is_not_a_mail_is_skipped_with_what_it_is(tmp_path, name, data, reason):
+    (tmp_path / name).write_bytes(data)
+    res = load(tmp_path / name)
+    assert res.documents == []
+    (skip,) = res.skipped
+    assert skip.path == name and skip.reason.startswith("not a mail as its name says: ") and reason in skip.reason
+
+
+def test_a_mail_whose_body_is_binary_is_not_read_as_text(tmp_path):
+    (tmp_path / "junk-body.eml").write_bytes(_mail("From: ops@example.com\nSubject: x\n", _junk(5000, 3)))
+    res = load(tmp_path / "junk-body.eml")
+    assert res.documents == [] and res.skipped[0].reason == "a mail whose body is binary data, not text"
+    from email.message import EmailMessage
+
+    msg = EmailMessage()  # a binary body beside a readable attachment: the attachment is read
+    msg["Subject"] = "附件 Attachment"
+    msg.set_content(_junk(3000, 4, low=1).decode("latin-1"), charset="utf-8")
+    msg.add_attachment("# 说明\n\n附件里的说明。\n".encode(), maintype="text", subtype="markdown", filename="说明.md")
+    (tmp_path / "with-attachment.eml").write_bytes(msg.as_bytes())
+    (doc,) = load(tmp_path / "with-attachment.eml").documents
+    assert doc.metadata["body_skipped"] == "binary data, not text" and "附件里的说明。" in doc.text

@@ -50,6 +50,7 @@ def _check_tools(tools: list, named: bool) -> dict:
     by = {t.name: t for t in tools}
     for t in tools:
         props = t.input_schema["properties"]
+        assert t.input_schema["additionalProperties"] is False, t.name  # an unknown argument is refused
         assert ("kb" in props) == named, (t.name, list(props))
         assert all(p.get("description") for p in props.values()), (t.name, props)
         assert t.title and t.description and t.annotations.open_world_hint is False
@@ -130,6 +131,23 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     assert too_many.is_error and "less than or equal to 20" in too_many.content[0].text
     missing = await client.call_tool("get_section", {"parent_id": "nope"})
     assert missing.is_error and "no section 'nope'" in missing.content[0].text
+    # an argument the tool does not take is refused with the ones it does, not dropped (a misspelled
+    # filter would otherwise search everything)
+    kb = ", kb" if named else ""
+    for tool, args, told in (
+            ("search", {"question": EN, "filtre": {"category": "faq"}},
+             f"unknown argument 'filtre' for search: it takes question, filter, passages{kb}; did you mean 'filter'?"),
+            ("search", {"问题": ZH, "passages": 1, "过滤": {}},
+             f"unknown arguments '问题', '过滤' for search: it takes question, filter, passages{kb}"),
+            ("list_documents", {"page": 2}, "unknown argument 'page' for list_documents: it takes offset, limit, q, "
+                                            f"sort, order{kb}"),
+            ("get_section", {"parent_id": top["parent_id"], "text": True},
+             f"unknown argument 'text' for get_section: it takes parent_id{kb}")):
+        refused = await client.call_tool(tool, args)
+        assert refused.is_error and refused.content[0].text == told, refused.content
+    if not named:  # over stdio there is one knowledge base: no kb to name
+        one = await client.call_tool("search", {"question": EN, "kb": "default"})
+        assert one.is_error and "unknown argument 'kb' for search" in one.content[0].text
     return tools
 
 
@@ -157,6 +175,17 @@ def test_over_stdio_with_ingest_enabled(kb_copy, tmp_path):
             found = await client.call_tool("search", {"question": "会议室怎么预订？", "passages": 1})
             assert found.structured_content["passages"][0]["doc_id"] == "mcp-zh"
             assert found.content[0].text.endswith("\n会议室预订需要提前一天在系统中登记。")
+            # a misspelled key is refused, not dropped (the metadata would be lost), and nothing is written
+            typo = await client.call_tool("add_documents", {"documents": [
+                {"id": "mcp-en", "text": "Meeting rooms are booked a day ahead.", "metdata": {"team": "admin"}}]})
+            assert typo.is_error and typo.content[0].text == ("unknown key 'metdata' in documents[0]: a document "
+                                                              "takes id, text, title, source, metadata; "
+                                                              "did you mean 'metadata'?")
+            extra = await client.call_tool("add_documents", {"documents": [{"id": "mcp-en", "text": "x"}], "替换": 1})
+            assert extra.is_error and extra.content[0].text == ("unknown argument '替换' for add_documents: it takes "
+                                                                "documents")
+            listed = await client.call_tool("list_documents", {"q": "mcp"})
+            assert [d["doc_id"] for d in listed.structured_content["documents"]] == ["mcp-zh"]
     asyncio.run(run())
 
 
@@ -180,7 +209,7 @@ def test_over_http_behind_the_keys(kb_copy, tmp_path):
     async def run(url: str) -> None:
         async with _http(url, READ_KEY) as client:
             tools = await _search_both_languages(client, named=True)
-            assert "add_documents" in tools
+            assert "add_documents" not in tools  # a read key is offered what it may call
             named = await client.call_tool("search", {"question": EN, "passages": 1, "kb": "default"})
             assert named.structured_content["passages"][0]["source"] == "smarthub_manual_en.md"
             other = await client.call_tool("search", {"question": EN, "kb": "other"})
@@ -188,6 +217,7 @@ def test_over_http_behind_the_keys(kb_copy, tmp_path):
             refused_write = await client.call_tool("add_documents", {"documents": [{"id": "x", "text": "y"}]})
             assert refused_write.is_error and "needs a write key" in refused_write.content[0].text
         async with _http(url, WRITE_KEY) as client:
+            assert "add_documents" in {t.name for t in (await client.list_tools()).tools}
             added = await client.call_tool("add_documents", {"documents": [
                 {"id": "mcp-en", "text": "Meeting rooms are booked a day ahead in the booking system."}]})
             assert not added.is_error and added.structured_content["added"] == ["mcp-en"]

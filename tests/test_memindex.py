@@ -252,7 +252,7 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
     from ragsift.store import memindex
 
     kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
-    assert index._int8 is not None
+    assert index.int8 is not None
     saved = (folder / "vectors.i8").read_bytes(), (folder / "vectors.i8.scales").read_bytes()
     assert len(saved[0]) == index.n * dim and len(saved[1]) == 4 * dim
     # the copy, checked against the full vectors: each value within half a step of its dimension's scale
@@ -302,7 +302,7 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
 
     monkeypatch.setattr(memindex, "_write_int8", fake_write_refused)
     third = KnowledgeBase.open(tmp_path / "kb")
-    assert third.store.dense_index()._int8 is None
+    assert third.store.dense_index().int8 is None
     for q in QUESTIONS[:2]:
         assert ranked(third.store, q)[0] == ranked(kb.store, q)[0], q
     assert not (folder / "vectors.i8").exists()
@@ -317,7 +317,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
     from ragsift.store import memindex
 
     kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
-    assert index._int4 is not None
+    assert index.int4 is not None
     saved = (folder / "vectors.u4").read_bytes(), (folder / "vectors.u4.params").read_bytes()
     row_bytes = -(-dim // 64) * 32
     assert len(saved[0]) == index.n * row_bytes and len(saved[1]) == 8 * dim
@@ -345,7 +345,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
         monkeypatch.setattr(AnnIndex, "INT8_ROWS", 0)
         monkeypatch.setattr(AnnIndex, "RESCORE", 10)
         for share, scanned in ((2.0, kept), (0.0, index.n)):  # the filter's rows; every row in file order
-            monkeypatch.setattr(memindex._Int4Copy, "WHOLE_SHARE", share)
+            monkeypatch.setattr(memindex.Int4Copy, "WHOLE_SHARE", share)
             before = len(calls)
             got = ranked(kb.store, q)
             assert [c for c, _ in got] == [c for c, _ in plain], (q, share)
@@ -366,7 +366,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
 
     monkeypatch.setattr(memindex, "_write_int4", fake_write_refused)
     third = KnowledgeBase.open(tmp_path / "kb")
-    assert third.store.dense_index()._int4 is None and third.store.dense_index()._int8 is not None
+    assert third.store.dense_index().int4 is None and third.store.dense_index().int8 is not None
     for q in QUESTIONS[:2]:
         assert ranked(third.store, q) == ranked(kb.store, q), q
     assert not (folder / "vectors.u4").exists()
@@ -385,7 +385,7 @@ def test_the_4bit_copy_keeps_the_true_best_rows_at_any_dimension(tmp_path, dim):
     full = (centres[rng.integers(0, 20, 5000)] + 0.6 * rng.standard_normal((5000, dim))).astype(np.float32)
     full /= np.linalg.norm(full, axis=1, keepdims=True)
     full.tofile(tmp_path / "vectors.f32")
-    copy = memindex._Int4Copy.open(tmp_path, tmp_path / "vectors.f32", dim)
+    copy = memindex.Int4Copy.open(tmp_path, tmp_path / "vectors.f32", dim)
     assert copy is not None and copy.n == 5000 and copy.row_bytes == -(-dim // 64) * 32
     for share in (0.3, 0.9):
         rows = np.sort(rng.choice(5000, int(5000 * share), replace=False)).astype(np.int64)
@@ -399,7 +399,7 @@ def test_the_4bit_copy_keeps_the_true_best_rows_at_any_dimension(tmp_path, dim):
                 assert ten <= set(kept.tolist()), (share, dim)
     # the copy of other vectors (another count of rows): not opened
     full[:100].tofile(tmp_path / "other.f32")
-    assert memindex._Int4Copy.open(tmp_path, tmp_path / "other.f32", dim) is None
+    assert memindex.Int4Copy.open(tmp_path, tmp_path / "other.f32", dim) is None
 
 
 def _unpacked(packed: np.ndarray) -> np.ndarray:

@@ -45,15 +45,15 @@ def test_fields_are_typed_and_metadata_kept(kb):
     assert meta["speaker.md"]["published"] == "2024-03-15" and meta["speaker.md"]["tags"] == ["说明书", "音箱", "恢复出厂"]
     assert meta["speaker.md"]["specs"] == {"weight_g": 850}
     assert meta["faq.md"]["published"] == "2025-01-20T00:30:00"  # a datetime with a zone, in UTC
-    assert meta["api"]["published"] == "2024-06-01"
+    assert meta["notice"]["published"] == "2024-06-01"
 
 
 def test_list_fields(kb):
     assert _sources(kb, {"tags": {"contains": "音箱"}}) == ["speaker.md"]
     assert _sources(kb, {"tags": {"contains": "manual"}}) == ["hub.md"]
-    assert _sources(kb, {"tags": {"in": ["faq", "公告"]}}) == ["api", "faq.md"]
+    assert _sources(kb, {"tags": {"in": ["faq", "公告"]}}) == ["faq.md", "notice"]
     assert _sources(kb, {"tags": {"nin": ["faq", "公告"]}}) == ["hub.md", "speaker.md"]
-    assert _sources(kb, {"not": {"tags": {"contains": "hub"}}}) == ["api", "faq.md", "speaker.md"]
+    assert _sources(kb, {"not": {"tags": {"contains": "hub"}}}) == ["faq.md", "notice", "speaker.md"]
     with pytest.raises(FilterError, match="'eq' is not defined for the list field 'tags'; use contains, in, nin"):
         kb.query("x", filter={"tags": "manual"})
     with pytest.raises(FilterError, match="'contains' is for list fields; 'product' holds string values"):
@@ -61,7 +61,7 @@ def test_list_fields(kb):
 
 
 def test_date_and_number_ranges(kb):
-    assert _sources(kb, {"published": {"gte": "2024-01-01", "lt": "2025-01-01"}}) == ["api", "speaker.md"]
+    assert _sources(kb, {"published": {"gte": "2024-01-01", "lt": "2025-01-01"}}) == ["notice", "speaker.md"]
     assert _sources(kb, {"published": {"lt": "2024-01-01"}}) == ["hub.md"]
     assert _sources(kb, {"published": {"gt": "2025-01-20T00:00:00"}}) == ["faq.md"]
     assert _sources(kb, {"published": datetime.date(2023, 11, 2)}) == ["hub.md"]

@@ -185,7 +185,7 @@ def test_a_record_may_not_set_the_path_and_a_files_own_is_dropped(tmp_path):
         {"id": "zh", "text": "绿茶应密封冷藏。", "metadata": {"path": "/srv/机密/绿茶.md", "team": "茶"}},
         {"id": "en", "text": "The kayak is stored in the boathouse.", "metadata": {"path": "/etc/passwd"}},
         {"id": "ok", "text": "Green tea keeps a year when sealed.", "metadata": {"doc_path": "tea/green.md"}}])
-    assert report.added == ["ok"] and [s.path for s in report.skipped] == ["api[0]", "api[1]"]
+    assert report.added == ["ok"] and [s.path for s in report.skipped] == ["documents[0]", "documents[1]"]
     assert all("metadata 'path' is ragsift's own" in s.reason for s in report.skipped)
     assert kb.documents()["ok"].metadata == {"doc_path": "tea/green.md"} and not kb.file_paths()
     # a file's own "path" (front matter, a JSONL row's metadata) is not what it is shown with

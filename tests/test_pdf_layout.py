@@ -184,6 +184,14 @@ def test_a_font_that_maps_no_characters_is_read_by_ocr(tmp_path):
     assert "恢复出厂设置" in text and "ten seconds" in text.replace("tenseconds", "ten seconds")
 
 
+def test_tex_bold_fonts_are_bold():
+    from ragsift.ingest.loaders.layout import is_bold
+
+    assert [n for n in ("WMCETY+CMBX12", "CMSSBX10", "SFBX1200", "LMRoman10-Bold", "CMB10", "NimbusRomNo9L-Medi")
+            if not is_bold(n)] == []
+    assert [n for n in ("PGXFVZ+CMR10", "CMTI10", "cmbr10", "SFRM1000", "NimbusRomNo9L-Regu") if is_bold(n)] == []
+
+
 def test_dot_leaders_go(tmp_path):
     """A table of contents' dot leaders were about 2,000 tokens of one real file."""
     import documents as D
@@ -195,3 +203,113 @@ def test_dot_leaders_go(tmp_path):
     assert "1 Introduction 3" in flat and "2 Fonts 7" in flat and "3 恢复出厂设置 9" in flat, flat
     assert "...." not in flat and ". . ." not in flat and "……" not in flat
     assert "The end… of the story." in flat  # an ellipsis in a sentence stays (pandoc writes it as one character)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_cover_page_keeps_its_authors_and_the_title_is_no_running_head(tmp_path, lang):
+    """A cover page of a title and nine authors (each large enough to be a heading, no text under
+    them) vanished from every stored section; titles were taken from a running head with its page
+    number or a check box's line."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    from ragsift.ingest.splitter import SplitSettings, split_document
+
+    zh = lang == "zh"
+    font = "STSong-Light" if zh else "Helvetica"
+    title = "年度阅读报告" if zh else "Annual Report on Reading"
+    authors = [f"作者{n}号" for n in "一二三四五六七八九"] if zh else [f"Author Number {n}" for n in range(1, 10)]
+    path = tmp_path / f"cover-{lang}.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    c.setFont("STSong-Light", 26)  # a check box's line, larger than the title
+    c.drawString(60, 720, "□ 待审批" if zh else "□ Pending approval")
+    c.setFont(font, 8)
+    c.drawString(60, 815, ("测试期刊 第3卷 12" if zh else "Journal of Tests, Vol. 3   12"))
+    c.setFont(font, 22)
+    c.drawString(60, 640, title)
+    for i, name in enumerate(authors):
+        c.setFont(font, 15)
+        c.drawString(60, 590 - 24 * i, name)
+    c.showPage()
+    c.setFont(font, 14)
+    c.drawString(60, 780, "1 引言" if zh else "1 Introduction")
+    c.setFont(font, 10)
+    for i in range(12):
+        c.drawString(60, 750 - 14 * i, ("报告正文第" + str(i) + "行，说明阅读的方法。") if zh else
+                     f"Line {i} of the report's body says how the reading was done.")
+    c.showPage()
+    c.save()
+    res = load_file(path, path.name, LoadLimits())
+    doc = res.documents[0]
+    assert doc.title == title, doc.title
+    parents, _ = split_document(doc, SplitSettings())
+    stored = "\n".join(p.text for p in parents) + "\n".join(h for p in parents for h in p.heading_path)
+    for name in authors:
+        assert name in stored, name
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(tmp_path, lang):
+    """R's manuals: the outline says "Vectors", the page "2.1.1 Vectors" and under it "Vectors can
+    be thought of as ..."; the body line was taken for the heading (R-lang: 25 of 157 headings).
+    A bold heading the outline leaves out is one, a level below; a title wrapped over three lines
+    and numbered on the page is one heading."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    zh = lang == "zh"
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    body_font, head_font = ("STSong-Light", "STSong-Light") if zh else ("Times-Roman", "Times-Bold")
+    sections = ([("向量与列表", "向量与列表是最常用的数据结构，按位置取出其中的元素。"),
+                 ("环境与作用域", "环境与作用域决定一个名字在求值时指向哪个值。")] if zh else
+                [("Vectors", "Vectors can be thought of as contiguous cells containing data."),
+                 ("Environments", "Environments can be thought of as consisting of two things.")])
+    path = tmp_path / f"outline-{lang}.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    y = 760
+    for n, (title, body) in enumerate(sections, 1):
+        c.bookmarkPage(f"s{n}", fit="XYZ", top=y + 14)
+        c.addOutlineEntry(title, f"s{n}", level=0)
+        c.setFont(head_font, 13)
+        c.drawString(60, y, f"2.1.{n} {title}")
+        c.setFont(body_font, 10)
+        for i in range(4):
+            c.drawString(60, y - 22 - 13 * i, body if i == 0 else (f"第{i}行补充说明。" if zh else f"More text, line {i}."))
+        y -= 120
+    # a heading the outline leaves out (texinfo's @subheading): bold, alone, body text under it
+    sub, sub_body = (("使用建议", "大多数新手会从附录开始阅读。") if zh else
+                     ("Suggestions to the reader", "Most novices will start with the appendix."))
+    c.setFont(head_font, 12)
+    c.drawString(60, y, sub)
+    c.setFont(body_font, 10)
+    c.drawString(60, y - 20, sub_body)
+    # an outline entry whose title wraps over three lines, numbered on the page
+    long_title = ("为什么在没有截距的线性模型中汇总函数会报告奇怪的决定系数估计值" if zh else
+                  "Why does summary() report strange results for the R^2 estimate when I fit a linear model "
+                  "with no intercept?")
+    c.bookmarkPage("long", fit="XYZ", top=y - 40)
+    c.addOutlineEntry(long_title, "long", level=0)
+    c.setFont(head_font, 13)
+    cut = [long_title[:12], long_title[12:24], long_title[24:]] if zh else [
+        "7.41 Why does summary() report strange results", "for the R^2 estimate when I fit a linear",
+        "model with no intercept?"]
+    if zh:
+        cut[0] = "7.41 " + cut[0]
+    for k, part in enumerate(cut):
+        c.drawString(60, y - 60 - 16 * k, part)
+    c.setFont(body_font, 10)
+    c.drawString(60, y - 120, "这是回答的正文。" if zh else "This is the answer's text.")
+    c.showPage()
+    c.save()
+    text, _ = _read(path)
+    headings = [ln for ln in text.split("\n") if ln.startswith("#")]
+    for n, (title, body) in enumerate(sections, 1):
+        assert f"# 2.1.{n} {title}" in text, headings
+        assert body in text and not any(body[len(title):len(title) + 8] in h for h in headings), headings
+    assert f"## {sub}" in headings and sub_body in text, headings
+    assert [h for h in headings if h.startswith("# 7.41")] == [f"# 7.41 {long_title}"], headings

@@ -92,7 +92,7 @@ def test_segments_with_deletions_score_as_one_merged_index(tmp_path, monkeypatch
     names = [s.name for s in store.segments()]
     assert len(names) >= 3, names
     assert any(store._live(s) is not None for s in store.segments())  # dead rows are there
-    assert store._bm25_stats().per_language == (min_rows == 10)
+    assert store.bm25_stats().per_language == (min_rows == 10)
     where = parse_filter({"bucket": {"in": [1, 2]}}, store.fields())
     segmented, filtered = _results(store), _results(store, where)
     for q in QUESTIONS:  # BM25 over segments against the formula over the live rows

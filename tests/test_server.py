@@ -68,6 +68,49 @@ def test_the_trace_when_asked_and_settings_per_query(server):
         assert s["settings"]["index"]["embedder"] == "e5-small" and "dense" in s["channels"]
 
 
+@pytest.mark.parametrize("question", ["恢复出厂设置要按哪些键？", "How do I reset the hub?"])
+def test_a_caller_is_offered_only_what_runs_here_and_told_who_can_change_it(server, question):
+    """No language model, LanceDB: the channels and values that need a model or Milvus are not
+    offered (``unavailable``, with why; left out of the query schema's choices), and a query that
+    asks for one is told who can change that (the operator), never to set a setting it may not."""
+    with server.client(READ_KEY) as c:
+        s = c.get("/v1/settings").json()
+        assert s["channels"] == ["dense", "bm25"]
+        off = s["unavailable"]
+        assert {"hyde", "hyde_bm25", "multi_query", "engine_hybrid", "keywords", "sparse"} <= set(off["channels"])
+        assert "needs a language model" in off["channels"]["multi_query"] and "operator" in off["channels"]["hyde"]
+        assert "Milvus" in off["channels"]["engine_hybrid"] and "lancedb" in off["channels"]["engine_hybrid"]
+        assert set(off["strategy"]) == {"hyde", "combined"} and set(off["multihop_mode"]) == {"llm"}
+        assert off["rewrite"] == {"true": off["channels"]["hyde"]} and set(off["store_fusion"]) == {"engine"}
+        props = s["query_schema"]["properties"]
+        assert props["channels"]["anyOf"][0]["items"]["enum"] == ["dense", "bm25"]
+        enums = s["query_schema"]["$defs"]
+        assert set(enums["Strategy"]["enum"]) == {"auto", "settings", "hybrid", "multihop"}
+        assert enums["MultiHop"]["enum"] == ["off", "keywords"] and enums["StoreFusion"]["enum"] == ["ragsift"]
+        assert props["rewrite"]["anyOf"][0] == {"type": "boolean", "const": False}
+        assert "Not on this knowledge base" in props["channels"]["description"]
+        for body, says in (({"channels": ["dense", "hyde"]}, "hyde needs a language model"),
+                           ({"channels": ["multi_query"]}, "multi_query needs a language model"),
+                           ({"rewrite": True}, "rewrite = 'true' is not available"),
+                           ({"strategy": "hyde"}, "strategy = 'hyde' is not available"),
+                           ({"reranker": "llm-judge"}, "reranker = 'llm-judge' is not available"),
+                           ({"channels": ["engine_hybrid"]}, "needs a store that fuses in its own engine (Milvus)"),
+                           ({"store_fusion": "engine"}, "this knowledge base is on lancedb")):
+            told = problem(c.post("/v1/query", json={"question": question, **body}), 400, says)["detail"]
+            assert "set llm_model" not in told and "store = " not in told  # nothing a caller may not set
+            if "model" in says:
+                assert "the server's operator can configure one" in told
+            if "channels" in body:
+                assert told.endswith("Channels available: dense, bm25")
+        # the caller who then names the model is told whose it is, as before
+        problem(c.post("/v1/query", json={"question": question, "llm_model": "local:qwen2.5-coder-1.5b"}), 400,
+                "llm_model: set by the server's operator")
+        # a misspelled setting: the nearest one
+        problem(c.post("/v1/query", json={"question": question, "max_passage": 2}), 422,
+                "max_passage: unknown field; did you mean 'max_passages'?")
+        assert c.post("/v1/query", json={"question": question, "channels": ["bm25"]}).status_code == 200
+
+
 def test_batches(server):
     with server.client(READ_KEY) as c:
         r = c.post("/v1/query/batch", json={"queries": [{"question": "How do I reset the hub?"},

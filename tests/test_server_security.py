@@ -89,6 +89,9 @@ def test_the_operators_model_serves_queries_that_ask_for_it(sample_kb, tmp_path)
         KnowledgeBase.open(kb_dir).set_defaults(llm_model="openai:stub", llm_base_url=llm.url, llm_cache=False,
                                                 rerank_base_url="http://ops:s3cret@127.0.0.1:9/v1?token=t0ken")
         with ServerProcess(["--kb", str(kb_dir), "serve", "--no-mcp"]) as srv, srv.client(READ_KEY) as c:
+            offered = c.get("/v1/settings").json()  # with the operator's model, what needs one is offered
+            assert {"hyde", "hyde_bm25", "multi_query"} <= set(offered["channels"])
+            assert "hyde" not in offered["unavailable"].get("channels", {}) and "strategy" not in offered["unavailable"]
             shown = c.get("/v1/settings").text + c.get("/v1/stats").text
             assert "s3cret" not in shown and "t0ken" not in shown and "http://***@127.0.0.1:9/v1" in shown
             r = c.post("/v1/query", json={"question": "绿茶怎么保存？", "channels": ["dense", "bm25", "hyde"],

@@ -140,7 +140,10 @@ def test_flat_names_and_groups_are_the_same_settings():
     ({"merge_threshold": 1.5}, "merge_threshold: input should be less than or equal to 1"),
     ({"llm_model": "gpt-4"}, "unknown llm 'gpt-4'"),
     ({"multihop_mode": "llm"}, "multihop_mode = 'llm' needs a language model"),
-    ({"colour": "red"}, "unknown setting(s): colour"),
+    ({"colour": "red"}, "unknown setting 'colour'"),
+    ({"max_passage": 2}, "unknown setting 'max_passage'; did you mean 'max_passages'?"),
+    ({"chekpoint_documents": 5}, "unknown setting 'chekpoint_documents'; did you mean 'checkpoint_documents'?"),
+    ({"unit": "parnet"}, "unknown unit 'parnet'; did you mean 'parent'? valid values: 'parent', 'child'"),
 ])
 def test_bad_settings_are_one_clear_line(change, message):
     with pytest.raises(ConfigError) as e:

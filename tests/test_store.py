@@ -278,6 +278,7 @@ def test_the_detected_language_of_each_entry_is_a_filter_field(backend, tmp_path
     assert en_of_speaker == {cid for cid, (n, lang) in entries.items() if n == "speaker" and lang == "en"} != set()
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 @pytest.mark.parametrize("backend", ["milvus"], indirect=True)
 def test_milvus_reads_past_one_page_of_rows(backend, tmp_path, monkeypatch):
     import ragsift.store.milvus as milvus
@@ -303,6 +304,7 @@ def test_a_parent_longer_than_one_milvus_value_round_trips(backend, tmp_path):
     assert got == big[0] and store.check_integrity() == []
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 def test_export_copies_everything_to_the_other_backend(backend, tmp_path, milvus_uri):
     store = new_store(backend, tmp_path)
     fill(store)
@@ -336,6 +338,7 @@ QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "�
            "红茶 保存 两年", "roses", "green tea, green tea, stored green tea", "红茶保存，红茶冷藏，红茶"]
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 @pytest.mark.parametrize("names", [("solar", "garden"), ("tea",)], ids=["en", "zh"])
 def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri, names):
     """Milvus computes BM25 in the engine, the embedded store in its own index; on the same
@@ -368,7 +371,7 @@ def test_bm25_scores_each_language_with_its_own_statistics(tmp_path, monkeypatch
     fill(both, ("tea", "solar", "garden"))
     fill(zh, ("tea",))
     fill(en, ("solar", "garden"))
-    assert both._bm25_stats().per_language and not zh._bm25_stats().per_language
+    assert both.bm25_stats().per_language and not zh.bm25_stats().per_language
     for q, alone in (("绿茶冷藏保存", zh), ("红茶 保存 两年", zh), ("solar panels cleaning", en),
                      ("prune roses winter", en), ("红茶 solar 保存", zh), ("红茶 solar 保存", en)):
         terms = ANALYZER.analyze(q)
@@ -395,7 +398,7 @@ def test_bm25_scores_a_language_of_a_few_rows_with_the_whole_base(tmp_path, monk
     groups = np.concatenate([seg.rows.lang_groups() for seg in both.segments()])
     counts = np.bincount(groups, minlength=3)  # zh, en, other
     assert counts[0] >= 2 and counts[1] >= 2 and 0 < counts[2] < 2, counts
-    assert both._bm25_stats().per_language
+    assert both.bm25_stats().per_language
     moved = 0
     for q in ("Hund Garten zurück", "garden roses winter", "Katze Garten"):
         terms = ANALYZER.analyze(q)
@@ -409,6 +412,7 @@ def test_bm25_scores_a_language_of_a_few_rows_with_the_whole_base(tmp_path, monk
     assert moved  # the English rows have statistics of their own
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
     from ragsift.retrieve.fusion import fuse
 
@@ -445,7 +449,7 @@ def test_bm25_rows_of_no_recorded_language_share_the_whole_base_statistics(tmp_p
                 d, parents, children = make_doc(n, DOCS[n][0])
                 txn.put_document(d, parents, [IndexedChild(c.child, c.terms, c.vector, lang="") for c in children])
     shared.bm25_per_language = False
-    assert not both._bm25_stats().per_language
+    assert not both.bm25_stats().per_language
     for q in QUERIES:
         terms = ANALYZER.analyze(q)
         assert [(h.child_id, h.score) for h in both.search_bm25(terms, 20, None)] == \
@@ -482,3 +486,65 @@ def test_a_lance_cache_size_that_is_not_a_number_is_said_and_the_default_used(mo
     assert "RAGSIFT_LANCE_CACHE_MB='sixteen' is not a whole number" in caplog.text
     monkeypatch.setenv("RAGSIFT_LANCE_CACHE_MB", "64")
     assert lance_files.cache_mb() == 64
+
+
+READ_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from test_store import ANALYZER, make_doc, vector
+from ragsift.store.lance import LanceStore
+
+store = LanceStore(sys.argv[1])
+out = {"generation": store.generation,
+       "documents": sorted((d.doc_id, d.source, d.title, d.children) for d in store.get_documents().values()),
+       "titles": sorted(store.document_titles()),
+       "bm25": [(h.child_id, round(h.score, 6)) for h in store.search_bm25(ANALYZER.analyze("绿茶 solar"), 5, None)],
+       "dense": [(h.child_id, round(h.score, 6)) for h in store.search_dense(vector("绿茶 solar panels"), 5, None)],
+       "lancedb_imported": "lancedb" in sys.modules}
+if len(sys.argv) > 3:  # then a write in the same process: lancedb imported after the native core
+    with store.begin() as txn:
+        txn.put_document(*make_doc("garden", "# Garden notes\n\n## Roses\n\n修剪玫瑰 prune roses in winter."))
+    store.refresh()
+    out["after_write"] = [h.child_id for h in store.search_bm25(ANALYZER.analyze("修剪玫瑰 roses"), 3, None)]
+print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def test_a_reader_reads_the_committed_generation_without_importing_lancedb(tmp_path):
+    """A reader opens the tables at the manifest's versions through LanceDB's native core alone
+    (``lance_read``): the same documents and the same hits as through the ``lancedb`` package
+    ($RAGSIFT_LANCE_NATIVE=0), uncommitted rows unseen; a write in the same process then imports
+    ``lancedb``, which shares the loaded native module."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    store = LanceStore(tmp_path / "kb", dim=DIM)
+    with store.begin() as txn:
+        for name in ("solar", "tea", "speaker"):
+            txn.put_document(*make_doc(name, DOCS[name][0]))
+    pending = store.begin()  # written, not committed: no reader may see it
+    pending.put_document(*make_doc("garden", DOCS["garden"][0]))
+    pending._flush()
+    script = tmp_path / "read.py"
+    script.write_text(READ_SCRIPT, encoding="utf-8")
+    here = str(Path(__file__).parent)
+
+    def read(*extra: str, native: bool = True) -> dict:
+        env = {**os.environ, "RAGSIFT_LANCE_NATIVE": "1" if native else "0"}
+        p = subprocess.run([sys.executable, str(script), str(tmp_path / "kb"), here, *extra], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout)
+
+    native, package = read(), read(native=False)
+    assert native.pop("lancedb_imported") is False and package.pop("lancedb_imported") is True
+    assert native == package
+    assert native["generation"] == 1 and [d[0] for d in native["documents"]] == ["solar", "speaker", "tea"]
+    assert native["bm25"] and native["dense"]
+    pending.abort()
+    after = read("write")
+    assert after["generation"] == 1 and after["after_write"] and after["after_write"][0].startswith("garden")

@@ -183,7 +183,7 @@ def test_a_full_disk_mid_write_is_one_clear_error_and_loses_nothing(tmp_path, mo
         raise OSError(errno.ENOSPC, "No space left on device")
 
     if step == "manifest":
-        monkeypatch.setattr(lance_files, "_write_atomic", full)
+        monkeypatch.setattr(lance_files, "write_atomic", full)
     else:
         monkeypatch.setattr(lancedb.table.LanceTable, step, full)
     with pytest.raises(StoreError, match=r"^ingest failed: \[Errno 28\] No space left on device; nothing was "

@@ -62,6 +62,7 @@ def _open(browser, server, width: int = 1440):
     page.fill("#apikey", WRITE_KEY)
     page.dispatch_event("#apikey", "change")
     expect(page.locator("#status")).to_have_text("ready")
+    expect(page.locator("#error")).to_be_hidden()  # the 401 banner went with the key that ended it
     return context, page, errors
 
 
@@ -214,6 +215,68 @@ def test_enter_searches_and_the_matching_sentences_are_marked(sized, question, s
     assert chunks.count() >= 1 and first.locator(".text .chunk mark").count() == len(marks)
     assert sum(len(m) for m in marks) < sum(len(c) for c in chunks.all_inner_texts())
     _no_sideways_scroll(sized)
+
+
+def test_before_a_key_the_page_says_why_it_is_empty_and_a_valid_key_clears_the_banner(browser, server):
+    context = browser.new_context(viewport={"width": 1440, "height": WIDTHS[1440]})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server.url + "/")
+    expect(page.locator("#error")).to_contain_text("401")
+    # the empty boxes say why, and where to go
+    expect(page.locator("#kb")).to_be_disabled()
+    expect(page.locator("#kb option")).to_have_text(["(enter an API key first)"])
+    for config in ("a", "b"):
+        expect(page.locator(f"fieldset[data-config={config}] p.locked")).to_contain_text(
+            "The search settings load once the server accepts your API key")
+    expect(page.locator("#documents li.locked")).to_have_text("Enter an API key above to see the documents.")
+    expect(page.locator("#status")).to_have_text("waiting for an API key")
+    # a wrong key: still refused, still said
+    page.fill("#apikey", "wrong-key-0123456789abcdef")
+    page.dispatch_event("#apikey", "change")
+    expect(page.locator("#error")).to_contain_text("401")
+    expect(page.locator("#kb")).to_be_disabled()
+    # the right key: the banner goes, the boxes fill, questions in both languages are answered
+    page.fill("#apikey", WRITE_KEY)
+    page.dispatch_event("#apikey", "change")
+    expect(page.locator("#status")).to_have_text("ready")
+    expect(page.locator("#error")).to_be_hidden()
+    expect(page.locator("#kb")).to_be_enabled()
+    expect(page.locator("#kb option")).to_have_text(["default"])
+    expect(page.locator("fieldset[data-config=a] p.locked")).to_have_count(0)
+    expect(page.locator("fieldset[data-config=a] [name=unit]")).to_have_value("parent")
+    for question, source in (("恢复出厂设置要按哪些键？", "speaker_manual_zh.md"),
+                             ("How many seconds do I hold the reset button to wipe the hub?", "smarthub_manual_en.md")):
+        _ask(page, question)
+        expect(page.locator(".result-column .passage").first).to_have_attribute("data-source", source)
+        expect(page.locator("#error")).to_be_hidden()
+    assert not errors, errors
+    context.close()
+
+
+def test_only_what_runs_here_is_offered_and_the_rest_says_why(page):
+    """No language model, LanceDB: hyde, multi_query and engine_hybrid are shown disabled with
+    the reason; the strategies and modes that need a model are not offered."""
+    a = page.locator("fieldset[data-config=a]")
+    expect(a.locator("[name=channel]")).to_have_count(2)  # dense, bm25: what can run
+    for name in ("hyde", "hyde_bm25", "multi_query", "engine_hybrid"):
+        off = a.locator(f"[name=channel-off][value={name}]")
+        expect(off).to_be_disabled()
+        expect(off).not_to_be_checked()
+    expect(a.locator("label.unavailable", has=page.locator("[value=multi_query]"))).to_have_attribute(
+        "title", re.compile("needs a language model.*operator can configure one"))
+    note = a.locator("p.unavailable-note")
+    expect(note).to_contain_text("Not available on this knowledge base: hyde, hyde_bm25, multi_query")
+    expect(note).to_contain_text("needs a language model")
+    expect(note).to_contain_text("engine_hybrid")
+    expect(note).to_contain_text("(Milvus)")
+    expect(note).not_to_contain_text("set llm_model")
+    strategies = a.locator("[name=strategy] option").all_inner_texts()
+    assert "hyde" not in strategies and "combined" not in strategies and "auto" in strategies
+    assert "llm" not in a.locator("[name=multihop_mode] option").all_inner_texts()
+    _ask(page, "绿茶怎么保存？")
+    expect(page.locator("#error")).to_be_hidden()
 
 
 def test_shift_enter_is_a_new_line_and_a_search_shows_its_state(page):

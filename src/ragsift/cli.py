@@ -1,26 +1,106 @@
-"""The ``ragsift`` command line: ingest, query, stats, list, delete, migrate, demo, eval, compare.
+"""The ``ragsift`` command line: sixteen commands (``COMMANDS``, in the order ``ragsift --help``
+lists them; tests/test_truthful_lists.py checks this list against it):
 
-Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2. The
-flags that set a setting take their type, choices and help from the setting's definition
-(``ragsift.config``), so the valid values live in one place.
+- a knowledge base's contents: ingest, query, stats, list, show, delete
+- its upkeep: optimize, tune, check, migrate
+- serving it: serve (HTTP: the API, the web page, MCP), mcp (MCP over stdio)
+- the bundled sample and evaluation: sample, demo, eval, compare
+
+Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2, a
+mistaken flag too (``ragsift query: error: argument ...; see 'ragsift query --help'``): every
+argument is checked to be UTF-8, and a path to be one the system takes (and not a device or a
+file where a directory goes) before anything loads; what the system refuses later (a folder
+that cannot be made) is said with its reason and the path. The flags that set a setting take
+their type, choices and help from the setting's definition (``ragsift.config``), so the valid
+values live in one place.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ragsift import __version__
-from ragsift.errors import InputError, NotFound, RagsiftError
+from ragsift.errors import InputError, NotFound, RagsiftError, os_reason
 
 DEFAULT_KB = "ragsift-kb"
+NAME_MAX, PATH_MAX = 255, 4095  # bytes of one name in a path, and of a whole path (Linux)
 
 
 def _kb_path(args: argparse.Namespace) -> Path:
-    return Path(args.kb or os.environ.get("RAGSIFT_KB") or DEFAULT_KB)
+    """The knowledge base's directory: ``--kb``, else $RAGSIFT_KB, else ./ragsift-kb; checked to
+    be a path the system takes and, when it exists, a directory."""
+    if args.kb is not None:
+        return check_path(args.kb, "--kb", "dir", "knowledge-base directory", store=True)
+    env = os.environ.get("RAGSIFT_KB")
+    return check_path(env or DEFAULT_KB, "$RAGSIFT_KB" if env else "the default knowledge base", "dir",
+                      "knowledge-base directory", store=True)
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A user's text in a message: quoted, control characters and bytes that are not UTF-8
+    escaped, cut at ``limit`` characters."""
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return repr(text.encode("utf-8", "surrogateescape")) if _undecodable(text) else repr(text)
+
+
+def _undecodable(text: str) -> bool:
+    """Text holding bytes that were not UTF-8 (Python keeps them as lone surrogates)."""
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def check_text(text: str, what: str, path: bool = False) -> str:
+    """An argument that must be UTF-8 text (``path``: a file or folder's name)."""
+    if _undecodable(text):
+        raise InputError(f"{what} {_shown(text)} is not valid UTF-8: ragsift takes its arguments in UTF-8"
+                         + ("; rename the file or folder" if path else ""))
+    return text
+
+
+def check_path(text: str, what: str, want: str = "", noun: str = "", store: bool = False) -> Path:
+    """A path argument the system can take: UTF-8, not empty, its names and itself within the
+    length limits. ``want`` ("dir" or "file"): when something is there, it is that (``noun`` names
+    what the path is for in the message, "knowledge-base directory"). ``store``: a directory
+    knowledge bases are kept in, whose path LanceDB takes without control characters."""
+    check_text(text, what, path=True)
+    noun = noun or {"dir": "directory", "file": "file"}.get(want, "path")
+    if not text:
+        raise InputError(f"{what} is empty: give a {noun}")
+    raw = os.fsencode(text)
+    if len(raw) > PATH_MAX:
+        raise InputError(f"{what} {_shown(text)} is {len(raw)} bytes long; a path may be at most {PATH_MAX}")
+    long = next((n for n in raw.split(b"/") if len(n) > NAME_MAX), None)
+    if long is not None:
+        raise InputError(f"{what} {_shown(text)}: a name in it is {len(long)} bytes long; a file or folder name "
+                         f"may be at most {NAME_MAX} bytes")
+    if store and any(c < " " or c == "\x7f" for c in text):  # LanceDB refuses them in its folder's path
+        raise InputError(f"{what} {_shown(text)} holds a control character; a knowledge base's directory cannot")
+    path = Path(text)
+    actual = _kind_of(path) if want else None
+    if actual is not None and actual != {"dir": "a directory", "file": "a file"}[want]:
+        raise InputError(f"{what} {_shown(text, 200)} is {actual}, not a {noun}")
+    return path
+
+
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path``: "a directory", "a file", "a device"... (None: nothing, or it cannot be told)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a named pipe" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "neither a file nor a directory")
 
 
 def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
@@ -29,15 +109,32 @@ def _open(args: argparse.Namespace, create: bool = False, **overrides: Any):
     return KnowledgeBase.open(_kb_path(args), create=create, **overrides)
 
 
-def _progress(args: argparse.Namespace):
-    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for): a
-    context manager ending the line after its block."""
+def _progress(args: argparse.Namespace, what: str = "ingest"):
+    """One progress line for every phase of an ingest or a copy, on a terminal (or asked for), a
+    line every ``--progress-every`` seconds off one: a context manager ending it after its block."""
     from ragsift.console import ingest_progress
 
-    return ingest_progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    if args.progress is None:  # by default: a bar on a terminal, a line every few seconds for a log
+        return ingest_progress(True if sys.stderr.isatty() else None, args.progress_every, what)
+    return ingest_progress(args.progress)
 
 
 # ---------------------------------------------------------------- flags from the settings
+def _whole(low: int) -> Callable[[str], int]:
+    """An argument type: a whole number of at least ``low``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid whole number: {_shown(text)}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
+        return value
+
+    return whole
+
+
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -139,7 +236,17 @@ def _store_overrides(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------- commands
 def cmd_ingest(args: argparse.Namespace) -> int:
     # the arguments are checked before anything loads, and nothing is written when one is wrong
-    missing = [p for p in args.paths if p != "-" and not Path(p).exists()]
+    missing = []
+    for p in args.paths:
+        if p == "-":
+            continue
+        check_path(p, "path")
+        try:
+            os.stat(p)
+        except (FileNotFoundError, NotADirectoryError):
+            missing.append(p)
+        except OSError as e:
+            raise InputError(f"cannot read {p}: {e.strerror}") from None
     if missing:
         raise InputError(f"no such file or directory: {', '.join(missing)}")
     if "-" in args.paths and args.paths != ["-"]:
@@ -210,7 +317,17 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(result.to_context(args.context_tokens))
     else:
         print(format_result(result, show_trace=args.trace, max_chars=args.max_chars))
-    return 0
+    from ragsift.types import EMPTY_KNOWLEDGE_BASE
+
+    for w in result.warnings:  # why nothing was found, beside whatever format went to stdout
+        print(f"ragsift: {_empty_kb(args) if w == EMPTY_KNOWLEDGE_BASE else w}", file=sys.stderr)
+    return 1 if EMPTY_KNOWLEDGE_BASE in result.warnings else 0
+
+
+def _empty_kb(args: argparse.Namespace) -> str:
+    """An empty knowledge base, said with the command that fills it."""
+    kb = f"--kb {args.kb} " if args.kb is not None else ""
+    return f"the knowledge base at {_kb_path(args)} holds no documents: add some with `ragsift {kb}ingest PATH`"
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -240,6 +357,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = sorted(docs.values(), key=lambda d: (d.source, d.doc_id))
     if args.json:
         print_json([d.__dict__ for d in rows])
+    elif not rows:
+        print(_empty_kb(args))
     else:
         for d in rows:
             print(f"{d.doc_id}\t{d.source}\t{d.parents} parents\t{d.children} children\t{d.title}")
@@ -247,8 +366,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    deleted = _open(args).delete(args.doc_ids, source=args.source)
-    print(f"deleted {len(deleted)} document(s): {', '.join(deleted)}")
+    from ragsift.types import document_name
+
+    kb = _open(args)
+    with kb.reading() as store:  # the names to say, read before they go
+        ids = args.doc_ids + ([d.doc_id for d in store.find_documents(args.source)] if args.source is not None else [])
+        sources = {k: d.source for k, d in store.get_documents(ids).items()} if ids else {}
+    deleted = kb.delete(args.doc_ids, source=args.source)
+    print(f"deleted {len(deleted)} document(s): {', '.join(document_name(i, sources.get(i, '')) for i in deleted)}")
     return 0
 
 
@@ -295,8 +420,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"wrote {path / 'ragsift.toml'} from the settings the store recorded (embedder "
               f"{written.index.embedder}, analyzer {written.index.analyzer}); query defaults are the package's")
     if args.restore is not None:
-        new = restore_knowledge_base(path, None if args.restore == "last" else _generation(args.restore))
-        print(f"restored: generation {new} is now the newest")
+        asked = None if args.restore == "last" else _generation(args.restore)
+        before = check_knowledge_base(path)
+        new = restore_knowledge_base(path, asked)
+        if before.ok and new == before.generation:
+            print(f"nothing to restore: generation {new} checks out and stays the newest (no new generation)")
+        else:
+            print(f"restored: generation {new} is now the newest")
     report = check_knowledge_base(path)
     if args.json:
         print_json(report.to_dict())
@@ -319,8 +449,9 @@ def _generation(text: str) -> int:
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
+    check_path(args.dest, "destination", "dir", "directory for the copy", store=True)
     kb = _open(args)
-    with _progress(args) as progress:
+    with _progress(args, "copy") as progress:
         dest = kb.copy_to(args.dest, progress=progress, **_store_overrides(args))
     st = dest.stats()
     where = f"Milvus {st['uri']} (collections {st['collections']}_*)" if st["backend"] == "milvus" else st["path"]
@@ -335,10 +466,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_kb_path(args) if args.kb else None, progress=sys.stderr.isatty())
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from ragsift.demo import copy_sample, sample_dir
+
+    dest = check_path(args.dest, "the folder", want="dir", noun="folder")
+    copy_sample(dest)
+    names = sorted(f.name for f in (sample_dir() / "kb").iterdir())
+    print(f"copied the sample documents to {dest}: {', '.join(names)}")
+    return 0
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from ragsift.console import print_json
     from ragsift.eval.tune import generated_questions, labeled_questions, tune
 
+    if args.qrels is not None:
+        check_path(args.qrels, "--qrels", "dir", "BEIR folder")
     overrides = {"llm_model": args.llm} if args.llm else {}
     kb = _open(args, **overrides)
     generated: list = []
@@ -366,7 +509,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragsift.eval.runner import load_configs, run_eval
 
+    # what it reads and where it writes, checked before the knowledge base is built and the queries run
+    check_path(args.dataset, "dataset", "dir", "BEIR folder")
+    for flag, value, want in (("--config-file", args.config_file, "file"), ("--work-dir", args.work_dir, "store"),
+                              ("--out", args.out, "file"), ("--report-dir", args.report_dir, "dir")):
+        if value is not None:
+            check_path(value, flag, "dir" if want == "store" else want, store=want == "store")
     names = _csv(args.configs)
+    if not names:
+        raise InputError("--configs names no configuration (bm25, dense, hybrid, hybrid-weighted, or names from "
+                         "--config-file)")
     report = run_eval(args.dataset, load_configs(names, args.config_file), baseline=args.baseline,
                       embedder=args.embedder, split=args.split, max_queries=args.max_queries,
                       skip_queries=args.skip_queries, work_dir=Path(args.work_dir),
@@ -384,12 +536,44 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from ragsift.eval.runner import compare_configs
 
+    check_path(args.results, "results file", "file")
     print(compare_configs(Path(args.results), args.a, args.b, _csv(args.metrics) if args.metrics else None))
     return 0
 
 
+def _check_port(host: str, port: int) -> None:
+    """Refuse a port that cannot be listened on (another program's, a privileged one) before
+    anything loads: bound and let go at once, as the server binds it (``SO_REUSEADDR``)."""
+    import errno
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port {port}: a port is a number from 0 to 65535")
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    except OSError as e:
+        raise InputError(f"cannot serve on {host}: {os_reason(e)}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is busy (another program is listening on it): stop it, or "
+                             f"serve on another port with --port") from None
+        if e.errno == errno.EACCES:
+            raise InputError(f"port {port} on {host} needs more privileges to be served on: choose a port above "
+                             "1023 with --port") from None
+        raise InputError(f"cannot serve on {host} port {port}: {os_reason(e)}") from None
+    except (OverflowError, UnicodeError) as e:
+        raise InputError(f"cannot serve on {host!r} port {port}: {e}") from None
+    finally:
+        sock.close()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import math
+
+    _check_port(args.host, args.port)  # a busy port told at once, not after the knowledge base and models load
 
     import uvicorn
 
@@ -408,25 +592,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for spec in args.sync_dir or []:
         name, sep, folder = spec.partition("=") if "=" in spec else ("default" if not args.kb_root else
                                                                    args.default_kb, "=", spec)
-        if not Path(folder).is_dir():
+        if _kind_of(check_path(folder, f"--sync-dir {name}=")) != "a directory":
             raise InputError(f"--sync-dir {spec!r}: {folder} is not a folder")
         sync_dirs[name] = Path(folder).resolve()
     cfg = ServerConfig(kb=None if args.kb_root else _kb_path(args),
-                       kb_root=Path(args.kb_root) if args.kb_root else None,
+                       kb_root=check_path(args.kb_root, "--kb-root", "dir", store=True) if args.kb_root is not None
+                       else None,
                        default_kb=args.default_kb, host=args.host, port=args.port, keys=load_keys(args.keys_file),
                        insecure=args.insecure_no_auth, limits=limits, mcp=not args.no_mcp,
                        mcp_ingest=args.mcp_ingest, embedder=args.embedder or "", sync_dirs=sync_dirs,
                        workers=args.workers)
     cfg.check_bind()
+    # the default knowledge base is opened (made when missing) before serving: what is wrong with it (a
+    # folder that cannot be made, a damaged settings file, an embedder that does not load) is told in one
+    # line here, not in the traceback of a server's failed startup
+    app = None
+    if cfg.workers > 1:  # nothing opened before the workers fork (LanceDB and the models run threads): its folder
+        folder = cfg.kb if cfg.kb is not None else cfg.kb_root / cfg.default_kb  # type: ignore[operator]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create the knowledge base at {folder}: {os_reason(e, folder)}") from None
+    else:
+        app = create_app(cfg)
+        try:
+            app.state.server.start()  # the server's own startup then finds it open
+        except BaseException:
+            app.state.server.stop()
+            raise
     where = f"{cfg.kb_root} (by name)" if cfg.kb_root else str(cfg.kb)
     print(f"ragsift serving {where} on http://{args.host}:{args.port}/ (API /v1, docs /docs"
           f"{', MCP /mcp' if cfg.mcp else ''}); {len(cfg.keys)} API key(s)"
           f"{f'; {cfg.workers} workers' if cfg.workers > 1 else ''}", file=sys.stderr)
-    if cfg.workers > 1:
+    if app is None:
         from ragsift.server.workers import serve
 
         return serve(cfg, args.log_level)
-    uvicorn.run(create_app(cfg), host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -444,11 +646,27 @@ def _quoted(argv: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- parser
-def _add_progress_flags(parser: argparse.ArgumentParser) -> None:
-    """--progress / --no-progress; by default a progress bar is shown on a terminal only."""
+def _add_progress_flags(parser: argparse.ArgumentParser, lines: bool = True) -> None:
+    """--progress / --no-progress; by default a progress bar is shown on a terminal only, and
+    (``lines``) a progress line every --progress-every seconds off one."""
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None)
     g.add_argument("--no-progress", dest="progress", action="store_false")
+    if lines:
+        parser.add_argument("--progress-every", type=_seconds, default=10.0, metavar="SECONDS",
+                            help="off a terminal (a pipe, CI, a service): a progress line every SECONDS "
+                                 "(default 10)")
+
+
+def _seconds(text: str) -> float:
+    """An argument type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {_shown(text)}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {_shown(text)}")
+    return value
 
 
 def _add_store_flags(parser: argparse.ArgumentParser, what: str) -> None:
@@ -490,15 +708,16 @@ def _query_command(s: argparse.ArgumentParser) -> None:
                         "context (the passages with numbered citations, ready for a prompt)")
     s.add_argument("--json", action="store_true", help="the same as --format json")
     s.add_argument("--trace", action="store_true", help="the trace: per-channel hits (text) or the whole trace (json)")
-    s.add_argument("--max-chars", type=int, default=0, help="text format: cut each passage at this many characters")
-    s.add_argument("--context-tokens", type=int, help="context format: the token budget of the context")
+    s.add_argument("--max-chars", type=_whole(0), default=0,
+                   help="text format: cut each passage at this many characters (0: whole)")
+    s.add_argument("--context-tokens", type=_whole(1), help="context format: the token budget of the context")
     s.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"source": "manual.md"}\'')
     g = s.add_argument_group("retrieval")
     for flat in RETRIEVAL_FLAGS:
         _setting(g, flat, *SHORT_FLAGS.get(flat, ()))
     g = s.add_argument_group("language model (HyDE, rewriting, multi-query, reranking, multi-hop)")
     g.add_argument("--hyde", action="store_true", help="add the HyDE channels (dense and BM25 over a hypothesis)")
-    g.add_argument("--multi-query", type=int, metavar="N", help="add a channel that fuses N LLM-written queries")
+    g.add_argument("--multi-query", type=_whole(1), metavar="N", help="add a channel that fuses N LLM-written queries")
     for flat in LLM_FLAGS:
         _setting(g, flat, *SHORT_FLAGS.get(flat, ()),
                  note="the key comes from RAGSIFT_LLM_API_KEY or OPENAI_API_KEY" if flat == "llm_base_url" else "")
@@ -537,7 +756,7 @@ def _tune_command(s: argparse.ArgumentParser) -> None:
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--qrels", help="BEIR folder (queries.jsonl, qrels/<split>.tsv) with this knowledge base's "
                                    "document ids")
-    g.add_argument("--generate", type=int, metavar="N",
+    g.add_argument("--generate", type=_whole(1), metavar="N",
                    help="no labels: the language model writes N questions from sampled sections")
     s.add_argument("--split", default="test")
     s.add_argument("--llm", help="language model for --generate (default: the knowledge base's llm setting)")
@@ -549,7 +768,7 @@ def _tune_command(s: argparse.ArgumentParser) -> None:
 def _check_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--restore", nargs="?", const="last", metavar="GENERATION",
                    help="first commit a kept generation again (default: the newest that checks out; never the "
-                        "empty generation 0)")
+                        "empty generation 0); on a healthy knowledge base, nothing to do: it says so")
     s.add_argument("--rewrite-settings", action="store_true",
                    help="first write ragsift.toml from the index settings the store recorded at creation (a lost, "
                         "emptied or edited settings file)")
@@ -604,6 +823,11 @@ def _mcp_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_mcp)
 
 
+def _sample_command(s: argparse.ArgumentParser) -> None:
+    s.add_argument("dest", nargs="?", default="docs", help="the folder to copy them into (default: docs)")
+    s.set_defaults(func=cmd_sample)
+
+
 def _demo_command(s: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_demo)
 
@@ -617,13 +841,13 @@ def _eval_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--baseline", help="config the others are tested against (default: the first)")
     s.add_argument("--embedder", default="minilm")
     s.add_argument("--split", default="test")
-    s.add_argument("--max-queries", type=int)
-    s.add_argument("--skip-queries", type=int, default=0,
+    s.add_argument("--max-queries", type=_whole(1))
+    s.add_argument("--skip-queries", type=_whole(0), default=0,
                    help="leave out the first N judged queries (e.g. to tune on one part and test on another)")
     s.add_argument("--work-dir", default=".cache/eval", help="where evaluation knowledge bases are kept")
     s.add_argument("--out", help="write metrics, runs and per-query results as JSON here")
     s.add_argument("--report-dir", help="write <dataset>.md, <dataset>.png and per-query JSONL here")
-    _add_progress_flags(s)
+    _add_progress_flags(s, lines=False)
     s.set_defaults(func=cmd_eval)
 
 
@@ -668,6 +892,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
               _serve_command),
     "mcp": ("serve the knowledge base to an MCP client over stdio",
               _mcp_command),
+    "sample": ("copy the bundled sample documents (Chinese and English) into a folder, docs/ by default",
+               _sample_command),
     "demo": ("ingest the bundled sample knowledge base and answer its questions",
               _demo_command),
     "eval": ("evaluate retrieval configurations on a BEIR-format dataset folder",
@@ -697,9 +923,43 @@ class _Commands(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A mistaken argument told in one line, with where help is (not the usage of every flag
+    first, which buries it)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m[0]) - 0xdc00:02x}", _one_line(message))
+        near = self._near(message)
+        see = f"{near} See" if near else "; see"
+        self.exit(2, f"{self.prog}: error: {message}{see} '{self.prog} --help'\n")
+
+    def _near(self, message: str) -> str:
+        """The nearest flag to each one not known, the nearest command or value to one not
+        among the choices (``ragsift.text.names``: one helper for every face)."""
+        from ragsift.text.names import did_you_mean
+
+        hints: list[str] = []
+        if m := re.match(r"unrecognized arguments: (.*)", message):
+            flags = [o for a in self._all_actions() for o in a.option_strings if o.startswith("--")]
+            hints = [did_you_mean(w.split("=", 1)[0], flags) for w in m[1].split() if w.startswith("-")]
+        elif m := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
+            hints = [did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))]
+        hints = [h for h in hints if h]
+        return f"; {' '.join(hints)}" if hints else ""
+
+    def _all_actions(self) -> list[argparse.Action]:
+        """This parser's arguments and those of the commands whose arguments were added (the
+        one chosen, with ``main``'s lazy parser)."""
+        out = list(self._actions)
+        for a in self._actions:
+            if isinstance(a, _Commands):
+                out += [x for name, p in a.choices.items() if name not in a.unfilled for x in p._actions]
+        return out
+
+
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     """The parser; ``lazy``: a command's arguments are added when it is chosen (what ``main`` does)."""
-    p = argparse.ArgumentParser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
+    p = _Parser(prog="ragsift", description="Hybrid parent-child retrieval for RAG.")
     p.add_argument("--version", action="version", version=f"ragsift {__version__}")
     p.add_argument("--kb", help=f"knowledge-base directory (default: $RAGSIFT_KB or ./{DEFAULT_KB})")
     p.add_argument("-v", "--verbose", action="count", default=0,
@@ -714,6 +974,31 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     return p
 
 
+#: how a positional argument is named in a message
+POSITIONAL_NAMES = {"paths": "path", "doc_ids": "document id", "doc": "document", "dest": "destination",
+                    "results": "results file", "a": "config", "b": "config"}
+#: the arguments that name files or folders
+PATH_ARGS = {"kb", "paths", "dest", "dataset", "results", "kb_root", "keys_file", "sync_dir", "qrels", "config_file",
+             "work_dir", "out", "report_dir"}
+
+
+def _check_utf8(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every argument is UTF-8 text: bytes that are not (a file name in another encoding, a
+    stray byte) are told here, not found by whatever first writes them (a settings file, a store)."""
+    sub = next(a for a in parser._actions if isinstance(a, _Commands))
+    for action in [*parser._actions, *sub.choices[args.command]._actions]:
+        value = getattr(args, action.dest, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str):
+                flags = [o for o in action.option_strings if o.startswith("--")] or action.option_strings
+                check_text(item, flags[0] if flags else POSITIONAL_NAMES.get(action.dest, action.dest),
+                           path=action.dest in PATH_ARGS)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split("\n")).replace("\r", " ")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(lazy=True)
     args = parser.parse_args(argv)
@@ -721,16 +1006,23 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=max(logging.DEBUG, logging.WARNING - 10 * args.verbose), stream=sys.stderr,
                         format="ragsift: %(levelname)s: %(message)s")
+    for stream in (sys.stdout, sys.stderr):  # a name that is not UTF-8 is printed escaped, never an error
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
+        _check_utf8(parser, args)
         return args.func(args)
     except RagsiftError as e:
-        print(f"ragsift: error: {e}", file=sys.stderr)
+        print(f"ragsift: error: {_one_line(str(e))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as e:  # what the system refused (a disk full, a folder not writable), said as such
+        print(f"ragsift: error: {_one_line(os_reason(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ragsift: interrupted; the knowledge base keeps its last committed state", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

@@ -1,30 +1,41 @@
 """Settings, grouped by concern: frozen, typed, validated once, saved as TOML tables.
 
     Settings
-      index       how documents are cut and represented (fixed when a knowledge base is created)
-      store       where the index lives: the embedded LanceDB store, or a Milvus server
-      embedding   how an embedder behind an endpoint is called
-      ingest      limits of an ingest (file size, chunks per document), its checkpoints
-      query       channels, fusion, the unit returned, budgets and deadlines
-      llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
-      transforms  HyDE, rewriting and multi-query
+      index       how documents are cut and indexed, by which models (fixed when a knowledge base
+                  is created)
+      store       where the index lives (the embedded LanceDB store, or a Milvus server), the
+                  writers' lock, generations kept, where Milvus fuses
+      embedding   how an embedder behind an endpoint (openai:<model>) is called
+      ingest      limits of an ingest (file size, pages, reading time and memory, chunks per
+                  document), OCR, its checkpoints
+      query       channels, fusion, the strategy, the unit returned, budgets, deadlines and limits
+      llm         the language model (HyDE, rewriting, translation, the judge, multi-hop,
+                  summaries) and its client: endpoint, answer cache, retries, prompts
+      transforms  HyDE, rewriting, translation and multi-query
       rerank      the reranker
       multihop    recursive retrieval
 
-Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``, ``store``
-(the store kind), ``llm`` (the model), ``rerank`` (the reranker), ``multihop`` (the mode).
-Flat names are what ``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``,
-``Settings.replace`` and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works
-too. The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds
-(one table per group) and what ``Settings.model_json_schema()`` exports.
+Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``,
+``store_kind``, ``llm_model``, ``reranker``, ``multihop_mode`` (``FLAT``; a group's ``FLAT``
+says where the flat name differs from the field's). Flat names are what
+``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``, ``Settings.replace``
+and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works too. Earlier spellings
+(``store``, ``llm``, ``rerank``, ``multihop``, ``max_parents``) are still read (``DEPRECATED``).
+The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds (one
+table per group) and what ``Settings.model_json_schema()`` exports.
 
-Each group validates its own fields (types, ranges, enums); ``Settings`` checks what spans
-groups (a step that needs a language model, a small index that needs one). Channel names are
-an open set: the channel registry (``ragsift.retrieve.channels``) checks them, and the
-knowledge base runs that check whenever it makes settings.
+Each group validates its own fields (types, ranges, enums, and rules within the group: auto
+units need chunk entries); ``Settings`` checks what spans groups (a step or a strategy that needs
+a language model, a small index that needs one, embedding prefixes for an embedder that takes
+them). Who may set what: ``INDEX_KEYS`` are fixed at creation, ``NOT_PER_QUERY`` cannot change
+per query, ``OPERATOR_KEYS`` only the operator sets (a caller of the server may not:
+``check_caller_overrides``), ``CALLER_KEYS`` are the rest. Channel names are an open set: the
+channel registry (``ragsift.retrieve.channels``) checks them, and the knowledge base runs that
+check whenever it makes settings.
 """
 from __future__ import annotations
 
+import contextlib
 import tomllib
 import warnings
 from collections.abc import Iterable
@@ -49,6 +60,7 @@ from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
 from ragsift.text.analyzer import ANALYZERS, DEFAULT_ANALYZER
+from ragsift.text.names import did_you_mean, unknown
 from ragsift.text.prompts import validate_prompts
 
 
@@ -170,8 +182,10 @@ def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
     try:
         return enum_cls(value)
     except ValueError:
-        valid = ", ".join(repr(m.value) for m in enum_cls)  # type: ignore[attr-defined]
-        raise ConfigError(f"unknown {what} {value!r}; valid values: {valid}") from None
+        values = [str(m.value) for m in enum_cls]  # type: ignore[attr-defined]
+        hint = did_you_mean(value, values)
+        raise ConfigError(f"unknown {what} {value!r}; {hint + ' ' if hint else ''}"
+                          f"valid values: {', '.join(map(repr, values))}") from None
 
 
 # steps besides channels that take a timeout of their own in ``channel_timeouts``
@@ -431,9 +445,9 @@ class QuerySettings(Group):
                                        or not set(self.index_kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}):
             raise ValueError("auto-merging measures the share of a section's chunks that were found: "
                              "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
-        if self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1:
-            if not any(self.weight(c) > 0 for c in self.channels):
-                raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
+        if (self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1
+                and not any(self.weight(c) > 0 for c in self.channels)):
+            raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
         return self
 
 
@@ -732,7 +746,7 @@ class Settings(BaseModel):
         """A setting by its flat name."""
         flat_name = current_name(flat_name)
         if flat_name not in FLAT:
-            raise ConfigError(f"unknown setting {flat_name!r}")
+            raise ConfigError(unknown("setting", flat_name, FLAT))
         group, field = FLAT[flat_name]
         return getattr(getattr(self, group), field)
 
@@ -757,9 +771,9 @@ class Settings(BaseModel):
         changes = {current_name(k): v for k, v in changes.items() if v is not None}
         if not changes:
             return self
-        unknown = sorted(set(changes) - set(FLAT))
-        if unknown:
-            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+        wrong = sorted(set(changes) - set(FLAT))
+        if wrong:
+            raise ConfigError("; ".join(unknown("setting", k, FLAT) for k in wrong))
         data = {g: dict(getattr(self, g)) for g in GROUPS}
         for key, value in changes.items():
             group, field = FLAT[key]
@@ -783,8 +797,13 @@ class Settings(BaseModel):
                 "# at creation; the rest are defaults that a query may override.\n\n"
                 + tomli_w.dumps(self.to_dict()))
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+        except OSError as e:  # a folder that cannot be written, a directory where the file goes
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise ConfigError(f"cannot write settings {path}: {e.strerror or e}") from None
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -793,6 +812,8 @@ class Settings(BaseModel):
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read settings {path}: {e}") from None
+        except RecursionError:  # arrays or tables nested thousands deep
+            raise ConfigError(f"cannot read settings {path}: nested too deeply") from None
         index = data.get("index", data) if isinstance(data.get("index"), dict) else data
         if "analyzer" not in index:  # written before analyzers had versions: made with the first
             index["analyzer"] = FIRST_ANALYZER
@@ -837,6 +858,18 @@ def _query_model() -> type[BaseModel]:
     return _QUERY_MODEL
 
 
+def unknown_setting(loc: list[str], model: type[BaseModel]) -> str:
+    """What to say of a name no setting has, with the nearest one: a flat name (``Settings(...)``,
+    a query's overrides), a key in a group's table of ``ragsift.toml`` (``[ingest]
+    chekpoint_documents``: the group's own keys), or a table no group has."""
+    if model is Settings and len(loc) >= 2 and loc[0] in GROUPS:
+        return unknown("setting", ".".join(loc), [f"{loc[0]}.{f}" for f in GROUPS[loc[0]].model_fields])
+    if issubclass(model, Group) and len(loc) == 1:
+        return unknown("setting", loc[0], [model.flat_name(f) for f in model.model_fields])
+    name = ".".join(loc) or "settings"
+    return unknown("setting", name, [*FLAT, *GROUPS] if model is Settings else list(model.model_fields))
+
+
 def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
     """One readable line per problem, naming settings by their flat names."""
     lines = []
@@ -856,9 +889,10 @@ def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
         kind = err["type"]
         if kind == "enum":
             valid = err.get("ctx", {}).get("expected", "").replace(" or ", ", ")
-            lines.append(f"unknown {name} {value!r}; valid values: {valid}")
+            hint = did_you_mean(value, [v.strip("'") for v in valid.split(", ")])
+            lines.append(f"unknown {name} {value!r}; {hint + ' ' if hint else ''}valid values: {valid}")
         elif kind == "extra_forbidden":
-            lines.append(f"unknown setting {name!r}")
+            lines.append(unknown_setting(loc, model))
         elif kind in ("value_error", "assertion_error"):
             lines.append(str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "))
         else:

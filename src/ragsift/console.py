@@ -3,14 +3,16 @@ results as text. Plain functions over the value objects in ``ragsift.types``; no
 opens a knowledge base."""
 from __future__ import annotations
 
+import bisect
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragsift.types import IngestReport, Result
+from ragsift.types import IngestReport, Result, Span, cite_location
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
@@ -70,11 +72,100 @@ class PhaseProgress:
             self.bar = None
 
 
+#: what each phase has done, said of it once it is over
+PHASE_DONE = {"reading": "read", "splitting": "split", "embedding": "embedded", "writing": "wrote",
+              "copying": "copied"}
+
+
+def _plural(unit: str, n: int) -> str:
+    return unit if n == 1 else unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class PlainProgress:
+    """Progress for a log, not a terminal (a pipe, CI, a service): every ``every`` seconds one
+    line on stderr saying the phase, what it has done of how many, its rate and the time left,
+    for example ``ingest 1:05 embedding: 240/1200 entries, 18.5 entries/s, about 0:52 left``.
+    Nothing is printed by an ingest shorter than ``every``; a phase of no known total (a
+    checkpointed ingest) has no time left. The same calls as ``PhaseProgress``; the lines come
+    from a timer thread, so a long file (OCR, a conversion) does not silence them."""
+
+    phases = True
+
+    def __init__(self, every: float = 10.0, file: Any = None, what: str = "ingest") -> None:
+        import threading
+
+        self.every, self.what = every, what
+        self.file = file if file is not None else sys.stderr
+        self.started = time.monotonic()
+        self.desc = ""
+        self.total: int | None = None
+        self.n = 0
+        self.phase_started = self.started
+        self.before: dict[str, int] = {}  # what the phases before this one did
+        self.starts: dict[str, float] = {}  # when each phase first started (its rate is counted from then)
+        self._stop = threading.Event()
+        self._thread: Any = None
+        self._threading = threading
+
+    def __call__(self, total: int | None, desc: str) -> PlainProgress:
+        if desc != self.desc:  # a new phase (a checkpointed ingest goes back to embedding: its count goes on)
+            if self.desc:
+                self.before[self.desc] = self.n
+            self.n = 0
+            self.phase_started = self.starts.setdefault(desc, time.monotonic())
+        self.desc, self.total = desc, total
+        if self._thread is None:
+            self._thread = self._threading.Thread(target=self._tick, name="ragsift-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def update(self, n: int) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        """The end of a phase (the next one, or ``done``, follows)."""
+
+    def done(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def line(self) -> str:
+        """The line this moment gives."""
+        now = time.monotonic()
+        unit = PHASE_UNITS.get(self.desc, "item")
+        done = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
+        past = [f"{PHASE_DONE.get(d, d)} {n} {_plural(PHASE_UNITS.get(d, 'item'), n)}"
+                for d, n in self.before.items() if d != self.desc]
+        out = f"{self.what} {_clock(now - self.started)} " + "".join(p + "; " for p in past) \
+            + f"{self.desc}: {done} {_plural(unit, 2)}"
+        spent = now - self.phase_started
+        if self.n and spent > 0:
+            rate = self.n / spent
+            out += f", {rate:.3g} {_plural(unit, 2)}/s"
+            if self.total is not None and self.total >= self.n:
+                out += f", about {_clock((self.total - self.n) / rate)} left"
+        return out
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.desc:
+                print(self.line(), file=self.file, flush=True)
+
+
 @contextmanager
-def ingest_progress(enabled: bool) -> Iterator[PhaseProgress | None]:
-    """The progress line of an ingest (``PhaseProgress``) for the block, ended after it; None
-    when ``enabled`` is false."""
-    bar = PhaseProgress() if enabled else None
+def ingest_progress(enabled: bool | None, every: float = 10.0,
+                    what: str = "ingest") -> Iterator[PhaseProgress | PlainProgress | None]:
+    """The progress of an ingest for the block, ended after it: a line on a terminal
+    (``PhaseProgress``, ``enabled`` true), a line every ``every`` seconds for a log (``PlainProgress``,
+    ``enabled`` None), nothing when ``enabled`` is false."""
+    bar = PhaseProgress() if enabled else PlainProgress(every, what=what) if enabled is None else None
     try:
         yield bar
     finally:
@@ -83,27 +174,9 @@ def ingest_progress(enabled: bool) -> Iterator[PhaseProgress | None]:
 
 
 def report_lines(report: IngestReport) -> list[str]:
-    """An ingest report as lines: counts, then one line per skipped file and its reason."""
-    lines = [f"generation {report.generation}: {len(report.added)} added, {len(report.updated)} updated, "
-             f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
-             f"{report.parents} parents, {report.children} children in {report.seconds:.1f}s "
-             f"(embedding {report.embed_seconds:.1f}s)"
-             + (f"; {report.checkpoints} generations committed (checkpoints)" if report.checkpoints > 1 else "")]
-    if report.dry_run:
-        lines[0] = (f"dry run (nothing written): {len(report.added)} to add, {len(report.updated)} to update, "
-                    f"{len(report.unchanged)} unchanged, {len(report.renamed)} renamed, "
-                    f"{len(report.deleted)} to delete, {len(report.skipped)} skipped")
-    elif report.deleted or report.renamed:
-        lines[0] += f"; {len(report.renamed)} renamed (not re-embedded), {len(report.deleted)} deleted"
-    if report.ocr_pages:
-        lines[0] += f"; {report.ocr_pages} pages read by OCR"
-    for r in report.renamed:
-        lines.append(f"  renamed {r['from']} -> {r['source']}")
-    for d in report.deleted:
-        lines.append(f"  deleted {d}")
-    for s in report.skipped:
-        lines.append(f"  skipped {s.path}: {s.reason}")
-    return lines
+    """An ingest report as lines (``IngestReport.lines``): counts, then every document renamed,
+    deleted or skipped by its source (in a dry run, those to add and update too)."""
+    return report.lines()
 
 
 def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
@@ -158,6 +231,41 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
+def unit_name(unit: dict[str, Any] | None, unit_id: str) -> str:
+    """A section the trace names (``Trace.units``) as the web page names it: ``source › heading
+    path (p. 3)``; its id when the trace did not name it."""
+    if not unit:
+        return unit_id
+    name = unit["source"] + (f" › {' > '.join(unit['heading_path'])}" if unit.get("heading_path") else "")
+    loc = unit.get("location")
+    if loc:
+        (kind, v), = loc.items()
+        first, last = (v[0], v[1]) if isinstance(v, list) else (v, v)
+        name += f" ({cite_location((kind.removesuffix('s') if isinstance(v, list) else kind, first, last))})"
+    return name
+
+
+def matched_places(text: str, spans: Sequence[Span]) -> str:
+    """Where in a passage its matched spans are, as a reader counts: by line when the passage
+    has several lines as printed (a table, a list, paragraphs), else by sentence; each with the
+    channels that found it ("lines 3-5 (dense+bm25); line 9 (bm25)", "sentences 2-3 (dense)")."""
+    from ragsift.text.sentences import sentence_spans
+
+    if "\n" in text.strip():
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        unit = "line"
+    else:
+        starts = [s for s, _ in sentence_spans(text)] or [0]
+        unit = "sentence"
+    out = []
+    for sp in spans:
+        first = max(1, bisect.bisect_right(starts, sp.start))
+        last = max(first, bisect.bisect_left(starts, sp.end))
+        where = f"{unit} {first}" if first == last else f"{unit}s {first}-{last}"
+        out.append(f"{where} ({'+'.join(sp.channels)})")
+    return "; ".join(out)
+
+
 def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
     """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
@@ -166,12 +274,14 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
     for p in result.passages:
         head = f"[{p.rank}] {p.source}"
         if p.heading_path:
-            head += f" :: {' > '.join(p.heading_path)}"
+            head += f" › {' > '.join(p.heading_path)}"
+        if p.location:
+            head += f" ({cite_location(p.location)})"
         out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
         body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
-        spans = ", ".join(f"{s.start}-{s.end} via {'+'.join(s.channels)}" for s in p.matched[:6])
-        out.append(f"    matched children: {spans}")
+        if p.matched:
+            out.append(f"    matched: {matched_places(p.text, p.matched[:6])}")
         out.append("")
     t = result.trace
     fusion = ", ".join(f"{k}={v}" for k, v in t.fusion.items())
@@ -181,7 +291,7 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
         out.append(f"  channel {c.name}: {status} in {c.elapsed_ms:.1f} ms")
         if show_trace:
             for h in c.hits[:5]:
-                out.append(f"    #{h.rank} {h.parent_id} raw score {h.score:.4f}")
+                out.append(f"    #{h.rank} {unit_name(t.units.get(h.parent_id), h.parent_id)}  raw score {h.score:.4f}")
     rw = t.transforms.get("rewrite")
     if rw:
         out.append(f"  rewrite: {rw['rewritten']!r}" if rw["rewritten"] else

@@ -16,6 +16,22 @@ def sample_dir() -> Path:
     return Path(str(resources.files("ragsift") / "sample"))
 
 
+def copy_sample(dest: str | Path = "docs") -> Path:
+    """Copy the bundled sample documents (a Chinese and an English product manual, a Chinese and
+    an English FAQ, a machine-learning textbook in each language: what ``ragsift demo`` ingests)
+    into ``dest``, made when missing; a file already there with the same bytes is left as it is.
+    Returns ``dest``: the README's examples start from it."""
+    import shutil
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted((sample_dir() / "kb").iterdir()):
+        target = dest / f.name
+        if not (target.is_file() and target.read_bytes() == f.read_bytes()):
+            shutil.copyfile(f, target)
+    return dest
+
+
 def sample_questions() -> list[dict[str, Any]]:
     path = sample_dir() / "questions.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -26,9 +42,9 @@ def expected_rank(result, q: dict[str, Any]) -> int | None:
     for p in result.passages:
         if p.source != q["expected_source"]:
             continue
-        if not q["expected_heading"] or (p.heading_path and p.heading_path[-1] == q["expected_heading"]):
-            if q["answer_hint"] in p.text:
-                return p.rank
+        if ((not q["expected_heading"] or (p.heading_path and p.heading_path[-1] == q["expected_heading"]))
+                and q["answer_hint"] in p.text):
+            return p.rank
     return None
 
 

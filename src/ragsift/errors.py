@@ -1,4 +1,7 @@
 """The exceptions ragsift raises. Each carries a message meant for a user."""
+from __future__ import annotations
+
+import os
 
 
 class RagsiftError(Exception):
@@ -73,3 +76,13 @@ class LLMError(RagsiftError):
 
 class Cancelled(RagsiftError):
     """The work was cancelled or ran out of time."""
+
+
+def os_reason(e: OSError, path: str | os.PathLike[str] | None = None) -> str:
+    """What the system said, for a message about ``path``: its reason, and the file it concerns
+    when that is another ("Permission denied (/srv/kb/ragsift.toml)")."""
+    reason = e.strerror or type(e).__name__
+    where = os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes)) else None
+    if not where or (path is not None and where == os.fsdecode(path)):
+        return reason
+    return f"{reason} ({where if len(where) <= 200 else where[:200] + '…'})"

@@ -4,6 +4,7 @@ All are frozen dataclasses; nothing in ragsift mutates a caller's objects.
 """
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -32,6 +33,9 @@ SYNTHETIC_POSITION = 1_000_000
 #: its path relative to the folder it was ingested from, or the name it was ingested under.
 PATH_KEY = "path"
 #: metadata ragsift keeps for itself (name -> why a filter may not name it)
+#: what a query of an empty knowledge base says (``Result.warnings``), in every face
+EMPTY_KNOWLEDGE_BASE = ("the knowledge base holds no documents: ingest some first (`ragsift ingest PATH`, "
+                        "KnowledgeBase.ingest, or POST /v1/files)")
 INTERNAL_METADATA: dict[str, str] = {
     PATH_KEY: "where a file is on the server is the operator's, kept for ragsift itself (a file's identity and "
               "sync); filter by source, the name a document was ingested under (its path in its folder)",
@@ -271,16 +275,20 @@ class Trace:
 
 @dataclass(frozen=True)
 class Result:
-    """Passages for a question, best first, and the trace of how they were found.
-    ``to_dict()`` gives both as JSON-ready values; ``to_context()`` the text for a prompt."""
+    """Passages for a question, best first, and the trace of how they were found; with none, the
+    ``warnings`` that say why where it can be told. ``to_dict()`` gives them as JSON-ready values;
+    ``to_context()`` the text for a prompt."""
 
     query: str
     passages: tuple[Passage, ...]
     trace: Trace
+    #: why nothing was found, when that can be told: the knowledge base is empty, or a filter asks
+    #: for a value no document holds (``no document has source "guide.md" (did you mean ...?)``)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self, trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "trace_id": self.trace.trace_id,
-                             "passages": [p.to_dict() for p in self.passages]}
+                             "passages": [p.to_dict() for p in self.passages], "warnings": list(self.warnings)}
         if trace:
             d["trace"] = self.trace.to_dict()
         return d
@@ -317,9 +325,31 @@ class Skipped:
     reason: str
 
 
+#: what a file's document id looks like (``ingest.loaders.base.doc_id_for``): derived from its source
+_FILE_ID = re.compile(r"d-[0-9a-f]{16}")
+
+
+def document_name(doc_id: str, source: str) -> str:
+    """How a person is told which document: its source (``zh/a.md``); a record, one of several a
+    source can hold (a JSONL row, a document added from code), its source and its id beside
+    (``faq.jsonl (faq-7)``); the id alone when the source is not known."""
+    if not source:
+        return doc_id
+    if source == doc_id or _FILE_ID.fullmatch(doc_id):
+        return source
+    return f"{source} ({doc_id})"
+
+
 @dataclass
 class IngestReport:
-    """What an ingest did. Mutable while the ingest runs; returned when it ends."""
+    """What an ingest did. Mutable while the ingest runs; returned when it ends.
+
+    ``added``, ``updated``, ``unchanged``, ``deleted`` and ``relabeled`` hold document ids (what a
+    program passes back: ``delete``, ``view``); ``sources`` names each of them by its source (the
+    file's path in its folder), ``name(id)`` / ``names(ids)`` as a person reads it, and
+    ``str(report)`` (``lines()``) is the report in words: counts, then each file renamed, deleted
+    and skipped by name. ``renamed`` entries are ``{"from": id, "to": id, "from_source": ...,
+    "source": ...}``."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
@@ -334,10 +364,46 @@ class IngestReport:
     embed_seconds: float = 0.0
     summaries: int = 0  # summaries written (small_index summaries / raptor)
     summary_fallbacks: int = 0  # of them, extractive because the language model failed
-    renamed: list[dict[str, str]] = field(default_factory=list)  # {from, to, source}: moved, not re-embedded
+    renamed: list[dict[str, str]] = field(default_factory=list)  # {from, to, from_source, source}: not re-embedded
     relabeled: list[str] = field(default_factory=list)  # unchanged documents whose path or source was recorded
     ocr_pages: int = 0  # pages (and images) read by OCR
     dry_run: bool = False  # nothing was written: what would change
+    sources: dict[str, str] = field(default_factory=dict)  # document id -> source, for every id named above
+
+    def name(self, doc_id: str) -> str:
+        """A document of the report as a person reads it (``document_name``)."""
+        return document_name(doc_id, self.sources.get(doc_id, ""))
+
+    def names(self, doc_ids: list[str]) -> list[str]:
+        return [self.name(i) for i in doc_ids]
+
+    def lines(self) -> list[str]:
+        """The report in words: counts, then every document renamed, deleted or skipped by its
+        name (and, in a dry run, every one to add or update), one a line."""
+        lines = [f"generation {self.generation}: {len(self.added)} added, {len(self.updated)} updated, "
+                 f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
+                 f"{self.parents} parents, {self.children} children in {self.seconds:.1f}s "
+                 f"(embedding {self.embed_seconds:.1f}s)"
+                 + (f"; {self.checkpoints} generations committed (checkpoints)" if self.checkpoints > 1 else "")]
+        if self.dry_run:
+            lines[0] = (f"dry run (nothing written): {len(self.added)} to add, {len(self.updated)} to update, "
+                        f"{len(self.unchanged)} unchanged, {len(self.renamed)} renamed, "
+                        f"{len(self.deleted)} to delete, {len(self.skipped)} skipped")
+        elif self.deleted or self.renamed:
+            lines[0] += f"; {len(self.renamed)} renamed (not re-embedded), {len(self.deleted)} deleted"
+        if self.ocr_pages:
+            lines[0] += f"; {self.ocr_pages} pages read by OCR"
+        if self.dry_run:
+            lines += [f"  add {n}" for n in self.names(self.added)]
+            lines += [f"  update {n}" for n in self.names(self.updated)]
+        for r in self.renamed:
+            lines.append(f"  renamed {r.get('from_source') or r['from']} -> {r['source']}")
+        lines += [f"  {'delete' if self.dry_run else 'deleted'} {n}" for n in self.names(self.deleted)]
+        lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped]
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

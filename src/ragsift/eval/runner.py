@@ -66,14 +66,27 @@ class ConfigResult:
         return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
+def _why(e: BaseException) -> str:
+    """Why a JSON file could not be read, in a few words."""
+    if isinstance(e, OSError):
+        return e.strerror or type(e).__name__
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    if isinstance(e, KeyError):
+        return f"no {e} in it"
+    return str(e)[:200]
+
+
 def load_configs(names: Sequence[str], config_file: str | None) -> dict[str, dict[str, Any]]:
     """Built-in configurations, plus any from a JSON file ``{"name": {query settings}}``."""
     available = dict(CONFIGS)
     if config_file:
         try:
             extra = json.loads(Path(config_file).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"cannot read config file {config_file}: {e}") from None
+        except (OSError, ValueError, RecursionError) as e:  # unreadable, not UTF-8, not JSON, nested too deeply
+            raise InputError(f"cannot read config file {config_file}: {_why(e)}") from None
         if not isinstance(extra, dict) or not all(isinstance(v, dict) for v in extra.values()):
             raise InputError("a config file maps names to objects of query settings")
         available.update(extra)
@@ -205,8 +218,12 @@ def run_eval(dataset: str | Path, configs: dict[str, dict[str, Any]], *, baselin
     baseline = baseline or names[0]
     if baseline not in configs:
         raise InputError(f"baseline {baseline!r} is not among the configs run")
-    kb, report = build_kb(ds, Path(work_dir), embedder, progress)
     qids = judged_queries(ds, max_queries, skip_queries)
+    if not qids:  # told before a knowledge base is built for nothing
+        raise InputError(f"{ds.path} has no judged query to run: qrels/{split}.tsv names "
+                         f"{len(ds.qrels)} queries, queries.jsonl holds {len(ds.queries)}"
+                         + (f", and --skip-queries {skip_queries} leaves none" if skip_queries else ""))
+    kb, report = build_kb(ds, Path(work_dir), embedder, progress)
     summary = (f"{ds.name}: {len(qids)} judged queries; knowledge base {kb.path} "
                f"({report.children} children embedded now, {len(report.unchanged)} documents unchanged)")
     results = [run_config(kb, ds, n, configs[n], qids, progress=progress) for n in names]
@@ -240,14 +257,24 @@ def compare_configs(results_file: Path, a: str, b: str, metrics: Sequence[str] |
     try:
         data = json.loads(Path(results_file).read_text(encoding="utf-8"))
         res = data["results"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
-        raise InputError(f"cannot read evaluation results {results_file}: {e}") from None
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as e:
+        raise InputError(f"cannot read evaluation results {results_file}: {_why(e)}") from None
+    if not isinstance(res, dict):
+        raise InputError(f"{results_file} is not an eval --out file: its results are not an object")
     for name in (a, b):
         if name not in res:
-            raise InputError(f"no config {name!r} in {results_file}; it has: {', '.join(res)}")
+            raise InputError(f"no config {name[:80]!r} in {results_file}; it has: {', '.join(res)}")
     lines = [f"| metric | {a} | {b} | Δ | p (paired randomization) | wins/losses/ties |", "|---|---|---|---|---|---|"]
-    for m in metrics or list(res[a]["metrics"]):
-        c = compare(res[a]["per_query"], res[b]["per_query"], m)
-        lines.append(f"| {m} | {c.mean_a:.4f} | {c.mean_b:.4f} | {c.diff:+.4f} | {c.p_value:.4f} | "
-                     f"{c.wins}/{c.losses}/{c.ties} |")
+    try:
+        known = list(res[a]["metrics"])
+        unknown = [m for m in metrics or [] if m not in known]
+        if unknown:
+            raise InputError(f"unknown metric(s) {', '.join(repr(m[:80]) for m in unknown)}; {results_file} has: "
+                             f"{', '.join(known)}")
+        for m in metrics or known:
+            c = compare(res[a]["per_query"], res[b]["per_query"], m)
+            lines.append(f"| {m} | {c.mean_a:.4f} | {c.mean_b:.4f} | {c.diff:+.4f} | {c.p_value:.4f} | "
+                         f"{c.wins}/{c.losses}/{c.ties} |")
+    except (KeyError, TypeError, ValueError) as e:  # a file that is not what eval --out writes
+        raise InputError(f"{results_file} is not an eval --out file ({type(e).__name__}: {str(e)[:100]})") from None
     return "\n".join(lines)

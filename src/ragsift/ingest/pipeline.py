@@ -207,22 +207,38 @@ def last_occurrences(items: list[Input], limits: LoadLimits) -> dict[str, tuple[
     return last
 
 
-def documents_of_records(records: Iterable[Any], source: str, report: IngestReport) -> Iterator[Document]:
+def documents_of_records(records: Iterable[Any], source: str | None, report: IngestReport) -> Iterator[Document]:
     """Documents held in code: mappings or document objects (``loaders.as_record``), each id
     once (a second document with the same id is skipped with its reason, and so is one whose
-    metadata names ``PATH_KEY``, ragsift's own)."""
+    metadata names ``PATH_KEY``, ragsift's own). A document is named by its own ``source``, else
+    by ``source``, else (None) by its title, else its id: what a person reads it by."""
     seen: set[str] = set()
     for i, row in enumerate(records):
         row = as_record(row)
-        src = str(row.get("source") or source) if isinstance(row, Mapping) else source
-        item = record_document(dict(row) if isinstance(row, Mapping) else row, f"{src}[{i}]", src, seen, fmt="text")
+        src = _record_source(row, source)
+        # a record skipped is told by its place in the batch: documents[3] (or the source given)
+        given = str(row.get("source") or source or "") if isinstance(row, Mapping) else source or ""
+        where = f"{given or 'documents'}[{i}]"
+        item = record_document(dict(row) if isinstance(row, Mapping) else row, where, src, seen, fmt="text")
         if isinstance(item, Document) and PATH_KEY in item.metadata:  # ragsift's own: a file's identity
             seen.discard(item.doc_id)
-            item = Skipped(f"{src}[{i}]", RESERVED_PATH)
+            item = Skipped(where, RESERVED_PATH)
         if isinstance(item, Document):
             yield item
         else:
             report.skipped.append(item)
+
+
+def _record_source(row: Any, source: str | None) -> str:
+    """What names a record: its own source, else the one given for all, else its title, else its id."""
+    if not isinstance(row, Mapping):
+        return source or "documents"
+    given = row.get("source") or source
+    if given:
+        return str(given)
+    title, rid = row.get("title"), row.get("_id", row.get("id"))
+    name = title if isinstance(title, str) and title.strip() else rid
+    return " ".join(str(name).split())[:200] if name is not None and str(name).strip() else "documents"
 
 
 # ------------------------------------------------------------------ representing entries
@@ -354,6 +370,7 @@ class IngestRun:
         stored = self.writer.get_documents([d.doc_id for d in docs]) if docs else {}
         todo = []
         for d in docs:
+            report.sources[d.doc_id] = d.source
             old = stored.get(d.doc_id)
             if old is not None and old.content_hash == d.content_hash:
                 report.unchanged.append(d.doc_id)

@@ -33,7 +33,8 @@ _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")
 
 # formats whose '#' lines are headings (every loader of a structured format writes them)
-STRUCTURED_FORMATS = ("md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "epub", "odt", "eml", "zip")
+STRUCTURED_FORMATS = ("md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "epub", "odt", "eml", "zip", "doc", "ppt",
+                      "xls", "rtf", "odp", "ods", "msg", "xml")
 
 Mark = tuple[int, str, int]  # offset in the text without marks, kind (page | slide), number
 
@@ -92,20 +93,31 @@ def location_of(marks: list[Mark], start: int, end: int) -> tuple[str, int, int]
 
 def sections(text: str) -> list[tuple[tuple[str, ...], str, int]]:
     """(heading path, body, body's offset in ``text``) of each heading section, in document
-    order; [] if the text has no headings."""
+    order; [] if the text has no headings. A heading with no text under it that the next heading
+    replaces (a cover page's title and authors, each read as a heading) is not lost: the next
+    section's body starts at its line (a body stays an exact slice of ``text``)."""
     out: list[tuple[tuple[str, ...], str, int]] = []
-    stack: list[tuple[int, str]] = []
+    stack: list[list] = []  # [level, heading, whether a section under it was kept, where its line begins]
     body: list[str] = []
     body_at = 0
+    orphan_at: int | None = None  # where the first heading that lost its place begins
     in_fence = False
     found_heading = False
     pos = 0
 
     def flush() -> None:
+        nonlocal orphan_at
         raw = "\n".join(body)
         b = raw.strip()
         if b:
-            out.append((tuple(h for _, h in stack), b, body_at + raw.index(b)))
+            at = body_at + raw.index(b)
+            if orphan_at is not None:
+                end = at + len(b)
+                at, b = orphan_at, text[orphan_at:end]
+                orphan_at = None
+            out.append((tuple(entry[1] for entry in stack), b, at))
+            for entry in stack:
+                entry[2] = True
         body.clear()
 
     for line in text.split("\n"):
@@ -117,8 +129,10 @@ def sections(text: str) -> list[tuple[tuple[str, ...], str, int]]:
             flush()
             level = h[0]
             while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, h[1].strip()))
+                gone = stack.pop()
+                if not gone[2] and orphan_at is None:
+                    orphan_at = gone[3]
+            stack.append([level, h[1].strip(), False, pos])
             body_at = pos + len(line) + 1
         else:
             if not body:

@@ -3,8 +3,10 @@ folder's files as they are now, in one commit.
 
 - **New and changed** files are loaded, split and embedded (``IngestRun``).
 - **Renamed (or moved) files** are recognised by their content: a new file whose content hash,
-  format and title are those of a document whose file is gone takes that document's parents,
-  entries and vectors under its new name; nothing is embedded again.
+  format and title (unless the title is made from the file's name) are those of a document whose
+  file is gone takes that document's parents, entries and vectors under its new name and title;
+  nothing is embedded again (the entries keep the words of the old title they were indexed with,
+  until the file changes).
 - **Files gone** from the folder have their documents deleted; so do the documents a file no
   longer makes (rows gone from a JSONL file, members gone from an archive). A file that is still
   there but could not be read this time keeps its documents (the report says why it was skipped).
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from ragsift.errors import InputError
 from ragsift.ingest.loaders import LoadLimits
+from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.pipeline import FileInput, Input, file_path, input_files, known_sources, load_input, within
 from ragsift.store.base import Store, StoredDocument
 from ragsift.types import PATH_KEY, Document, IngestReport
@@ -33,6 +36,14 @@ class SyncPlan:
     docs: list[Document] = field(default_factory=list)  # the folder's documents now (renamed ones left out)
     deletes: list[str] = field(default_factory=list)  # stored documents whose file is gone
     moves: list[tuple[str, Document]] = field(default_factory=list)  # stored id -> the same content renamed
+    sources: dict[str, str] = field(default_factory=dict)  # every id named above -> its source (stored or new)
+
+    def report_into(self, report: IngestReport) -> None:
+        """What the plan deletes and renames into ``report``, each document named by its source."""
+        report.deleted = list(self.deletes)
+        report.renamed = [{"from": old, "to": new.doc_id, "from_source": self.sources.get(old, ""),
+                           "source": new.source} for old, new in self.moves]
+        report.sources.update(self.sources)
 
 
 def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits, report: IngestReport,
@@ -62,18 +73,27 @@ def plan_sync(folder: str | Path, prefix: str, store: Store, limits: LoadLimits,
             gone.append(s)
     by_content: dict[tuple[str, str, str], list[StoredDocument]] = {}
     for g in gone:
-        by_content.setdefault((g.content_hash, g.format, g.title), []).append(g)
+        by_content.setdefault(_content_key(g), []).append(g)
     moves = []
     for d in docs:
         if d.doc_id in stored:
             continue
-        same = by_content.get((d.content_hash, d.format, d.title))
+        same = by_content.get(_content_key(d))
         if same:
             moves.append((same.pop(0).doc_id, d))
     moved_to = {d.doc_id for _, d in moves}
     moved_from = {old for old, _ in moves}
+    sources = {g.doc_id: g.source for g in gone} | {d.doc_id: d.source for d in docs}
     return SyncPlan([d for d in docs if d.doc_id not in moved_to],
-                    [g.doc_id for g in gone if g.doc_id not in moved_from], moves)
+                    [g.doc_id for g in gone if g.doc_id not in moved_from], moves, sources)
+
+
+def _content_key(d: Document | StoredDocument) -> tuple[str, str, str]:
+    """What a renamed file is recognised by: its content (the hash of its bytes), its format, and
+    its title when the content gives it one; a title made from the file's name (a DOCX, a PPTX,
+    an image with none of its own: ``source_title``) is left out, or no such file would be known
+    under a new name."""
+    return d.content_hash, d.format, "" if d.title == source_title(d.source) else d.title
 
 
 def _links(root: Path, prefix: str, items: list[Input]) -> set[str]:
@@ -101,7 +121,6 @@ def dry_run_report(plan: SyncPlan, store: Store, report: IngestReport) -> Ingest
             report.updated.append(d.doc_id)
         else:
             report.unchanged.append(d.doc_id)
-    report.deleted = list(plan.deletes)
-    report.renamed = [{"from": old, "to": new.doc_id, "source": new.source} for old, new in plan.moves]
+    plan.report_into(report)
     report.dry_run = True
     return report

@@ -5,6 +5,7 @@ The knowledge base is a facade: ingest runs in ``ingest.pipeline``, queries in
 ``kb.files``, a write's failures in ``kb.writer``."""
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -18,7 +19,7 @@ from typing import Any
 
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, StoreKind, current_name
-from ragsift.errors import ConfigError, InputError, NotFound, StoreError
+from ragsift.errors import ConfigError, InputError, NotFound, StoreError, os_reason
 from ragsift.ingest.pipeline import (
     IngestRun,
     ProgressFactory,
@@ -48,9 +49,9 @@ from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
 from ragsift.store import check_store, committed_stats, default_store_name, embedded_identity, open_store
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
-from ragsift.store.filters import parse_filter
+from ragsift.store.filters import asked_values, missing_values, parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
-from ragsift.types import PATH_KEY, Document, IngestReport, Result, public_metadata
+from ragsift.types import EMPTY_KNOWLEDGE_BASE, PATH_KEY, Document, IngestReport, Result, public_metadata
 
 log = logging.getLogger(__name__)
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
@@ -137,8 +138,19 @@ class KnowledgeBase:
     def open(cls, path: str | Path, *, create: bool = True, **overrides: Any) -> KnowledgeBase:
         """Open the knowledge base at ``path``, creating it (with ``overrides`` as its settings)
         when ``create`` and there is none. On an existing one, ``overrides`` change the saved
-        query defaults for this session; an index setting that differs raises ConfigError."""
+        query defaults for this session; an index setting that differs raises ConfigError. What the
+        system refuses (a folder that cannot be made or read, a name too long) is a StoreError
+        naming the path."""
         path = Path(path)
+        try:
+            return cls._open(path, create, overrides)
+        except OSError as e:
+            exists = _exists(path / SETTINGS_FILE)
+            raise StoreError(f"cannot {'open' if exists or not create else 'create'} the knowledge base at {path}: "
+                             f"{os_reason(e, path)}") from None
+
+    @classmethod
+    def _open(cls, path: Path, create: bool, overrides: dict[str, Any]) -> KnowledgeBase:
         sfile = path / SETTINGS_FILE
         overrides = {current_name(k): v for k, v in overrides.items()}
         if sfile.exists():
@@ -177,8 +189,15 @@ class KnowledgeBase:
                 settings = settings.replace(store_name=default_store_name(path))
             dim = load_embedder(settings.index.embedder, settings.embedding).dim
             vectors = {name: load_embedder(name, settings.embedding).dim for name in settings.index.extra_embedders}
+            made = [p for p in (path, *path.parents) if not p.exists()]  # the folders this creation makes
             path.mkdir(parents=True, exist_ok=True)
-            store = open_store(path, settings, dim=dim, vectors=vectors)
+            try:
+                store = open_store(path, settings, dim=dim, vectors=vectors)
+            except BaseException:  # a store that cannot be reached (Milvus down): no empty folder left behind
+                for folder in made:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()  # only while empty
+                raise
             settings.save(sfile)
         kb = cls(path, settings, store)
         return kb
@@ -246,15 +265,15 @@ class KnowledgeBase:
             run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
             run.deletes, run.moves = list(plan.deletes), run.moves + list(plan.moves)
             report = run.run(plan.docs, False, t0)
-            report.deleted = list(plan.deletes)
-            report.renamed = [{"from": old, "to": new.doc_id, "source": new.source} for old, new in plan.moves]
+            plan.report_into(report)
             return report
 
-    def add_documents(self, documents: Iterable[Any], *, source: str = "api",
+    def add_documents(self, documents: Iterable[Any], *, source: str | None = None,
                       progress: ProgressFactory | None = None) -> IngestReport:
         """Ingest documents held in code or a database, by default in one transaction. Each is a
         mapping with ``id`` (or ``_id``), ``text``, and optionally ``title``, ``metadata`` (a flat
-        mapping of filterable values) and ``source`` (default ``source``), or an object with
+        mapping of filterable values) and ``source`` (what names it where a person reads it: a
+        passage, a listing, a report; default ``source``, else its title, else its id), or an object with
         those attributes: a ragsift ``Document``, a LangChain ``Document`` (``page_content``,
         ``metadata``, ``id``), a LlamaIndex node (``text``, ``metadata``, ``id_``) or a Haystack
         ``Document`` (``content``, ``meta``, ``id``). A document whose id is stored already
@@ -312,9 +331,11 @@ class KnowledgeBase:
         of their sections); the trace keeps its channels, fusion and timings, ``units`` is empty.
         """
         settings = self._query_settings(overrides)
-        with self.reading():
-            where = parse_filter(filter, self.store.fields(), settings.query.max_filter_nodes)
+        with self.reading() as store:
+            where = parse_filter(filter, store.fields(), settings.query.max_filter_nodes)
             result = self.retriever.answer(question, settings, where, filter, deadline=deadline, name_units=trace)
+            if not result.passages:
+                result = replace(result, warnings=tuple(_why_nothing(store, where)))
         log.info("query %s %r: %d passages in %.1f ms", result.trace.trace_id[:8], question[:80],
                  len(result.passages), result.trace.timings_ms["total"])
         return result
@@ -516,6 +537,13 @@ class KnowledgeBase:
         one whose manifest records its counts (every commit since they were); None otherwise (then
         open it). The settings file is checked against the store's record as ``open`` checks it."""
         path = Path(path)
+        try:
+            return KnowledgeBase._committed_stats(path)
+        except OSError as e:
+            raise StoreError(f"cannot open the knowledge base at {path}: {os_reason(e, path)}") from None
+
+    @staticmethod
+    def _committed_stats(path: Path) -> dict[str, Any] | None:
         sfile = path / SETTINGS_FILE
         if not sfile.exists():
             return None
@@ -536,6 +564,32 @@ class KnowledgeBase:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _why_nothing(store: Store, where: Any) -> list[str]:
+    """Why a query found nothing, where it can be told (``Result.warnings``): the knowledge base
+    is empty, or its filter asks for values no document holds (``filters.missing_values``)."""
+    docs = store.get_documents()
+    if not docs:
+        return [EMPTY_KNOWLEDGE_BASE]
+    asked = {name for name, _ in asked_values(where)}
+    if not asked:
+        return []
+    held: dict[str, set[Any]] = {name: set() for name in asked if name != "lang"}
+    for d in docs.values():
+        for name, values in held.items():
+            value = getattr(d, name) if name in ("doc_id", "source", "title", "format") else d.metadata.get(name)
+            for v in value if isinstance(value, list) else [value]:
+                if v is not None and isinstance(v, (str, int, float, bool)):
+                    values.add(v)
+    return missing_values(where, held)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 __all__ = ["KnowledgeBase", "SETTINGS_FILE", "check_knowledge_base", "restore_knowledge_base", "rewrite_settings"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.config import INDEX_KEYS, Settings, StoreKind, current_name
-from ragsift.errors import ConfigError, StoreError
+from ragsift.errors import ConfigError, StoreError, os_reason
 from ragsift.store import check_store, default_store_name, embedded_identity, open_store, restore_store
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.types import Child
@@ -98,7 +98,8 @@ def check_knowledge_base(path: str | Path) -> CheckReport:
 def restore_knowledge_base(path: str | Path, generation: int | None = None) -> int:
     """Commit a kept generation (default: the newest that checks out) as the newest one;
     returns its new number. For a knowledge base that a damaged manifest or data file keeps
-    from opening, or to undo a commit."""
+    from opening, or to undo a commit. On a healthy knowledge base, asked for no generation (or
+    its own), nothing is committed: its generation is returned as it is."""
     settings, _ = _settings_of(_existing(path))
     return restore_store(path, settings, generation)
 
@@ -125,9 +126,14 @@ def copy_settings(settings: Settings, path: Path, store: dict[str, Any]) -> Sett
     bad = set(store) - {"store_kind", "store_uri", "store_name", "store_index"}
     if bad:
         raise ConfigError(f"only store settings can change in a copy, not {', '.join(sorted(bad))}")
-    if (path / SETTINGS_FILE).exists():
-        raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
-    settings = settings.replace(store_name="", **store)
+    try:
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path} is not a directory; copy into a new directory")
+        if (path / SETTINGS_FILE).exists():
+            raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
+    except OSError as e:
+        raise StoreError(f"cannot copy the knowledge base to {path}: {os_reason(e, path)}") from None
+    settings = settings.replace(**{"store_name": "", **store})
     if settings.store.kind is StoreKind.LANCEDB:
         return settings.replace(store_uri="", store_name="")
     return settings if settings.store.name else settings.replace(store_name=default_store_name(path))
@@ -136,7 +142,10 @@ def copy_settings(settings: Settings, path: Path, store: dict[str, Any]) -> Sett
 def copy_store(src: Store, path: Path, settings: Settings, progress: Any = None) -> Store:
     """Every document of ``src`` copied as stored (no re-embedding) into a new store at ``path``
     in one commit; the settings file written after it."""
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot copy the knowledge base to {path}: {os_reason(e, path)}") from None
     vectors = {name: int(v["dim"]) for name, v in src.manifest.get("vectors", {}).items()}
     dest = open_store(path, settings, dim=src.dim, vectors=vectors)
     if dest.generation != 0:

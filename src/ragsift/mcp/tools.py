@@ -17,7 +17,7 @@ from typing import Annotated, Any, NotRequired, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only from Python 3.12
 
 from ragsift import __version__
@@ -25,6 +25,7 @@ from ragsift.errors import RagsiftError
 from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
+from ragsift.text.names import did_you_mean
 from ragsift.types import located
 
 MAX_PASSAGES = 20
@@ -97,11 +98,12 @@ class Section(BaseModel):
     text: str
 
 
+@with_config(ConfigDict(extra="forbid"))
 class NewDocument(TypedDict):
     id: Annotated[str, Field(description="The document's id; a stored document with this id is replaced")]
     text: Annotated[str, Field(description="The document's text (Markdown headings make its sections)")]
     title: NotRequired[Annotated[str, Field(description="Its title")]]
-    source: NotRequired[Annotated[str, Field(description="Where it came from (default 'mcp')")]]
+    source: NotRequired[Annotated[str, Field(description="What names it (default: its title, else its id)")]]
     metadata: NotRequired[Annotated[dict[str, Any], Field(
         description="Flat filterable values: string, int, float, bool, ISO 8601 date text, list of strings")]]
 
@@ -181,15 +183,71 @@ def _without_kb(fn: Callable[..., Any]) -> Callable[..., Any]:
     return one
 
 
+class _Server(MCPServer):
+    """The SDK's server, refusing a call that names an argument its tool does not take (the SDK
+    would drop it silently, and the agent would never learn that its ``filtre`` filtered nothing):
+    the error names the known arguments. The tools' input schemas say so too
+    (``additionalProperties: false``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, list[str]] = {}  # tool -> the arguments it takes, in order
+        # over HTTP, whether a request's key may write; the tools that write, listed only to keys that may
+        self.may_write: Callable[[Any], bool] | None = None
+        self.writing: set[str] = set()
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        """The tools this caller's key may call: a read key is not offered ``add_documents``
+        (calling it still answers that it needs a write key)."""
+        result = await super()._handle_list_tools(ctx, params)
+        if self.may_write is not None and self.writing and not self.may_write(getattr(ctx, "request", None)):
+            result.tools = [t for t in result.tools if t.name not in self.writing]
+        return result
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().add_tool(fn, *args, **kwargs)
+        hints = typing.get_type_hints(fn)
+        self.arguments[kwargs.get("name") or fn.__name__] = [
+            name for name in inspect.signature(fn).parameters if hints.get(name) is not Context]
+
+    async def list_tools(self) -> list[Any]:
+        tools = await super().list_tools()
+        for t in tools:
+            if t.name in self.arguments:
+                t.input_schema = {**t.input_schema, "additionalProperties": False}
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self.arguments.get(name)
+        if known is not None:
+            _refuse_unknown("argument", f"for {name}: it takes", arguments, known)
+            documents = arguments.get("documents") if "documents" in known else None
+            for i, doc in enumerate(documents if isinstance(documents, list) else []):
+                if isinstance(doc, dict):
+                    _refuse_unknown("key", f"in documents[{i}]: a document takes", doc,
+                                    list(NewDocument.__annotations__))
+        return await super().call_tool(name, arguments, context)
+
+
+def _refuse_unknown(what: str, where: str, given: dict[str, Any], known: list[str]) -> None:
+    unknown = [k for k in given if k not in known]
+    if unknown:
+        shown = ", ".join(repr(k if len(k) <= 50 else k[:50] + "…") for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        hints = [h for h in (did_you_mean(k, known) for k in unknown[:5]) if h]
+        raise ToolError(f"unknown {what}{'s' if len(unknown) > 1 else ''} {shown}{more} {where} "
+                        f"{', '.join(known) or 'no arguments'}" + (f"; {' '.join(hints)}" if hints else ""))
+
+
 def build_mcp(pool: Pool, *, allow_ingest: bool = False,
               may_write: Callable[[Any], bool] | None = None) -> MCPServer:
     """The MCP server over a pool of knowledge bases. ``may_write``: over HTTP, whether the
     request's key may write (the server's own check); none over stdio, where the user is the operator.
     Over one knowledge base (``SinglePool``) the tools take no ``kb`` parameter."""
-    server = MCPServer("ragsift", version=__version__,
-                       instructions="Search the knowledge base with `search` and cite passages by their [n]; "
-                                    "`get_section` returns a passage's whole section; `list_documents` shows the "
-                                    "documents and the fields a filter can name.")
+    server = _Server("ragsift", version=__version__,
+                     instructions="Search the knowledge base with `search` and cite passages by their [n]; "
+                                  "`get_section` returns a passage's whole section; `list_documents` shows the "
+                                  "documents and the fields a filter can name.")
     single = isinstance(pool, SinglePool)
     fields = _call(lambda: _fields(pool.kb)) if isinstance(pool, SinglePool) else None
 
@@ -267,9 +325,10 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
         ) -> dict[str, Any]:
             if may_write is not None and not may_write(ctx.request_context.request):
                 raise ToolError("this key may read only: adding documents needs a write key")
-            report = _call(lambda: pool.get(kb, create=True).add_documents(documents, source="mcp"))
+            report = _call(lambda: pool.get(kb, create=True).add_documents(documents))
             return report.to_dict()
 
+        server.may_write, server.writing = may_write, {"add_documents"}
         tool(add_documents, "Add documents",
              "Add documents ({id, text, title?, source?, metadata?}) to the knowledge base. A document whose id "
              "is stored already replaces it (the same documents twice leave the same knowledge base).",

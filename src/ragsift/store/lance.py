@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import BTree
 
 from ragsift.errors import FilterError, StoreError
 from ragsift.store.base import (
@@ -73,9 +72,11 @@ from ragsift.store.lance_files import (
     MANIFEST,
     TABLES,
     WriteLock,
+    checked,
     connect,
     generation_file,
     manifest_problem,
+    open_read,
     publish,
     saved_generations,
     stats_of,
@@ -179,7 +180,8 @@ class LanceStore(ManifestStore):
             if dim is None:
                 raise StoreError(f"no knowledge base at {self.path} (manifest.json missing)")
             self._create(dim, vectors or {}, sparse)
-        self._db = connect(self.path / "lance")
+        self._lance = checked(self.path / "lance")  # a path LanceDB refuses is an error now
+        self._db_conn: Any = None
         self._manifest_mtime = 0.0
         self._index_lock = threading.RLock()  # an index may build the shared rows while holding it
         self._selection_lock = threading.Lock()
@@ -188,6 +190,13 @@ class LanceStore(ManifestStore):
         # per segment: the generation this object last worked out its dead documents at, and them
         self._liveness: dict[str, tuple[int, frozenset[str]]] = {}
         self._load_manifest()
+
+    @property
+    def _db(self) -> Any:
+        """A LanceDB connection (``import lancedb``): for writing; reads go through ``open_read``."""
+        if self._db_conn is None:
+            self._db_conn = connect(self._lance)
+        return self._db_conn
 
     # ------------------------------------------------------------------ set-up
     def _create(self, dim: int, vectors: dict[str, int], sparse: bool) -> None:
@@ -232,8 +241,7 @@ class LanceStore(ManifestStore):
         self._tables = {}
         for name in TABLES:
             try:
-                t = self._db.open_table(name)
-                t.checkout(int(m["versions"][name]))
+                t = open_read(self._lance, name, int(m["versions"][name]))
             except Exception as e:
                 raise StoreError(f"table {name} at version {m['versions'][name]} cannot be read "
                                  f"({str(e).splitlines()[0][:200]}); `ragsift check` tells more") from e
@@ -392,10 +400,19 @@ class LanceStore(ManifestStore):
             return AnnIndex(seg.rows, load, column, dim, seg.cache_dir(column), ANN_EXPANSION, ANN_REFINE_FACTOR)
         return seg.index(f"dense:{column}", build)
 
-    def dense_index(self, using: str = "") -> FlatIndex | AnnIndex:
-        """The newest segment's index of the main embedder's vectors (or extra embedder ``using``)."""
+    def dense_index(self, using: str = "", segment: Segment | None = None) -> FlatIndex | AnnIndex:
+        """The newest segment's (or ``segment``'s) index of the main embedder's vectors (or extra
+        embedder ``using``)."""
         column, dim = self._column(using)
-        return self._dense(self.segments()[-1], column, dim)
+        return self._dense(segment or self.segments()[-1], column, dim)
+
+    def bm25_index(self, segment: Segment | None = None) -> BM25Index:
+        """The newest segment's (or ``segment``'s) BM25 postings; weigh them with ``bm25_stats()``."""
+        return self._bm25(segment or self.segments()[-1])
+
+    def table(self, name: str) -> Any:
+        """The committed generation's Lance table ``name`` (children, parents, documents), to read."""
+        return self._tables[name]
 
     def _live(self, seg: Segment) -> np.ndarray | None:
         """The segment's live rows as a mask (None: all)."""
@@ -467,7 +484,7 @@ class LanceStore(ManifestStore):
         if self.generation == 0 or not terms.strip() or self._kinds(kinds) == "":
             return []
         segs = self.segments()
-        stats = self._bm25_stats()
+        stats = self.bm25_stats()
         items = stats.weights(terms)
         if not items:
             return []
@@ -486,7 +503,7 @@ class LanceStore(ManifestStore):
         return seg.index("bm25", lambda: BM25Index(seg.rows, lambda: aligned(table, seg, ["terms"]),
                                                    seg.cache_dir("postings") if seg.saving else None))
 
-    def _bm25_stats(self) -> BM25Stats:
+    def bm25_stats(self) -> BM25Stats:
         """BM25's statistics over every segment's live rows (one merged index's), per language
         unless ``bm25_per_language`` is off (``BM25Stats``)."""
         return self._state("bm25", lambda: BM25Stats([(self._bm25(seg), self._live(seg)) for seg in self.segments()],
@@ -867,6 +884,8 @@ class LanceTransaction(TransactionBase):
                 # B-tree indexes make id look-ups (parent expansion, deletes) independent of size
                 for table, column in (("documents", "doc_id"), ("parents", "parent_id"),
                                       ("parents", "doc_id"), ("children", "doc_id")):
+                    from lancedb.index import BTree
+
                     self.tables[table].create_index(column, config=BTree(), replace=True)
                 self.manifest["scalar_indexes"] = True
             manifest = self.store.manifest_to_commit(dict(self.manifest))

@@ -14,7 +14,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ragsift.errors import WriterBusy
+from ragsift.errors import StoreError, WriterBusy, os_reason
 
 MANIFEST = "manifest.json"
 GENERATIONS = "generations"
@@ -42,23 +42,66 @@ def cache_mb() -> int:
         return CACHE_MB
 
 
+#: characters LanceDB refuses in a path (ASCII control characters)
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def checked(folder: Path) -> Path:
+    """``folder`` made absolute, refused when LanceDB cannot open it."""
+    if CONTROL.search(str(folder)):
+        raise StoreError(f"a knowledge base on LanceDB cannot be in {str(folder)!r}: its path holds a control "
+                         "character (LanceDB refuses them); choose a folder name without one")
+    # absolute: LanceDB expands a leading "~" of the path it is given, so a knowledge base in a
+    # folder named "~x" would keep its settings there and its tables in a home directory
+    return Path(folder).absolute()
+
+
+def session() -> Any:
+    """The process's one LanceDB session, whose caches are bounded (``cache_mb``): from LanceDB's
+    native module alone when it loads on its own (``lance_read``), so a reader imports no
+    ``lancedb``; the same class either way."""
+    global _session
+    with _session_lock:
+        if _session is None:
+            from ragsift.store.lance_read import native  # pyarrow: not for what reads the manifest only
+
+            mod: Any = native()
+            if mod is None:
+                import lancedb
+
+                mod = lancedb
+            size = cache_mb() << 20
+            _session = mod.Session(index_cache_size_bytes=size, metadata_cache_size_bytes=size)
+        return _session
+
+
 def connect(folder: Path, **kwargs: Any) -> Any:
     """A LanceDB connection to ``folder`` that shares the process's one session, whose caches are
     bounded (``cache_mb``). LanceDB's own defaults are sized in gigabytes and every table version
     a long-running process opens adds to them: one commit a round grew a writer's and a reader's
     process by about 0.9 MB a commit, without end, and by 0.02 MB with caches of 1 MB
     (docs/benchmarks.md, the soak section); queries measured no slower with them."""
-    global _session
     import lancedb
 
-    with _session_lock:
-        if _session is None:
-            size = cache_mb() << 20
-            _session = lancedb.Session(index_cache_size_bytes=size, metadata_cache_size_bytes=size)
-    return lancedb.connect(str(folder), session=_session, **kwargs)
+    return lancedb.connect(str(checked(folder)), session=session(), **kwargs)
 
 
-def _write_atomic(path: Path, data: str) -> None:
+def open_read(folder: Path, name: str, version: int) -> Any:
+    """Table ``name`` at ``version`` for reading (``lance_read.open_table``: LanceDB's native core
+    without the ``lancedb`` package where it can)."""
+    from ragsift.store.lance_read import open_table
+
+    return open_table(checked(folder), name, version, session(), connect)
+
+
+def cache_session() -> Any:
+    """The process's one LanceDB session (its caches: ``size_bytes``), None before a ``connect``."""
+    return _session
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """``data`` written to ``path`` whole or not at all (a temporary beside it, fsync, rename,
+    fsync of the folder): each file of a commit's publish (benchmarks/kill_ingest.py kills here)."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(data)
@@ -132,8 +175,8 @@ def publish(path: Path, manifest: dict[str, Any], keep: int) -> None:
     text = json.dumps(manifest, indent=1)
     generation = int(manifest["generation"])
     (path / GENERATIONS).mkdir(exist_ok=True)
-    _write_atomic(generation_file(path, generation), text)
-    _write_atomic(path / MANIFEST, text)
+    write_atomic(generation_file(path, generation), text)
+    write_atomic(path / MANIFEST, text)
     for g in saved_generations(path):
         if g <= generation - keep or g > generation:
             generation_file(path, g).unlink(missing_ok=True)
@@ -157,6 +200,10 @@ class WriteLock:
         self.release()
 
     def acquire(self) -> None:
+        try:  # a folder where the lock cannot be made (read-only, /proc) is said as such, not waited on as busy
+            os.close(os.open(self.lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
+        except OSError as e:
+            raise StoreError(f"cannot write to {self.folder}: {os_reason(e, self.folder)}") from None
         try:
             self.lock.acquire(poll_interval=0.05)
         except Timeout:

@@ -192,19 +192,24 @@ def check(path: str | Path) -> CheckReport:
 def restore(path: str | Path, generation: int | None = None, *, lock_timeout_s: float = 10.0,
             keep: int = 2) -> int:
     """Commit a kept generation (default: the newest one that checks out) as a new generation;
-    returns the new generation's number."""
+    returns the new generation's number. A healthy knowledge base asked for no generation, or for
+    the one it is at, is left as it is (no new generation): its generation is returned."""
     path = Path(path)
     with WriteLock(path, lock_timeout_s):
         report = check(path)
         if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)
                                        or generation < 0):
             raise StoreError(f"a generation is a number >= 1, not {generation!r}")
+        if report.ok and report.generation is not None and generation in (None, report.generation):
+            return report.generation  # nothing to restore: the newest generation checks out
         if generation == 0:
             raise StoreError("generation 0 is the empty knowledge base made at creation: restoring it would "
                              "delete every document (`ragsift delete` removes documents on purpose); restorable: "
                              f"{', '.join(map(str, report.restorable)) or 'none'}")
         if not report.restorable:
-            raise StoreError("no kept generation can be restored: " + "; ".join(report.problems[:3]))
+            raise StoreError("no kept generation can be restored" + (": " + "; ".join(report.problems[:3])
+                                                                     if report.problems else " (none is kept but "
+                                                                     "generation 0, the empty one made at creation)"))
         chosen = max(report.restorable) if generation is None else generation
         if chosen not in report.restorable:
             raise StoreError(f"generation {chosen} cannot be restored; restorable: "

@@ -269,7 +269,7 @@ class AnnIndex:
     RESCORE = 200
     # an exact pass over more rows than this first ranks them by their 4-bit copy and keeps the best
     # INT4_KEEP (or one in INT4_SHARE) for the int8 pass: the true ten best of a 50% filter at a
-    # million rank within the first hundred under the 4-bit scores (_Int4Copy)
+    # million rank within the first hundred under the 4-bit scores (Int4Copy)
     INT4_ROWS = 32_768
     INT4_KEEP = 4096
     INT4_SHARE = 128
@@ -294,28 +294,29 @@ class AnnIndex:
         # many rows at once (an exact search over a filter's rows), or any rows where there is no
         # pread (Windows), are taken from a map without read-ahead: one system call per row costs
         # more than the page faults
-        self._map = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
-        self._int8 = _Int8Copy.open(directory, full, dim) if self.n and compiled_scan is not None else None
-        self._int4 = _Int4Copy.open(directory, full, dim) if self._int8 is not None else None
+        # (public, with ``int8``, ``int4`` and ``exact_scores``, for benchmarks/exact_pass.py and sign_bits.py)
+        self.mapped = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
+        self.int8 = Int8Copy.open(directory, full, dim) if self.n and compiled_scan is not None else None
+        self.int4 = Int4Copy.open(directory, full, dim) if self.int8 is not None else None
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         """The full vectors of these rows (sorted), read from the saved file."""
-        if self._map is not None and (len(rows) > self.MAPPED_ROWS or not hasattr(os, "pread")):
-            return self._map[rows]
+        if self.mapped is not None and (len(rows) > self.MAPPED_ROWS or not hasattr(os, "pread")):
+            return self.mapped[rows]
         size = self.dim * 4
         buf = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
         return np.frombuffer(buf, np.float32).reshape(len(rows), self.dim)
 
-    def _scores(self, rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def exact_scores(self, rows: np.ndarray, v: np.ndarray) -> np.ndarray:
         """The cosine of each of these rows (sorted) with the unit vector ``v``. Many rows are
         gathered from the map a block at a time, each block multiplied while it is in the cache:
         the rows cross memory once, not three times (gathered whole, written, read again)."""
-        if self._map is None or len(rows) <= self.SCORE_BLOCK:
+        if self.mapped is None or len(rows) <= self.SCORE_BLOCK:
             return self.vectors(rows) @ v
         out = np.empty(len(rows), np.float32)
         for start in range(0, len(rows), self.SCORE_BLOCK):
             part = rows[start:start + self.SCORE_BLOCK]
-            out[start:start + len(part)] = self._map[part] @ v
+            out[start:start + len(part)] = self.mapped[part] @ v
         return out
 
     def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
@@ -339,7 +340,7 @@ class AnnIndex:
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         want = max(k * self.refine, k)
         per_candidate = self.EXACT_PER_CANDIDATE * max(1.0, self.n / 200_000) ** 0.5
-        if self._int8 is not None:
+        if self.int8 is not None:
             per_candidate *= self.INT8_SPEEDUP
         if rows is not None and len(rows) ** 2 < self.EXACT_PREFERRED * per_candidate * self.expansion * self.n:
             order = rows  # exact over the filter's rows (sorted, as the store keeps them)
@@ -356,16 +357,16 @@ class AnnIndex:
             order = np.sort(cand)  # read the vectors in file order
         if not len(order):
             return self.rows.found(NOTHING, NOTHING)
-        if self._int4 is not None and len(order) > self.INT4_ROWS:
-            order = self._int4.best(order, v, max(self.INT4_KEEP, len(order) // self.INT4_SHARE, want))
-        if self._int8 is not None and len(order) > max(self.INT8_ROWS, self.RESCORE, want):
-            order = self._int8.best(order, v, max(self.RESCORE, want))
-        scores = self._scores(order, v)
+        if self.int4 is not None and len(order) > self.INT4_ROWS:
+            order = self.int4.best(order, v, max(self.INT4_KEEP, len(order) // self.INT4_SHARE, want))
+        if self.int8 is not None and len(order) > max(self.INT8_ROWS, self.RESCORE, want):
+            order = self.int8.best(order, v, max(self.RESCORE, want))
+        scores = self.exact_scores(order, v)
         top = top_k(scores, k)
         return self.rows.found(order[top], scores[top])
 
 
-class _Int8Copy:
+class Int8Copy:
     """Every row of an ``AnnIndex`` as int8 (``vectors.i8``, memory-mapped), each dimension scaled
     by 127 over its largest magnitude (``vectors.i8.scales``, float32): an approximate score per
     row at a quarter of the bytes an exact pass reads. Written with the graph, or from the full
@@ -377,7 +378,7 @@ class _Int8Copy:
         self.query_max = min(32767, (2**31 - 1) // (128 * len(scales)))
 
     @classmethod
-    def open(cls, directory: Path, full: Path, dim: int) -> _Int8Copy | None:
+    def open(cls, directory: Path, full: Path, dim: int) -> Int8Copy | None:
         # where it cannot be written or read, exact passes read the full vectors
         opened = _saved_copy(directory / "vectors.i8", directory / "vectors.i8.scales",
                              lambda: _write_int8(full, dim, directory))
@@ -402,7 +403,7 @@ class _Int8Copy:
         return np.sort(rows[_top_positions(approx, count)])
 
 
-class _Int4Copy:
+class Int4Copy:
     """Every row of an ``AnnIndex`` as 4-bit codes (``vectors.u4``, memory-mapped; half the int8
     copy's bytes): a first pass over a large filter's rows whose best few the int8 pass ranks again.
     Each dimension is centred on its mean and cut into 16 steps over 2.5 standard deviations either
@@ -422,7 +423,7 @@ class _Int4Copy:
         self._all: np.ndarray | None = None
 
     @classmethod
-    def open(cls, directory: Path, full: Path, dim: int) -> _Int4Copy | None:
+    def open(cls, directory: Path, full: Path, dim: int) -> Int4Copy | None:
         # where it cannot be written or read, the int8 pass reads every row
         opened = _saved_copy(directory / "vectors.u4", directory / "vectors.u4.params",
                              lambda: _write_int4(full, dim, directory))
@@ -559,7 +560,7 @@ def _write_int8(full: Path, dim: int, directory: Path) -> None:
 
 
 def _write_int4(full: Path, dim: int, directory: Path) -> None:
-    """The 4-bit copy of the float32 vectors in ``full`` (``_Int4Copy``), written into ``directory``
+    """The 4-bit copy of the float32 vectors in ``full`` (``Int4Copy``), written into ``directory``
     (the parameters first, the codes last by one rename)."""
     vectors = np.memmap(full, np.float32, mode="r").reshape(-1, dim)
     step_rows = 65_536
@@ -763,7 +764,7 @@ class BM25Index:
         postings' rows in ``acc``; the rows it held 0 for (not seen yet: every weight is > 0)."""
         a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         found = np.asarray(self.post_rows[a:b])
-        weights = _weigh(self.post_tf[a:b], norm[found], self._row_weight(w, found))
+        weights = weigh(self.post_tf[a:b], norm[found], self._row_weight(w, found))
         before = acc[found]
         new = found[before == 0]
         before += weights
@@ -881,7 +882,7 @@ class BM25Index:
                 found = np.asarray(self.post_rows[a:b])
                 keep = np.flatnonzero(member[found])
                 target = found[keep]
-                acc[target] += _weigh(self.post_tf[a + keep], norm[target], self._row_weight(w2, target))
+                acc[target] += weigh(self.post_tf[a + keep], norm[target], self._row_weight(w2, target))
             finally:
                 member[ok] = False
         return ok
@@ -914,7 +915,7 @@ class BM25Index:
         pos = np.minimum(np.searchsorted(postings, rows), b - a - 1)
         hit = postings[pos] == rows
         at, target = a + pos[hit], rows[hit]
-        acc[target] += _weigh(self.post_tf[at], norm[target], self._row_weight(w, target))
+        acc[target] += weigh(self.post_tf[at], norm[target], self._row_weight(w, target))
 
 
 class _Scratch:
@@ -930,7 +931,7 @@ _NO_GROUPS = np.zeros(0, np.int8)  # the compiled search: one weight for every r
 _NO_ROWS = np.zeros(0, bool)  # the compiled search: every row allowed
 
 
-def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarray:
+def weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarray:
     """A term's BM25 weights ``w tf (k1 + 1) / (tf + norm)`` in float32 (``w``: the term's idf, or
     each posting's row's language's; a query term counts once, ``query_terms``), computed one way
     everywhere: the score of one row must not depend on which path read its postings. ``norm`` is
@@ -944,7 +945,7 @@ def _weigh(tf: np.ndarray, norm: np.ndarray, w: float | np.ndarray) -> np.ndarra
 
 def _times_k1(w: float | np.ndarray) -> np.float32 | np.ndarray:
     """A term's weight (or one per posting, or per language) times k1 + 1, rounded to float32 once:
-    the factor both the NumPy path (``_weigh``) and the compiled search multiply by."""
+    the factor both the NumPy path (``weigh``) and the compiled search multiply by."""
     if isinstance(w, float):
         return np.float32((BM25_K1 + 1) * w)
     return ((BM25_K1 + 1) * np.asarray(w, np.float64)).astype(np.float32)

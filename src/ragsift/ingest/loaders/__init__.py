@@ -5,19 +5,29 @@ tables, code, page and slide marks), which the splitter turns into parents and c
 | format | module | structure kept |
 |---|---|---|
 | Markdown, text, HTML | ``text`` | headings (Markdown, ``<h1>``..``<h6>``); YAML front matter as metadata |
-| JSONL | ``records`` | one document a row (BEIR corpus rows) |
+| JSONL, JSON | ``records`` | one document a row (BEIR corpus rows; a JSON array of such records); other JSON as
+  text, each value after its key path |
+| XML | ``xmltext`` | as text: elements with text as paragraphs, short values as ``name: value``; entities never
+  expanded |
 | PDF | ``pdf`` | headings (outline, else font and weight), pages, two columns, tables; running heads and
   page numbers removed; scanned pages by OCR |
 | DOCX, ODT | ``docx``, ``odt`` | headings (styles, outline levels), lists, tables, footnotes; DOCX also text
   boxes, content controls, nested tables, equations, charts, Strict OOXML (``ooxml``) |
-| PPTX | ``pptx`` | slide titles as headings, every shape (groups opened), tables, charts, speaker notes,
-  comments; slide numbers |
-| XLSX, CSV, TSV | ``sheets`` | a sheet (or file) a section, rows as a table whose header every chunk carries;
-  cells as shown (``numfmt``), merged cells, charts, comments |
+| PPTX, ODP | ``pptx``, ``opendocument`` | slide titles as headings, every shape (groups opened), tables, charts,
+  speaker notes, comments; slide numbers |
+| XLSX, ODS, CSV, TSV | ``sheets``, ``opendocument`` | a sheet (or file) a section, rows as a table whose header
+  every chunk carries; cells as shown (``numfmt``), merged cells, charts, comments |
+| DOC, XLS, PPT | ``legacy`` (``convert``) | converted by LibreOffice to DOCX, XLSX, PPTX and read as those; without
+  LibreOffice skipped, saying what to install |
+| RTF | ``legacy``, ``rtf`` | by LibreOffice as DOCX when installed, else our own reader: headings, lists, tables,
+  notes |
 | EPUB | ``epub`` | its chapters and table of contents as headings |
-| EML | ``mail`` | headers as metadata, the body, attachments read with these loaders |
-| PNG, JPEG, TIFF | ``image`` | text by OCR (``pip install 'ragsift[ocr]'``) |
+| EML, MSG | ``mail``, ``msg`` | headers as metadata, the body, attachments read with these loaders |
+| PNG, JPEG, TIFF, BMP, WebP (HEIC) | ``image`` | text by OCR (``pip install 'ragsift[ocr]'``; HEIC with ``pi-heif``) |
 | ZIP | ``archive`` | every member read with these loaders, within limits |
+
+Text in any encoding (``encoding``): byte order marks, UTF-16/32 without one, UTF-8, a declared
+charset, a legacy encoding detected (GB18030, Big5, Shift-JIS, Windows-1252, ...).
 
 A file whose content is not what its suffix says, an encrypted or damaged file, and a file that
 would unpack past its limits (``LoadLimits``: bytes, pages, characters made, CPU time, memory) are
@@ -33,13 +43,17 @@ from ragsift.ingest.loaders import (  # noqa: F401
     docx,
     epub,
     image,
+    legacy,
     mail,
+    msg,
     odt,
+    opendocument,
     pdf,
     pptx,
     records,
     sheets,
     text,  # noqa: F401
+    xmltext,
 )
 from ragsift.ingest.loaders.base import (
     LOADERS,

@@ -130,6 +130,25 @@ class Budget:
             b._tell()
             b = b.parent
 
+    def left(self) -> float:
+        """CPU seconds this file (and every file it lies in) may still take now."""
+        now = cpu_seconds()
+        b: Budget | None = self
+        left = float("inf")
+        while b is not None:
+            left = min(left, b.allowance - (now - b.t0))
+            b = b.parent
+        return left
+
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of CPU time taken for this file outside this process (a converter it
+        ran, ``loaders.convert``) as if this process had taken them; raises OverLimit past the budget."""
+        b: Budget | None = self
+        while b is not None:
+            b.t0 -= seconds
+            b = b.parent
+        self.tick()
+
     def page(self, ocr: bool = False) -> None:
         self.pages += 1
         if self.pages > self.limits.max_pages:
@@ -236,19 +255,14 @@ def doc_id_for(source: str) -> str:
     return "d-" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
 
 
-def decode_text(data: bytes) -> tuple[str | None, str | None]:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16"), None
-        except UnicodeDecodeError as e:
-            return None, f"invalid UTF-16 at byte {e.start}"
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as e:
-        return None, (f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                      "convert the file to UTF-8 and ingest again")
+def decode_text(data: bytes, declared: str | None = None) -> tuple[str | None, str | None]:
+    """The text of a file's bytes in whatever encoding they came (``encoding.decode``: byte order
+    marks, UTF-16/32 without one, UTF-8, the ``declared`` encoding, a legacy encoding detected),
+    or None and why they are not text."""
+    from ragsift.ingest.loaders.encoding import decode
+
+    got = decode(data, declared)
+    return got.text, (got.reason or None)
 
 
 def clean_metadata(meta: dict[str, Any]) -> dict[str, Any]:

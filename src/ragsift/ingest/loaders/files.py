@@ -70,7 +70,11 @@ def _not_a_file(path: Path) -> str | None:
     try:
         st = path.stat()
     except OSError as e:
-        if path.is_symlink():
+        try:
+            link = path.is_symlink()
+        except OSError:  # gone meanwhile (a process's entry under /proc), or not even its link readable
+            link = False
+        if link:
             return "symbolic link loop" if e.errno == errno.ELOOP else "dangling symbolic link"
         return f"cannot read: {e.strerror or e}"
     if stat.S_ISDIR(st.st_mode):

@@ -1,5 +1,6 @@
-"""Images (PNG, JPEG, TIFF; every frame of a multi-page TIFF), read by OCR (``ocr``: RapidOCR,
-Chinese and English; ``pip install 'ragsift[ocr]'``). Pillow opens them with a pixel limit
+"""Images (PNG, JPEG, TIFF, BMP, WebP; every frame of a multi-page TIFF; HEIF/HEIC where a HEIF
+decoder is installed: ``pip install pi-heif``, not a dependency as its libraries are LGPL), read by
+OCR (``ocr``: RapidOCR, Chinese and English; ``pip install 'ragsift[ocr]'``). Pillow opens them with a pixel limit
 (``MAX_PIXELS``: a decompression bomb is skipped, not decoded); each frame is a page, turned
 as its EXIF orientation says, then upright by its text (``ocr``). The document's metadata
 names the pages read (``ocr_pages``), those found turned and by how much (``ocr_rotated``:
@@ -27,7 +28,7 @@ from ragsift.ingest.loaders.layout import Word
 MAX_PIXELS = 60_000_000  # about 7,700 x 7,700: a page scanned at 600 dpi is 35 million
 
 
-@register(".png", ".jpg", ".jpeg", ".tif", ".tiff")
+@register(".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from PIL import Image, ImageSequence
 
@@ -82,3 +83,18 @@ def _as_shown(frame: Any) -> Any:
         return ImageOps.exif_transpose(frame)
     except Exception:  # noqa: BLE001 - damaged EXIF: Pillow raises what its parsers raise
         return frame
+
+
+@register(".heic", ".heif")
+def load_heif(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    """A HEIF image (an iPhone's photo), where a HEIF decoder that Pillow opens with is installed."""
+    try:
+        from pi_heif import register_heif_opener
+    except ImportError:
+        try:
+            from pillow_heif import register_heif_opener
+        except ImportError:
+            return skipped(source, "a HEIF image: reading it needs a HEIF decoder, not installed with ragsift "
+                                   "(its libraries are LGPL): pip install pi-heif")
+    register_heif_opener()
+    return load_image(data, source, limits)

@@ -68,11 +68,16 @@ class Line:
         return max(1.0, self.bottom - self.top)
 
 
+#: TeX's bold fonts by their short names (Computer Modern's CMBX12, the EC fonts' SFBX1200, Latin
+#: Modern's LMBX10, CMSSBX10), after a subset's "ABCDEF+" prefix
+TEX_BOLD = re.compile(r"^(?:[a-z]{6}\+)?(?:cm|sf|ec|lm)(?:ss|tt)?(?:bx|b\d)")
+
+
 def is_bold(fontname: str) -> bool:
     name = fontname.lower()
     # URW's Type 1 fonts that pdfTeX embeds for Times and Helvetica name their bold "Medi"
     # (NimbusRomNo9L-Medi); other families call a medium weight bold too rarely to matter
-    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi", "-medi"))
+    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi", "-medi")) or bool(TEX_BOLD.match(name))
 
 
 CJK_PUNCT_AFTER = set("。，、；：！？）」』】》〉”’%")
@@ -415,31 +420,96 @@ def _continues(lines: list[Line], i: int) -> bool:
 
 def match_outline(lines: list[Line], entries: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """Mark the lines an outline's entries (title, level, page) name as headings of that level;
-    returns the entries no line of their page matched (a heading is then put at their page)."""
+    returns the entries no line of their page matched (a heading is then put at their page).
+
+    A line that says the title (its section number aside: "2.1.1 Vectors" for "Vectors") is taken
+    first; then one that says it across up to four lines (a long title wrapped); only then a line
+    that starts with the title, one set larger or bold before one that is not: a body line that
+    begins with the heading's word ("Vectors can be thought of as ...", under the heading) is no
+    heading."""
     by_page: dict[int, list[int]] = {}
     for i, ln in enumerate(lines):
         by_page.setdefault(ln.page, []).append(i)
+    body = {page: body_size(lines[i] for i in idx) for page, idx in by_page.items()}
     missing = []
     for title, level, page in entries:
-        want = _key(title)
-        found = False
+        want, want_bare = _key(title), _key(SECTION_NUMBER.sub("", title, count=1))
+        best: tuple[int, int, int] | None = None  # (rank, line index, lines after it the heading takes)
         for i in by_page.get(page, []):
             ln = lines[i]
             if ln.drop or ln.heading:
                 continue
             got = _key(ln.text)
-            if got == want or (len(want) > 3 and got.startswith(want)):
-                ln.heading, found = min(6, level), True
-                break
             nxt = lines[i + 1] if i + 1 < len(lines) else None
-            if nxt is not None and len(got) > 3 and want.startswith(got) and _key(ln.text + nxt.text) == want:
-                ln.heading, found = min(6, level), True
-                ln.text = ln.text + ("" if _joins_without_space(ln.text, nxt.text) else " ") + nxt.text
-                nxt.drop = True
-                break
-        if not found:
+            if got == want or (want_bare and _key(SECTION_NUMBER.sub("", ln.text, count=1)) == want_bare):
+                rank, joins = 0, 0
+            elif (len(bare := _key(SECTION_NUMBER.sub("", ln.text, count=1))) > 3 and want_bare.startswith(bare)
+                  and (joins := _title_wraps(lines, i, want_bare))):
+                rank = 1
+            elif len(want) > 3 and got.startswith(want):
+                rank, joins = (2 if ln.bold or ln.size > 1.05 * body[page] else 3), 0
+            else:
+                continue
+            if best is None or rank < best[0]:
+                best = (rank, i, joins)
+                if rank == 0:
+                    break
+        if best is None:
             missing.append((title, level, page))
+            continue
+        ln = lines[best[1]]
+        ln.heading = min(6, level)
+        for nxt in lines[best[1] + 1:best[1] + 1 + best[2]]:
+            ln.text = ln.text + ("" if _joins_without_space(ln.text, nxt.text) else " ") + nxt.text
+            nxt.drop = True
     return missing
+
+
+def mark_headings_below_outline(lines: list[Line]) -> None:
+    """Headings an outline leaves out (texinfo's ``@subheading``, a manual's run-in titles): a
+    line set bold at the body's size or larger, standing alone (space above it, not running on
+    into bold text), short and ending no sentence, of two letters or more (an index's "A" is
+    none), not in a table (tables are found first), under an outline heading; a level below it."""
+    body = body_size(lines)
+    level, prev = 0, None
+    for i, ln in enumerate(lines):
+        if ln.drop or not ln.text.strip():
+            continue
+        if ln.heading:
+            level, prev = ln.heading, ln
+            continue
+        text = ln.text.strip()
+        alone = (prev is None or prev.page != ln.page or prev.column != ln.column
+                 or ln.top - prev.bottom > 0.6 * ln.height or bool(prev.heading))
+        set_apart = ln.bold and ln.size >= body * 0.95 or ln.size >= body * 1.15
+        if (level and set_apart and len(text) <= 90 and alone and not _continues(lines, i)
+                and not text.endswith(SENTENCE_END) and not PAGE_NUMBER.match(text)
+                and sum(c.isalpha() for c in text) >= 2 and ln.table is None):
+            ln.heading = min(6, level + 1)
+        prev = ln
+
+
+def _title_wraps(lines: list[Line], i: int, want: str) -> int:
+    """How many lines after line ``i`` (of its page, up to three) complete the title ``want``
+    (keyed, without its number) that line ``i`` begins; 0 when they do not."""
+    text = SECTION_NUMBER.sub("", lines[i].text, count=1)
+    for k in range(i + 1, min(len(lines), i + 4)):
+        nxt = lines[k]
+        if nxt.drop or nxt.heading or nxt.page != lines[i].page:
+            return 0
+        text += nxt.text
+        got = _key(text)
+        if got == want:
+            return k - i
+        if not want.startswith(got):
+            return 0
+    return 0
+
+
+#: a heading's section number before its words: "2.1.1 ", "A.3 ", "IV. ", "Chapter 3 ", "第3章 "
+SECTION_NUMBER = re.compile(r"^\s*(?:(?:(?:chapter|appendix|section|part)\s+)?(?:\d{1,3}(?:\.\d{1,3})*\.?"
+                            r"|[A-Z](?:\.\d{1,3})+\.?|[IVX]{1,5}\.)\s+|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇]\s*)",
+                            re.I)
 
 
 def _key(text: str) -> str:

@@ -109,7 +109,13 @@ def _block(el: Any, md: Markdown, notes: list[str], budget: Budget, depth: int) 
             return text.strip()
         md.para(text)
     elif tag == T + "list":
-        for item in el.findall(T + "list-item"):
+        for item in el:
+            if item.tag == T + "list-header":  # a list's paragraphs without a bullet (Impress writes text so)
+                for sub in item:
+                    _block(sub, md, notes, budget, depth)
+                continue
+            if item.tag != T + "list-item":
+                continue
             for sub in item:
                 if sub.tag == T + "list":
                     _block(sub, md, notes, budget, min(depth + 1, MAX_LIST_LEVEL))

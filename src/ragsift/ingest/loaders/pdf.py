@@ -95,6 +95,8 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     if not outline:
         layout.mark_headings_by_font(every)
     layout.mark_text_tables(every)
+    if outline:  # after the tables: a table's bold header row is no heading
+        layout.mark_headings_below_outline(every)
     title = _title(meta_title, pages, every)
     md = Markdown()
     _write_pages(md, pages, missing)
@@ -267,14 +269,26 @@ def _reads_as_words(ln: ocr.OcrLine) -> bool:
 def _title(meta_title: str, pages: list[Any], lines: list[Line]) -> str:
     if meta_title and not JUNK_TITLES.search(meta_title):
         return meta_title
-    first = [ln for ln in lines if ln.page == 1 and not ln.drop and ln.text.strip()]
+    first = [ln for ln in lines if ln.page == 1 and not ln.drop and _could_be_title(ln, pages[0][0] if pages else 0)]
     body = layout.body_size(lines)
     if first and body:
-        big = max(first, key=lambda ln: ln.size)
+        big = max(first, key=lambda ln: (ln.size, -ln.top))
         if big.size >= body * 1.3 and len(big.text) <= 200:
             return big.text.strip()
     heading = next((ln for ln in lines if ln.heading), None)
     return heading.text.strip() if heading else ""
+
+
+TITLE_NOT = re.compile(r"^\s*[☐☑☒□■▢✓✔✗✘]|\s\d{1,4}\s*$")  # a check box's line, a running head's page number
+
+
+def _could_be_title(ln: Line, height: float) -> bool:
+    """A first-page line a title may be: words (mostly letters), not a check box's line, not a line
+    ending in a page number, not in the page's head or foot band."""
+    text = ln.text.strip()
+    letters = sum(ch.isalpha() for ch in text)
+    in_margin = height > 0 and (ln.bottom <= height * layout.MARGIN or ln.top >= height * (1 - layout.MARGIN))
+    return bool(text) and letters >= 0.5 * len(text.replace(" ", "")) and not TITLE_NOT.search(text) and not in_margin
 
 
 def _write_pages(md: Markdown, pages: list[tuple[float, list[Line], list[tuple[float, list[list[str]]]]]],

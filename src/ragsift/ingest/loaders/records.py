@@ -1,11 +1,20 @@
-"""Records: JSONL files (BEIR corpus rows, one document a line) and documents held in code
-(mappings, or the document types of LangChain, LlamaIndex and Haystack)."""
+"""Records: JSONL files (BEIR corpus rows, one document a line), JSON files (an array of such
+records, or any other JSON read as text: its values after their key paths) and documents held in
+code (mappings, or the document types of LangChain, LlamaIndex and Haystack)."""
 from __future__ import annotations
 
 import json
 from typing import Any, cast
 
-from ragsift.ingest.loaders.base import LoadLimits, LoadResult, clean_metadata, normalize_text, register, sha256
+from ragsift.ingest.loaders.base import (
+    LoadLimits,
+    LoadResult,
+    clean_metadata,
+    doc_id_for,
+    normalize_text,
+    register,
+    sha256,
+)
 from ragsift.ingest.loaders.text import text_of
 from ragsift.text.clean import clean_str
 from ragsift.types import Document, Skipped
@@ -99,3 +108,67 @@ def record_document(row: Any, where: str, source: str, seen: set[str], fmt: str 
     payload = json.dumps([title, body, meta], ensure_ascii=False, sort_keys=True, default=str).encode()
     return Document(rid, source, title, body, sha256(payload), fmt, meta)
 
+
+
+# ------------------------------------------------------------------ JSON files
+MAX_PATH = 120  # characters of a value's key path written before it (its last ones)
+
+
+@register(".json")
+def load_json_file(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    """A JSON file: an array of records (objects with ``_id`` or ``id`` and a string ``text``, as
+    a JSONL file's rows) is one document a record; any other JSON is one document of its values,
+    each on a line after its key path (``sections[0].title: Pairing``), its title the top-level
+    ``title`` (or ``name``) where it has one."""
+    from ragsift.ingest.loaders.base import Budget
+    from ragsift.ingest.loaders.files import source_title
+
+    text, res = text_of(data, source)
+    if text is None:
+        return res
+    budget = Budget(limits)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        return LoadResult(skipped=[Skipped(source, f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}")])
+    except RecursionError:
+        return LoadResult(skipped=[Skipped(source, "JSON nested too deeply")])
+    if _records(value):
+        seen: set[str] = set()
+        for n, row in enumerate(value):
+            budget.tick()
+            res.add(record_document(row, f"{source}:[{n}]", source, seen, fmt="json"))
+        return res
+    lines = []
+    for path, leaf in _leaves(value):
+        budget.text(len(path) + len(leaf))
+        lines.append(f"{path}: {leaf}" if path else leaf)
+    body = normalize_text("\n".join(lines))
+    if not body.strip():
+        return LoadResult(skipped=[Skipped(source, "no text content")])
+    title = next((value[k] for k in ("title", "name") if isinstance(value, dict) and isinstance(value.get(k), str)),
+                 "") or source_title(source)
+    return LoadResult(documents=[Document(doc_id_for(source), source, clean_str(title.strip()), body, sha256(data),
+                                          "json", {})])
+
+
+def _records(value: Any) -> bool:
+    """Whether a JSON value is an array of records (its first element is one)."""
+    if not isinstance(value, list) or not value or not isinstance(value[0], dict):
+        return False
+    first = value[0]
+    return isinstance(first.get("text"), str) and ("_id" in first or "id" in first)
+
+
+def _leaves(value: Any) -> Any:
+    """A JSON value's scalars with their key paths, in order (iteratively: any depth)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(reversed([(f"{path}.{k}" if path else str(k), x) for k, x in v.items()]))
+        elif isinstance(v, list):
+            stack.extend(reversed([(f"{path}[{i}]", x) for i, x in enumerate(v)]))
+        elif v is not None and v != "":
+            leaf = v if isinstance(v, str) else json.dumps(v)
+            yield (path if len(path) <= MAX_PATH else "…" + path[-MAX_PATH:]), leaf

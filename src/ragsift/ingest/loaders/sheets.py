@@ -280,8 +280,7 @@ def load_csv(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         budget.text(sum(len(c) for c in row))
         budget.rows(1)
         rows.append(row)
-    md = Markdown()
-    md.heading(1, source_title(source))
+    md = Markdown()  # no heading: the title (the file's name) heads its entries, and a renamed file is the same text
     md.table(rows)
     return structured(source, source_title(source), md, data, "csv")
 

@@ -19,6 +19,7 @@ from ragsift.ingest.loaders.base import (
     sha256,
     skipped,
 )
+from ragsift.ingest.loaders.encoding import declared_in_markup, decode
 from ragsift.ingest.loaders.files import source_title
 from ragsift.types import Document
 
@@ -26,22 +27,20 @@ log = logging.getLogger(__name__)
 MAX_FRONT_MATTER = 64 * 1024  # characters of YAML front matter read as metadata
 
 
-def text_of(data: bytes, source: str) -> tuple[str | None, LoadResult]:
-    """A text file's text, or (None and) why it is skipped."""
-    from ragsift.ingest.loaders.base import decode_text
-
-    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, skipped(source, "binary content (NUL bytes) in a text file")
-    text, err = decode_text(data)
-    if text is None:
-        return None, skipped(source, err or "undecodable")
-    return text, LoadResult()
+def text_of(data: bytes, source: str, declared: str | None = None) -> tuple[str | None, LoadResult]:
+    """A text file's text in whatever encoding it came (``encoding.decode``), or (None and) why it
+    is skipped."""
+    got = decode(data, declared)
+    if got.text is None:
+        return None, skipped(source, got.reason or "undecodable")
+    return got.text, LoadResult()
 
 
 def _load(fmt: str, data: bytes, source: str) -> LoadResult:
-    text, res = text_of(data, source)
-    if text is None:
-        return res
+    got = decode(data, declared_in_markup(data) if fmt == "html" else None)
+    if got.text is None:
+        return skipped(source, got.reason or "undecodable")
+    text = got.text
     meta: dict[str, Any] = {}
     if fmt == "md":
         meta, text = split_front_matter(text)
@@ -53,8 +52,10 @@ def _load(fmt: str, data: bytes, source: str) -> LoadResult:
         title = source_title(source)
     if not text.strip():
         return skipped(source, "no text content")
-    res.documents.append(Document(doc_id_for(source), source, title, normalize_text(text), sha256(data), fmt, meta))
-    return res
+    if got.encoding not in ("utf-8", "utf_8"):
+        meta = {**meta, "encoding": got.encoding}  # how it was read, when not as UTF-8 (``show`` says it)
+    return LoadResult(documents=[Document(doc_id_for(source), source, title, normalize_text(text), sha256(data), fmt,
+                                          meta)])
 
 
 @register(".md", ".markdown")
@@ -248,9 +249,7 @@ def html_to_text(html: str) -> tuple[str, str]:
         if line.strip().startswith("```"):
             fence = not fence
             lines.append(line.strip())
-        elif fence:
-            lines.append(line.rstrip())
-        elif re.match(r"^\s*(?:[-*]|\d+\.)\s", line):  # a list item keeps its indent
+        elif fence or re.match(r"^\s*(?:[-*]|\d+\.)\s", line):  # fenced code, and a list item, keep their indent
             lines.append(line.rstrip())
         else:
             lines.append(line.strip())

@@ -3,6 +3,8 @@ offline. One call at a time; the call's deadline is checked between tokens and, 
 prompt is evaluated, between graph nodes."""
 from __future__ import annotations
 
+import ctypes
+import logging
 import math
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,6 +18,27 @@ from ragsift.models.llm.base import NO_WORDS, YES_WORDS, LLMError, Messages, log
 from ragsift.models.llm.packaged import PACKAGED, packaged_model_path
 from ragsift.process import model_threads
 
+_NATIVE_LOG: Any = None  # the callback llama.cpp logs through (kept: llama.cpp holds only its address)
+
+
+def quiet_native_log(llama_cpp: Any) -> None:
+    """llama.cpp's own log lines (a model loading, a decode aborted at its deadline, a context
+    smaller than the model's) go to the logger ``ragsift.llama`` at debug level (``-vv`` shows
+    them), never straight onto stderr: what fails, ragsift says itself (llama-cpp-python prints
+    every line of error level there, verbose or not)."""
+    global _NATIVE_LOG
+    if _NATIVE_LOG is not None:
+        return
+    log = logging.getLogger("ragsift.llama")
+
+    @llama_cpp.llama_log_callback
+    def native_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _NATIVE_LOG = native_log
+    llama_cpp.llama_log_set(native_log, ctypes.c_void_p(0))
+
 
 class LocalLLM:
     """A GGUF chat model run in-process by llama.cpp. One call at a time (one context)."""
@@ -26,6 +49,7 @@ class LocalLLM:
             import llama_cpp
         except ImportError:
             raise ModelError("local:* models need llama-cpp-python (pip install 'ragsift[llm]')") from None
+        quiet_native_log(llama_cpp)
         path = Path(model) if model.endswith(".gguf") else packaged_model_path(model)
         if not path.exists():
             raise ModelError(f"no GGUF model file at {path}")

@@ -33,12 +33,19 @@ from ragsift.retrieve.whole import Search, search_kinds
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.names import did_you_mean
 
 if TYPE_CHECKING:
     from ragsift.retrieve.steps import Steps
 
 LLM_HINT = "set llm_model to 'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)"
 
+
+#: why what needs a model cannot run, said for a caller who cannot configure one (``Channel.unavailable``)
+NO_MODEL = ("needs a language model, and this knowledge base has none configured; the server's operator can "
+            "configure one (llm_model in the knowledge base's settings)")
+NO_ENGINE = ("needs a store that fuses in its own engine (Milvus); this knowledge base is on {kind}, chosen when "
+             "it was created")
 
 ENGINE_HYBRID = "engine_hybrid"  # dense and BM25 as one search where the store fuses them itself
 
@@ -100,6 +107,9 @@ class Channel:
     matches_terms: ClassVar[bool] = False
     # searches the kinds the query names (index_kinds), so whole sections among them (whole_weights)
     searches_kinds: ClassVar[bool] = True
+    # the small-index entries it searches when they are its own (keywords, entities): without them
+    # it finds nothing, and is not offered
+    entries: ClassVar[EntryKind | None] = None
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:
@@ -107,6 +117,21 @@ class Channel:
 
     def check(self, settings: Settings) -> None:
         """Raise ConfigError when the channel cannot run with these settings."""
+
+    def unavailable(self, settings: Settings) -> str | None:
+        """Why this channel cannot run on a knowledge base with these settings, said for a caller
+        who cannot change them (None: it can run). What ``check`` refuses, a model it needs
+        (``needs_llm``) and the entries it searches (``entries``) when the knowledge base has none."""
+        if self.needs_llm and not settings.llm.model:
+            return NO_MODEL
+        if self.entries is not None and self.entries not in settings.index.small_index:
+            return (f"searches the small index's '{self.entries.value}' entries, and this knowledge base was created "
+                    "without them")
+        try:
+            self.check(settings)
+        except ConfigError as e:
+            return str(e)
+        return None
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         raise NotImplementedError
@@ -140,6 +165,16 @@ class ChannelRegistry(Registry[Channel]):
         self.check(settings)
         return {name: self.make(name) for name in self.running(settings)}
 
+    def unavailable(self, settings: Settings) -> dict[str, str]:
+        """The channels that cannot run on a knowledge base with these settings, each with why
+        (``Channel.unavailable``)."""
+        out = {}
+        for name in self.names(settings):
+            why = self.make(name).unavailable(settings)
+            if why:
+                out[name] = why
+        return out
+
     @staticmethod
     def running(settings: Settings) -> list[str]:
         """The channels a query runs: its ``channels``, with ``dense`` and ``bm25`` as one
@@ -160,7 +195,9 @@ class ChannelRegistry(Registry[Channel]):
         q = settings.query
         for name in q.channels:
             if name not in known:
-                raise ConfigError(f"unknown channel {name!r}; valid channels: {', '.join(known)}")
+                hint = did_you_mean(name, known)
+                raise ConfigError(f"unknown channel {name!r}; {hint + ' ' if hint else ''}valid channels: "
+                                  f"{', '.join(known)}")
         chans = [self.make(name) for name in self.running(settings)]
         for ch in chans:
             ch.check(settings)
@@ -170,7 +207,9 @@ class ChannelRegistry(Registry[Channel]):
         for setting, names in (("weight", q.weights), ("whole weight", q.whole_weights)):
             for name in names:
                 if name not in known:
-                    raise ConfigError(f"{setting} for unknown channel {name!r}; valid channels: {', '.join(known)}")
+                    hint = did_you_mean(name, known)
+                    raise ConfigError(f"{setting} for unknown channel {name!r}; {hint + ' ' if hint else ''}"
+                                      f"valid channels: {', '.join(known)}")
         timed = known + list(TIMED_STEPS) + [s for s in STEPS if s not in known]
         for name in q.channel_timeouts:
             if name not in timed:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 from ragsift.cancel import Deadline
 from ragsift.config import FusionMode, Settings, StoreKind
 from ragsift.errors import ConfigError
-from ragsift.retrieve.channels.base import ENGINE_HYBRID, Channel, ChannelContext, register_channel
+from ragsift.retrieve.channels.base import ENGINE_HYBRID, NO_ENGINE, Channel, ChannelContext, register_channel
 from ragsift.store.base import StoredHit
 
 if TYPE_CHECKING:
@@ -26,6 +26,9 @@ class EngineHybridChannel(Channel):
         if settings.store.kind is not StoreKind.MILVUS:
             raise ConfigError("engine_hybrid (store_fusion = 'engine') needs a store that fuses in its engine: "
                               f"store = 'milvus' (this knowledge base is on {settings.store.kind.value})")
+
+    def unavailable(self, settings: Settings) -> str | None:
+        return NO_ENGINE.format(kind=settings.store.kind.value) if settings.store.kind is not StoreKind.MILVUS else None
 
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         q = ctx.settings.query

@@ -11,6 +11,7 @@ from ragsift.text.entities import entities
 
 @register_channel("entities")
 class EntityChannel(Channel):
+    entries = EntryKind.ENTITIES
     matches_terms = True
     searches_kinds = False  # its own entries only
 

@@ -10,6 +10,7 @@ from ragsift.store.base import StoredHit
 
 @register_channel("keywords")
 class KeywordChannel(Channel):
+    entries = EntryKind.KEYWORDS
     matches_terms = True
     searches_kinds = False  # its own entries only
 

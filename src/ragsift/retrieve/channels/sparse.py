@@ -18,6 +18,10 @@ class SparseChannel(Channel):
             raise ConfigError("the sparse channel needs a knowledge base built with sparse_encoder "
                               "(e5-sparse, splade-tiny or splade:<model>)")
 
+    def unavailable(self, settings: Settings) -> str | None:
+        return None if settings.index.sparse_encoder else (
+            "searches learned sparse vectors, and this knowledge base was created without them (sparse_encoder)")
+
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         from ragsift.models.sparse import load_sparse_encoder
 

@@ -74,15 +74,17 @@ def document(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any
                summary="Delete a document (a job)", responses=ACCEPTED)
 def delete(doc_id: str, kb: KnowledgeBase = Depends(read_kb), name: str = Depends(kb_name),
            srv: Server = Depends(server)) -> dict[str, Any]:
-    if kb.document(doc_id) is None:
+    found = kb.document(doc_id)
+    if found is None:
         raise NotFound(f"no document {doc_id[:200]!r}")
+    source = found[0].source
 
     def run(progress: Any) -> dict[str, Any]:
         progress.commit_begins()  # recorded first: a server stopped now tells whether the delete landed
         deleted = kb.delete([doc_id])
         progress.commit_done()
-        with kb.reading() as store:
-            return {"deleted": deleted, "generation": store.generation}
+        with kb.reading() as store:  # the ids deleted, and each one's source (what a person reads)
+            return {"deleted": deleted, "sources": {doc_id: source}, "generation": store.generation}
     return srv.jobs.submit(name, JobKind.DELETE, 1, run, targets=[doc_id]).to_dict()
 
 

@@ -1,15 +1,17 @@
 """A knowledge base's counts and settings: what it holds, what a query may change."""
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import PurePath
 from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ragsift.config import OPERATOR_KEYS, shown_url
+from ragsift.config import CALLER_RERANKERS, OPERATOR_KEYS, Settings, shown_url
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.channels import CHANNELS
+from ragsift.retrieve.offer import unavailable
 from ragsift.server.deps import read_kb
 from ragsift.server.schemas import QuerySettingsBody, SettingsOut, StatsOut
 
@@ -47,7 +49,39 @@ def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
     return st
 
 
+def caller_schema(settings: Settings, missing: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The query settings' schema as one knowledge base takes them: the values that cannot run on
+    it (``ragsift.retrieve.offer``) left out of its choices, each setting's description saying why."""
+    schema = copy.deepcopy(QuerySettingsBody.model_json_schema())
+    props, defs = schema["properties"], schema.get("$defs", {})
+
+    def note(name: str) -> None:
+        why = "; ".join(f"{v}: {r}" for v, r in missing[name].items())
+        props[name]["description"] = f"{props[name].get('description', '')} Not on this knowledge base: {why}."
+
+    for name, values in missing.items():
+        if name not in props:
+            continue
+        note(name)
+        if name == "channels":
+            props[name]["anyOf"][0]["items"]["enum"] = [c for c in CHANNELS.names(settings) if c not in values]
+        elif name == "rewrite":
+            props[name]["anyOf"][0] = {"type": "boolean", "const": False}
+        elif name == "reranker":
+            allowed = dict.fromkeys((*CALLER_RERANKERS, settings.rerank.model))
+            props[name]["anyOf"][0]["enum"] = [r for r in allowed if r not in values]
+        else:
+            ref = next((a["$ref"] for a in props[name].get("anyOf", []) if "$ref" in a), None)
+            enum = defs.get(ref.rsplit("/", 1)[-1], {}) if ref else {}  # an enum of this setting's own
+            if "enum" in enum:
+                enum["enum"] = [v for v in enum["enum"] if v not in values]
+    return schema
+
+
 @router.get("/settings", summary="The settings in force and what a query may change", response_model=SettingsOut)
 def settings(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
-    return {"settings": without_credentials(kb.settings.to_dict()), "channels": CHANNELS.names(kb.settings),
-            "query_schema": QuerySettingsBody.model_json_schema(), "operator_settings": list(OPERATOR_KEYS)}
+    missing = unavailable(kb.settings)
+    ok = [c for c in CHANNELS.names(kb.settings) if c not in missing.get("channels", {})]
+    return {"settings": without_credentials(kb.settings.to_dict()), "channels": ok,
+            "unavailable": missing, "query_schema": caller_schema(kb.settings, missing),
+            "operator_settings": list(OPERATOR_KEYS)}

@@ -11,7 +11,9 @@ from starlette.exceptions import HTTPException
 
 from ragsift.cancel import Deadline
 from ragsift.config import check_caller_overrides
+from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
+from ragsift.retrieve.offer import refused
 from ragsift.server.deps import read_kb, run_cancellable, server
 from ragsift.server.schemas import (
     BATCH_EXAMPLES,
@@ -36,6 +38,9 @@ def answer(result: Any, trace: bool) -> dict[str, Any]:
 def _query_fn(kb: KnowledgeBase, q: QueryRequest, srv: Server) -> Callable[[Deadline], Any]:
     overrides = q.overrides()
     check_caller_overrides(overrides, kb.settings)
+    why = refused(overrides, kb.settings)  # what cannot run here, said for a caller (who can change it)
+    if why:
+        raise ConfigError(why)
 
     def run(deadline: Deadline) -> Any:
         res = kb.query(q.question, filter=q.filter, deadline=deadline, trace=q.trace, **overrides)

@@ -77,11 +77,44 @@ function buildConfig(fieldset) {
   fieldset.querySelector("[name=token_budget]").value = s.query.token_budget;
   fieldset.querySelector("[name=llm_model]").value = s.llm.model || "none (the operator sets it)";
   const box = fieldset.querySelector(".channels");
+  const missing = state.settings.unavailable || {};
+  const off = missing.channels || {};
   for (const name of state.settings.channels) {
     const input = el("input", { type: "checkbox", name: "channel", value: name });
     input.checked = s.query.channels.includes(name);
     box.append(el("label", {}, input, " " + name));
   }
+  // what cannot run on this knowledge base: shown, not offered, with why (the server's reasons)
+  for (const [name, why] of Object.entries(off)) {
+    const input = el("input", { type: "checkbox", name: "channel-off", value: name, disabled: "", "aria-describedby": `${fieldset.dataset.config}-unavailable` });
+    box.append(el("label", { class: "unavailable", title: why }, input, " " + name));
+  }
+  const reasons = {};
+  for (const [setting, values] of Object.entries(missing)) {
+    for (const [value, why] of Object.entries(values)) {
+      (reasons[why] = reasons[why] || []).push(setting === "channels" ? value : `${setting} ${value}`);
+    }
+  }
+  if (Object.keys(reasons).length) {
+    fieldset.append(el("p", { class: "unavailable-note", id: `${fieldset.dataset.config}-unavailable` },
+      "Not available on this knowledge base: " +
+      Object.entries(reasons).map(([why, names]) => `${names.join(", ")}: ${why}`).join(". ") + "."));
+  }
+}
+
+// before the server accepts a key: say why the selector and the settings are empty, and where to go
+function showLocked() {
+  const kb = $("#kb");
+  kb.replaceChildren(el("option", { value: "", text: "(enter an API key first)" }));
+  kb.disabled = true;
+  for (const fs of document.querySelectorAll("fieldset.config")) {
+    fs.querySelectorAll(":scope > :not(legend)").forEach(n => n.remove());
+    fs.append(el("p", { class: "locked", text: "The search settings load once the server accepts your API key: " +
+      "enter it in the API key box above. This server asks for a key before it shows its knowledge bases." }));
+  }
+  $("#documents").replaceChildren(el("li", { class: "empty locked", text: "Enter an API key above to see the documents." }));
+  $("#doc-range").textContent = "";
+  setStatus("waiting for an API key");
 }
 
 function readConfig(fieldset) {
@@ -466,9 +499,13 @@ async function start() {
     state.defaultKb = r.default;
     $("#kb").replaceChildren(...r.kbs.map(k => el("option", { value: k, text: k })));
     $("#kb").value = r.default;
+    $("#kb").disabled = false;
+    showError("");  // the key is accepted: a banner from an earlier key (a 401) is stale
     await loadKb();
   } catch (e) {
-    showError(e.message + (e.message.startsWith("401") ? " — enter an API key above" : ""));
+    const locked = e.message.startsWith("401");
+    if (locked) showLocked();
+    showError(e.message + (locked ? " — enter an API key above" : ""));
   }
 }
 

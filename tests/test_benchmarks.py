@@ -1,0 +1,159 @@
+"""The benchmarks stay a small library, checked on their source and by importing each:
+
+- no script reaches into a private ragsift name (``from ragsift.x import _y``, ``obj._y``, code
+  handed to a child process included), so a rename in src fails here, not silently in a benchmark;
+- every script's docstring holds the command line that runs it;
+- every script is named in ``benchmarks/run_all.sh``: run there, or listed with why it is not;
+- every script that writes a result writes it through ``harness.write_result`` (command, commit,
+  date and host stamped), and every one imports without ``../shared`` nor its optional tools;
+- ``docs/benchmarks.md`` is what ``benchmarks/report.py`` renders from the stored results.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+SCRIPTS = sorted([*BENCH.glob("*.py"), *(BENCH / "datasets").glob("*.py")])
+LIBRARIES = {"harness.py", "beir.py"}  # imported by the scripts, never run
+# private names that are not ragsift's: (script, attribute) -> whose
+NOT_RAGSIFT = {("readers.py", "_install_spacy_model"): "unstructured's tokenizer, patched to refuse a download"}
+
+sys.path.insert(0, str(BENCH))
+import harness  # noqa: E402
+
+
+def _trees(path: Path) -> list[ast.AST]:
+    """The script, and each string in it that is Python importing ragsift (a child's code)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[ast.AST] = [tree]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "import ragsift" in node.value:
+            try:
+                out.append(ast.parse(textwrap.dedent(node.value)))
+            except SyntaxError:
+                pass
+    return out
+
+
+def _private_uses(path: Path) -> list[str]:
+    found = []
+    for tree in _trees(path):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragsift"):
+                names = [a.name for a in node.names if a.name.startswith("_")]
+                if names or any(p.startswith("_") for p in node.module.split(".")):  # type: ignore[union-attr]
+                    found.append(f"line {node.lineno}: from {node.module} import {', '.join(a.name for a in node.names)}")
+            elif isinstance(node, ast.Import):
+                found += [f"line {node.lineno}: import {a.name}" for a in node.names
+                          if a.name.startswith("ragsift") and any(p.startswith("_") for p in a.name.split("."))]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    continue
+                if (path.name, node.attr) not in NOT_RAGSIFT:
+                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_no_benchmark_reaches_into_a_private_ragsift_name(path):
+    assert _private_uses(path) == [], f"{path.name}: give it a public, documented name in src"
+
+
+@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.name not in LIBRARIES], ids=lambda p: p.name)
+def test_every_script_says_its_command(path):
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    rel = path.relative_to(BENCH).as_posix()
+    assert re.search(rf"python\S*\s+(benchmarks/)?{re.escape(rel)}\b", doc), \
+        f"{rel}: its docstring shows no command line (python benchmarks/{rel} ...)"
+
+
+def test_run_all_names_every_script():
+    text = (BENCH / "run_all.sh").read_text(encoding="utf-8") + (BENCH / "llm.sh").read_text(encoding="utf-8")
+    missing = [p.name for p in SCRIPTS if p.parent == BENCH and p.name not in text]
+    assert missing == [], "run_all.sh neither runs these nor says why not: " + ", ".join(missing)
+    assert "datasets/*.py" in text
+
+
+def test_every_result_goes_through_the_harness():
+    """A script that writes a result file (an --out option or benchmarks/results) stamps it."""
+    for path in SCRIPTS:
+        text = path.read_text(encoding="utf-8")
+        if path.parent != BENCH or path.name in LIBRARIES or path.name in ("report.py", "readers.py", "web_screenshots.py"):
+            continue
+        if '"--out"' in text or '"results"' in text:
+            assert "write_result(" in text, f"{path.name} writes a result without harness.write_result"
+
+
+def test_every_script_imports_without_the_shared_datasets(tmp_path):
+    """Each script imports (its main not run) with DATASETS pointing nowhere; a package missing from
+    this environment may only be one of benchmarks/requirements-*.txt (the anchors' own venvs)."""
+    optional = set()
+    for req in BENCH.glob("requirements-*.txt"):
+        for line in req.read_text(encoding="utf-8").splitlines():
+            name = re.split(r"[<>=\[;@ ]", line.strip(), maxsplit=1)[0]
+            if name and not name.startswith("#") and not name.startswith("-"):
+                optional.add(name.lower().replace("-", "_"))
+    code = (
+        "import importlib, json, sys\n"
+        "sys.argv = ['x']\n"
+        "out = {}\n"
+        "for folder, names in json.loads(sys.stdin.read()):\n"
+        "    sys.path.insert(0, folder)\n"
+        "    for n in names:\n"
+        "        try:\n"
+        "            importlib.import_module(n)\n"
+        "            out[n] = None\n"
+        "        except ModuleNotFoundError as e:\n"
+        "            out[n] = 'missing:' + (e.name or '')\n"
+        "        except BaseException as e:\n"
+        "            out[n] = f'{type(e).__name__}: {e}'\n"
+        "    sys.path.remove(folder)\n"
+        "print(json.dumps(out))\n"
+    )
+    groups = [[str(BENCH), [p.stem for p in SCRIPTS if p.parent == BENCH]],
+              [str(BENCH / "datasets"), [p.stem for p in SCRIPTS if p.parent != BENCH]]]
+    env = {**os.environ, "DATASETS": str(tmp_path / "no-shared"), "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-c", code], input=json.dumps(groups), capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    bad = {n: e for n, e in got.items()
+           if e and not (e.startswith("missing:") and e.split(":", 1)[1].split(".")[0].lower() in optional)}
+    assert bad == {}
+
+
+def test_the_harness_stamps_every_result(tmp_path):
+    out = tmp_path / "r.json"
+    harness.write_result(out, {"p50_ms": 1.0}, argv=[str(BENCH / "scale.py"), "--sizes", "10 000"])
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got["p50_ms"] == 1.0
+    assert got["command"].endswith("benchmarks/scale.py --sizes '10 000'")
+    assert set(got) >= {"command", "commit", "dirty", "date", "host"}
+    assert got["host"]["cores"] == os.cpu_count() and got["host"]["cpu"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", got["date"])
+
+
+def test_percentiles_are_numpys_or_the_nearest_measured():
+    xs = list(np.random.default_rng(3).random(41))
+    for p in (0, 5, 50, 90, 95, 99, 100):
+        assert harness.percentile(xs, p) == pytest.approx(float(np.percentile(xs, p)))
+        assert harness.percentile(xs, p, method="nearest") in xs
+    assert harness.percentile([1.0, 2.0, 3.0, 10.0], 95, method="nearest") == 10.0
+    assert harness.percentile([], 50, empty=0.0) == 0.0
+
+
+def test_docs_benchmarks_is_what_report_renders():
+    r = subprocess.run([sys.executable, str(BENCH / "report.py"), "--check"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, "docs/benchmarks.md differs from `python benchmarks/report.py`: " + r.stdout + r.stderr
