@@ -185,10 +185,7 @@ def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
     pages = f", {view['pages']} pages" if view["pages"] else ""
     lines = [f"{d['doc_id']}  {d['source']}  ({d['format']})", f"title: {d['title']}",
              f"{d['parents']} sections, {d['children']} entries{pages}"]
-    if view["ocr_pages"]:
-        lines.append(f"read by OCR: pages {', '.join(map(str, view['ocr_pages']))}")
-    if view["ocr_missing"]:
-        lines.append(f"not read (no OCR installed): pages {', '.join(map(str, view['ocr_missing']))}")
+    lines += scan_lines(view.get("scanned_pages") or [])
     if view["outline"]:
         lines.append("headings:")
         lines += ["  " * h["level"] + h["heading"] for h in view["outline"]]
@@ -208,6 +205,26 @@ def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
         if show_text:
             lines += ["    " + ln for ln in p["text"].split("\n")]
     return lines
+
+
+SCAN_STATES = {"ocr": "read by OCR", "rotated": "found turned {rotated} degrees counterclockwise, read upright by OCR",
+               "empty": "read by OCR, no text found",
+               "ocr_missing": "left out: OCR is not installed (ocr_missing; pip install 'ragsift[ocr]')"}
+
+
+def scan_lines(pages: list[dict[str, Any]]) -> list[str]:
+    """What became of each scanned page (``kb.files.scanned_pages``), a line a run of pages that
+    fared alike: "pages 1-3: read by OCR", "page 4: found turned 90 degrees ...". """
+    runs: list[tuple[int, int, str]] = []
+    for p in pages:
+        what = SCAN_STATES.get(p["state"], p["state"]).format(rotated=p.get("rotated", 0))
+        if runs and runs[-1][1] == p["page"] - 1 and runs[-1][2] == what:
+            runs[-1] = (runs[-1][0], p["page"], what)
+        else:
+            runs.append((p["page"], p["page"], what))
+    if not runs:
+        return []
+    return ["scanned pages:"] + [f"  page {a}: {what}" if a == b else f"  pages {a}-{b}: {what}" for a, b, what in runs]
 
 
 def print_json(obj: Any) -> None:

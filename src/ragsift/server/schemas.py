@@ -298,6 +298,13 @@ class ViewParent(_Open):
     entries: list[ViewEntry]
 
 
+class ScannedPage(_Open):
+    page: int
+    state: str = Field(description='"ocr" (read by OCR), "rotated" (found turned, read upright), "empty" (read '
+                                   'by OCR, no text found) or "ocr_missing" (left out: OCR is not installed).')
+    rotated: int = Field(description="Degrees counterclockwise the page stood turned (0, 90, 180, 270).")
+
+
 class DocumentView(_Open):
     """How a document was read (``KnowledgeBase.view``): what ``ragsift show`` prints."""
 
@@ -307,6 +314,8 @@ class DocumentView(_Open):
     pages: int | None = Field(description="Pages (or slides) of its source, where it has them.")
     ocr_pages: list[int]
     ocr_missing: list[int]
+    scanned_pages: list[ScannedPage] = Field(
+        default_factory=list, description="What became of each page that had no text to take (a scan, an image).")
 
 
 class SettingsOut(BaseModel):

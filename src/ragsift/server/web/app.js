@@ -384,6 +384,20 @@ function cite(location) {
   return ` (${label} ${Array.isArray(v) ? v.join("-") : v})`;
 }
 
+// what became of each scanned page (kb.files.scanned_pages), a line a run of pages that fared alike
+const SCAN_STATES = { ocr: "read by OCR", rotated: "found turned {r} degrees counterclockwise, read upright by OCR",
+  empty: "read by OCR, no text found", ocr_missing: "left out: OCR is not installed (ocr_missing)" };
+function scanRuns(pages) {
+  const runs = [];
+  for (const p of pages) {
+    const what = (SCAN_STATES[p.state] || p.state).replace("{r}", String(p.rotated));
+    const last = runs[runs.length - 1];
+    if (last && last.to === p.page - 1 && last.what === what) last.to = p.page;
+    else runs.push({ from: p.page, to: p.page, what });
+  }
+  return runs.map(r => `${r.from === r.to ? `page ${r.from}` : `pages ${r.from}-${r.to}`}: ${r.what}`);
+}
+
 // how a document was read: its heading tree, its sections with pages, tables and chunks
 async function viewDocument(d) {
   const box = $("#document-view");
@@ -395,6 +409,10 @@ async function viewDocument(d) {
       el("button", { type: "button", class: "close secondary", text: "Close", onclick: () => box.close() })),
       el("p", { class: "doc-meta", text: `${doc.format} · ${doc.parents} sections · ${doc.children} entries` +
         (v.pages ? ` · ${v.pages} page${v.pages === 1 ? "" : "s"}` : "") + (v.ocr_pages.length ? ` · OCR: pages ${v.ocr_pages.join(", ")}` : "") })];
+    const scans = scanRuns(v.scanned_pages || []);
+    if (scans.length) {
+      items.push(el("h4", { text: "Scanned pages" }), el("ul", { class: "scanned" }, ...scans.map(t => el("li", { text: t }))));
+    }
     if (v.outline.length) {
       items.push(el("h4", { text: "Headings" }),
         el("ul", { class: "outline" }, ...v.outline.map(h => el("li", { style: `margin-left:${(h.level - 1) * 1.2}em`, text: h.heading }))));
