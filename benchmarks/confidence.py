@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
+from harness import write_result  # noqa: E402
 
 from ragsift.config import QuerySettings  # noqa: E402
 from ragsift.eval.datasets import load_beir  # noqa: E402
@@ -53,11 +53,6 @@ TERMS = [round(0.05 * i, 2) for i in range(1, 21)]  # 0.05 .. 1
 OUTS = [round(0.005 * i, 3) for i in range(1, 21)]  # 0.005 .. 0.1
 NEVER = [np.inf]  # a signal left out of a rule
 THRESHOLDS = ("min_similarity", "min_term_match", "min_standout")
-
-
-def commit() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
 
 
 def questions(folder: str, n: int, datasets: Path) -> list[tuple[int, str, str, dict[str, int]]]:
@@ -209,14 +204,13 @@ def main() -> None:
     rows = collect(args)
     found = [r["found"] for r in rows if r["answerable"]]
     odd_rows = [r for r in rows if r["pos"] % 2 == 1]
-    result = {"command": "python " + " ".join(sys.argv), "commit": commit(), "date": time.strftime("%Y-%m-%d"),
-              "settings": "defaults (e5-small, dense + bm25, adaptive fusion, 4 passages)",
+    result = {"settings": "defaults (e5-small, dense + bm25, adaptive fusion, 4 passages)",
               "questions_per_set": args.questions, "distractor_chars": args.distractor_chars,
               "questions": len(rows), "no_answer": sum(1 for r in rows if not r["answerable"]),
               "answerable_with_a_relevant_passage": round(sum(found) / len(found), 4) if found else None,
               "defaults": {k: getattr(QuerySettings(), k) for k in THRESHOLDS},
               "at the defaults, as ragsift flags (odd)": product(odd_rows), "rules": sweep(rows), "rows": rows}
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_result(args.out, result)  # with the command, the commit, the date and the host
     for rule, v in result["rules"].items():
         print(f"{rule}: min_similarity {v['min_similarity']}, min_term_match {v['min_term_match']}, "
               f"min_standout {v['min_standout']}; odd: {v['odd (reported)']}")

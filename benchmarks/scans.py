@@ -38,7 +38,6 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +47,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # documents.py: the writers (no ragsift import)
+
+from harness import write_result  # noqa: E402
 
 from ragsift.ingest.loaders import LoadLimits, load_file  # noqa: E402
 
@@ -246,13 +247,10 @@ def main() -> None:
         pages += [(name, "zh", img, ref) for name, img, ref in cmrc_pages(args.datasets, work)]
         rows = rotation_rows(pages, work)
         docling = docling_rows(args.docling)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    result = {"command": " ".join(["benchmarks/scans.py", *sys.argv[1:]]), "commit": commit,
-              "ragsift": str(Path(ragsift.__file__).parent), "label": args.label or "after",
+    result = {"ragsift": str(Path(ragsift.__file__).parent), "label": args.label or "after",
               "summary": summarize(rows), "rows": rows, "docling": docling}
     name = f"scans-{args.label}.json" if args.label else "scans.json"
-    (ROOT / "benchmarks" / "results" / name).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+    write_result(ROOT / "benchmarks" / "results" / name, result)  # with the command, the commit, the date, the host
     print(json.dumps(result["summary"], indent=1))
 
 
