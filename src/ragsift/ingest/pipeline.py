@@ -31,6 +31,7 @@ from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.models.llm import llm_for
 from ragsift.store.base import IndexedChild, Store, StoredDocument, relabeled
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.clean import clean_str
 from ragsift.text.lang import detect_language
 from ragsift.types import PATH_KEY, Child, Document, IngestReport, Parent, Skipped
 
@@ -215,10 +216,10 @@ def documents_of_records(records: Iterable[Any], source: str | None, report: Ing
     seen: set[str] = set()
     for i, row in enumerate(records):
         row = as_record(row)
-        src = _record_source(row, source)
+        src = clean_str(_record_source(row, source))  # an id or title with a lone surrogate names it too
         # a record skipped is told by its place in the batch: documents[3] (or the source given)
         given = str(row.get("source") or source or "") if isinstance(row, Mapping) else source or ""
-        where = f"{given or 'documents'}[{i}]"
+        where = clean_str(f"{given or 'documents'}[{i}]")
         item = record_document(dict(row) if isinstance(row, Mapping) else row, where, src, seen, fmt="text")
         if isinstance(item, Document) and PATH_KEY in item.metadata:  # ragsift's own: a file's identity
             seen.discard(item.doc_id)
