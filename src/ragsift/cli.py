@@ -547,8 +547,8 @@ def _check_port(host: str, port: int) -> None:
     import errno
     import socket
 
-    if not 0 <= port <= 65535:
-        raise InputError(f"--port {port}: a port is a number from 0 to 65535")
+    if not 1 <= port <= 65535:  # the server's own check says it the same way (ServerConfig)
+        raise InputError(f"--port must be from 1 to 65535; got {port}")
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     except OSError as e:
