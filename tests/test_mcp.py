@@ -63,7 +63,7 @@ def _check_tools(tools: list, named: bool) -> dict:
     # the budget names its unit: the tokens ragsift counts (ragsift.text.tokens)
     assert search["max_tokens"]["default"] == 3000 and search["max_tokens"]["minimum"] == 100
     assert "ragsift tokens: one per Chinese character" in search["max_tokens"]["description"]
-    assert {"no_good_match", "reason", "max_tokens", "tokens", "dropped"} <= set(
+    assert {"no_good_match", "reason", "warnings", "max_tokens", "tokens", "dropped"} <= set(
         by["search"].output_schema["properties"])
     described = search["filter"]["description"]
     for word in ("doc_id", "source", "title", "list_documents", "eq", "ne", "gte", "lte", "nin", "$in", "contains",
@@ -108,7 +108,7 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     tools = _check_tools((await client.list_tools()).tools, named)
     zh_result = await client.call_tool("search", {"question": ZH, "passages": 2})
     zh = _context_once(zh_result, tools["search"], 2)
-    assert zh["question"] == ZH and zh["passages"][0]["source"] == "speaker_manual_zh.md"
+    assert zh["question"] == ZH and zh["passages"][0]["source"] == "speaker_manual_zh.md" and zh["warnings"] == []
     assert zh["passages"][0]["heading"].endswith("恢复出厂设置") and zh["passages"][0]["unit"] == "parent"
     assert zh_result.content[0].text.startswith("2 passages, cite as [n]")
     assert "\n\n[1] speaker_manual_zh.md › " in zh_result.content[0].text
@@ -118,6 +118,17 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     filtered = _context_once(await client.call_tool("search", {"question": EN, "passages": 2, "filter": {
         "item_name": {"$in": ["星云智能音箱 S2"]}}}), tools["search"], 2)  # the Chinese manual only
     assert {p["source"] for p in filtered["passages"]} == {"speaker_manual_zh.md"}
+    # a filter value no document holds: why nothing was found, with the values to try instead
+    for question, flt, told in (
+            (ZH, {"item_name": "星云音箱"}, 'no document has item_name "星云音箱" (did you mean "星云智能音箱 S2"'),
+            (EN, {"source": "smarthub_manual.md"},
+             'no document has source "smarthub_manual.md" (did you mean "smarthub_manual_en.md"')):
+        none = await client.call_tool("search", {"question": question, "filter": flt})
+        jsonschema.validate(none.structured_content, tools["search"].output_schema)
+        assert none.structured_content["passages"] == [] and none.structured_content["no_good_match"]
+        [warning] = none.structured_content["warnings"]
+        assert warning.startswith(told)
+        assert none.content[0].text.split("\n") == ["No good match: no passage was found.", f"Why: {warning}"]
     unknown = await client.call_tool("search", {"question": ZH, "filter": {"colour": "red"}})
     assert unknown.is_error and "unknown filter field 'colour'" in unknown.content[0].text
     assert "item_name" in unknown.content[0].text  # the known fields, to try again with

@@ -84,6 +84,9 @@ class SearchResult(BaseModel):
     no_good_match: bool = Field(description="Nothing matched the question well: the passages (if any) are weak "
                                             "and should not be taken as an answer; reason says why")
     reason: str = Field(description="Why nothing matched well (empty when something did)")
+    warnings: list[str] = Field(description="Why no passage was found, where that can be told: the knowledge base "
+                                            "holds no documents, or the filter asks for a value no document holds "
+                                            "(with the nearest values documents do hold, to try again with)")
     passages: list[Passage] = Field(description="Best first; the text content is these passages as cited context")
     max_tokens: int = Field(description=f"The budget the text content was held to, in {TOKEN_UNIT}")
     tokens: int = Field(description="The text content's size in the same unit")
@@ -143,7 +146,8 @@ def citations(result: Result, fit: Fitted) -> dict[str, Any]:
             "location": located(p.location), "text": p.text}
            for p in fit.passages]
     return {"question": result.query, "no_good_match": result.no_good_match, "reason": result.match.reason,
-            "passages": out, "max_tokens": fit.max_tokens, "tokens": count_tokens(fit.text), "dropped": fit.dropped,
+            "warnings": list(result.warnings), "passages": out, "max_tokens": fit.max_tokens,
+            "tokens": count_tokens(fit.text), "dropped": fit.dropped,
             "generation": result.trace.generation, "trace_id": result.trace.trace_id}
 
 
@@ -156,6 +160,7 @@ def _header(result: Result, kept: Sequence[PassageValue], dropped: int, cut: boo
                      + (" These passages are weak: do not take them as an answer." if kept else ""))
     elif not result.passages:
         lines.append(f"No passages found for {result.query!r}.")
+    lines += [f"Why: {w}" + ("" if w.endswith((".", ")")) else ".") for w in result.warnings]  # why none was found
     if kept:
         ids = ", ".join(f"[{p.rank}] {p.parent_id}" for p in kept)
         lines.append(f"{len(kept)} passage{'s' if len(kept) > 1 else ''}, cite as [n]; whole sections by "
@@ -355,8 +360,10 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
          "Search the knowledge base (Chinese or English) for passages that answer a question. The text result "
          "is the passages as context ready for a prompt, each headed '[n] source › heading'; cite them by [n]. "
          f"It holds at most max_tokens ({TOKEN_UNIT}). When nothing matches the question well it begins "
-         "'No good match:' with the reason, and any passages after it are weak. The structured result has "
-         "no_good_match and its reason, and each passage's citation, source, heading, parent_id, doc_id, unit, "
+         "'No good match:' with the reason, and any passages after it are weak; when nothing was found and it "
+         "can tell why (an empty knowledge base, a filter value no document holds) a line 'Why: ...' says so, "
+         "with the nearest values to try instead. The structured result has no_good_match and its reason, "
+         "warnings, and each passage's citation, source, heading, parent_id, doc_id, unit, "
          "score, similarity, term_match, location and text.", READ_ONLY)
 
     def list_documents(

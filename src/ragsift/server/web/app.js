@@ -260,7 +260,12 @@ function renderResult(label, config, r) {
     // nothing matched well: say why, and that what follows (if anything) is weak
     col.append(el("p", { class: "no-good-match", role: "status",
       text: "No good match: " + r.match.reason + (r.passages.length ? ". The passages below are weak." : ".") }));
-  } else if (!r.passages.length) col.append(el("p", { class: "empty", text: "no passages found" }));
+  } else if (!r.passages.length && !(r.warnings || []).length) col.append(el("p", { class: "empty", text: "no passages found" }));
+  for (const w of r.warnings || []) {
+    // why nothing was found, where the server can tell: an empty knowledge base, a filter value
+    // no document holds (with the values nearest to it)
+    col.append(el("p", { class: "warning", role: "status", text: "Why nothing was found: " + w }));
+  }
   for (const p of r.passages) {
     const heading = (p.heading_path.length ? " › " + p.heading_path.join(" > ") : "") + cite(p.location);
     const art = el("article", { class: "passage", "data-rank": p.rank, "data-source": p.source },
