@@ -16,7 +16,7 @@ pin the table versions named in ``manifest.json``. ``commit()`` updates the full
 index, writes the new manifest to ``generations/``, then atomically replaces
 ``manifest.json`` (write, fsync, rename) with it: that rename is the commit. A crash before it
 leaves the old manifest, and the next writer restores each table to the version the manifest
-names.
+names. The transaction is ``ragsift.store.lance_write``.
 
 Search runs on in-memory indexes of the generation's segments (``ragsift.store.segments``): a
 commit adds one segment of the children it wrote, which readers build alone at their next query;
@@ -75,7 +75,7 @@ from ragsift.store.lance_files import (
     saved_generations,
     stats_of,
 )
-from ragsift.store.lance_write import LanceTransaction, _schemas
+from ragsift.store.lance_write import LanceTransaction, table_schemas
 from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, Found, ParentTable, SparseIndex
 from ragsift.store.segments import (
     SAVE_MIN,
@@ -166,7 +166,7 @@ class LanceStore(ManifestStore):
             db = connect(self.path / "lance", storage_options={STABLE_ROW_IDS: "true"})
             versions = {}
             extra = {name: {"column": f"vec{i + 1}", "dim": d} for i, (name, d) in enumerate(vectors.items())}
-            for name, schema in _schemas(dim, extra, sparse).items():
+            for name, schema in table_schemas(dim, extra, sparse).items():
                 t = db.create_table(name, schema=schema, exist_ok=True)
                 versions[name] = t.version
             manifest = {"format": FORMAT, "generation": 0, "versions": versions, "fields": {},

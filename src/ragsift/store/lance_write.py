@@ -39,7 +39,7 @@ NEVER = timedelta(days=36500)  # optimize() that removes no version
 CLEANUP_MARGIN_S = 0.25  # versions this much older than the oldest kept one are kept too
 
 
-def _schemas(dim: int, vectors: dict[str, dict[str, Any]] | None = None, sparse: bool = False
+def table_schemas(dim: int, vectors: dict[str, dict[str, Any]] | None = None, sparse: bool = False
              ) -> dict[str, pa.Schema]:
     extra = [(v["column"], pa.list_(pa.float32(), int(v["dim"]))) for v in (vectors or {}).values()]
     if sparse:
@@ -197,7 +197,7 @@ class LanceTransaction(TransactionBase):
                 self.tables[name].delete(where)
         self._doomed.clear()
         self._stored.update(r["doc_id"] for r in self._pending["documents"])
-        schemas = _schemas(self.store.dim, self.manifest.get("vectors"), bool(self.manifest.get("sparse")))
+        schemas = table_schemas(self.store.dim, self.manifest.get("vectors"), bool(self.manifest.get("sparse")))
         vector_dims = {"vector": self.store.dim, **{v["column"]: int(v["dim"])
                                                     for v in self.manifest.get("vectors", {}).values()}}
         for name in TABLES:

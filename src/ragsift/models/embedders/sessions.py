@@ -1,5 +1,5 @@
-"""ONNX Runtime sessions as the packaged embedders run them: their options (``_ort_options``) and
-a main session with a one-thread one for overlapping calls (``_Sessions``)."""
+"""ONNX Runtime sessions as the packaged embedders run them: their options (``ort_options``) and
+a main session with a one-thread one for overlapping calls (``Sessions``)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from typing import Any
 from ragsift.process import model_threads
 
 
-def _ort_options(ort: Any, threads: int | None = None) -> Any:
+def ort_options(ort: Any, threads: int | None = None) -> Any:
     """ONNX Runtime session options: ``$RAGSIFT_THREADS`` intra-op threads, one inter-op thread, and no
     busy-waiting after a run unless ``$RAGSIFT_ORT_SPINNING=1``: spinning threads starve the store's
     and numpy's work that follows each query embedding (measured: embed + search 15.8 ms spinning,
@@ -31,7 +31,7 @@ def _ort_options(ort: Any, threads: int | None = None) -> Any:
     return opts
 
 
-class _Sessions:
+class Sessions:
     """An ONNX model's sessions: the main one on ``$RAGSIFT_THREADS`` intra-op threads, and one on
     a single thread for a call that starts while another runs (made at the first overlap). When
     calls overlap, the cores are already busy: splitting a short run among threads only adds the

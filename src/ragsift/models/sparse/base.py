@@ -1,5 +1,5 @@
 """The sparse encoder protocol (``SparseEncoder``), its vectors (``SparseVector``, ``sparse_dot``),
-and the pruning every encoder shares (``_Base``)."""
+and the pruning every encoder shares (``EncoderBase``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,7 +51,7 @@ def _check_top_k(top_k: int | None, what: str) -> int | None:
     return top_k
 
 
-class _Base:
+class EncoderBase:
     """Top-k pruning and empty-text handling; subclasses give ``_encode_raw``."""
 
     name: str

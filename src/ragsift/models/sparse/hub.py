@@ -6,10 +6,10 @@ import threading
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.sparse.base import DEFAULT_PASSAGE_TOP_K, DEFAULT_QUERY_TOP_K, _Base
+from ragsift.models.sparse.base import DEFAULT_PASSAGE_TOP_K, DEFAULT_QUERY_TOP_K, EncoderBase
 
 
-class HFSplade(_Base):
+class HFSplade(EncoderBase):
     """A SPLADE model with a masked-LM head through transformers (``splade:<model>``).
 
     Memory: a batch holds a (windows, tokens, vocabulary) logits tensor, ~250 MB per 4 windows

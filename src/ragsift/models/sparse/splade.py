@@ -11,7 +11,7 @@ from typing import cast
 import numpy as np
 
 from ragsift.errors import ModelError
-from ragsift.models.sparse.base import DEFAULT_PASSAGE_TOP_K, DEFAULT_QUERY_TOP_K, SparseVector, _Base
+from ragsift.models.sparse.base import DEFAULT_PASSAGE_TOP_K, DEFAULT_QUERY_TOP_K, EncoderBase, SparseVector
 
 _ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
 
@@ -156,7 +156,7 @@ def splade_tiny_dir() -> Path:
     return path
 
 
-class Splade(_Base):
+class Splade(EncoderBase):
     """SPLADE (max over tokens of log1p(relu(MLM logits))) run in numpy; English only.
 
     Defaults to the packaged splade-tiny; ``model_dir`` may name another local BERT masked-LM

@@ -13,10 +13,10 @@ from typing import cast
 import numpy as np
 import pyarrow as pa
 
-from ragsift.store.memindex.flat import _unit_rows, vectors_of
+from ragsift.store.memindex.flat import unit_rows, vectors_of
 from ragsift.store.memindex.quantised import Int4Copy, Int8Copy, _write_int4, _write_int8, compiled_scan
 from ragsift.store.memindex.rows import NOTHING, Found, Rows, top_k
-from ragsift.store.memindex.saved import _random_access_map, saved_folder
+from ragsift.store.memindex.saved import random_access_map, saved_folder
 
 
 class AnnIndex:
@@ -73,7 +73,7 @@ class AnnIndex:
         # pread (Windows), are taken from a map without read-ahead: one system call per row costs
         # more than the page faults
         # (public, with ``int8``, ``int4`` and ``exact_scores``, for benchmarks/exact_pass.py and sign_bits.py)
-        self.mapped = np.frombuffer(_random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
+        self.mapped = np.frombuffer(random_access_map(full), np.float32).reshape(-1, dim) if self.n else None
         self.int8 = Int8Copy.open(directory, full, dim) if self.n and compiled_scan is not None else None
         self.int4 = Int4Copy.open(directory, full, dim) if self.int8 is not None else None
 
@@ -156,7 +156,7 @@ def _build_ann(tbl: pa.Table, column: str, dim: int, directory: Path, connectivi
         # one thread below a few slices: the same graph on every build (threads insert in any order)
         threads = (os.cpu_count() or 1) if n > 4 * step else 1
         for start in range(0, n, step):  # a slice at a time: no second full copy of the vectors
-            part = _unit_rows(vectors_of(tbl.slice(start, step), column, dim))
+            part = unit_rows(vectors_of(tbl.slice(start, step), column, dim))
             full[start:start + len(part)] = part
             keys = np.arange(start, start + len(part), dtype=np.uint64)
             held = part.any(axis=1)  # rows deleted since the segment was read come as zeros: not in the graph

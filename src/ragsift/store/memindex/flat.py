@@ -12,7 +12,7 @@ from ragsift.store.memindex.rows import NOTHING, Found, Rows, top_k
 from ragsift.store.memindex.saved import saved_folder
 
 
-def _unit_rows(raw: np.ndarray) -> np.ndarray:
+def unit_rows(raw: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(raw, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (raw / norms).astype(np.float32, copy=False)
@@ -43,7 +43,7 @@ class FlatIndex:
             self.matrix = np.memmap(path, np.float32, mode="r", shape=(rows.n, dim)) if rows.n else \
                 np.zeros((0, dim), np.float32)
             return
-        self.matrix = _unit_rows(vectors_of(table(), column, dim))  # a new array: arrow's buffer stays untouched
+        self.matrix = unit_rows(vectors_of(table(), column, dim))  # a new array: arrow's buffer stays untouched
         if directory is not None:
             with saved_folder(directory) as tmp:
                 self.matrix.tofile(tmp / "vectors.f32")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ragsift.store.memindex.saved import _random_access_map, _replacing
+from ragsift.store.memindex.saved import random_access_map, replacing
 
-try:  # the int8 exact pass's inner loop (``_scan.c``, built alike)
+try:  # the int8 and 4-bit exact passes' inner loops (``_scan.c``, built at install like ``_bm25.c``)
     import ragsift.store._scan as compiled_scan
 except ImportError:  # pragma: no cover - without it an exact pass reads every row's float32 vector
     compiled_scan = None  # type: ignore[assignment]
@@ -125,7 +125,7 @@ def _saved_copy(path: Path, side: Path, write: Callable[[], None]) -> tuple[mmap
     try:
         if not path.exists():
             write()
-        return _random_access_map(path), np.fromfile(side, np.float32)
+        return random_access_map(path), np.fromfile(side, np.float32)
     except OSError:
         return None
 
@@ -205,9 +205,9 @@ def _write_int8(full: Path, dim: int, directory: Path) -> None:
     for start in range(0, len(vectors), step):
         np.maximum(top, np.abs(vectors[start:start + step]).max(axis=0), out=top)
     scales = (127.0 / np.where(top > 0, top, 127.0)).astype(np.float32)  # 1 where a dimension is all zeros
-    with _replacing(directory / "vectors.i8.scales") as out:
+    with replacing(directory / "vectors.i8.scales") as out:
         out.write(scales.tobytes())
-    with _replacing(directory / "vectors.i8") as out:
+    with replacing(directory / "vectors.i8") as out:
         for start in range(0, len(vectors), step):
             part = np.rint(vectors[start:start + step] * scales)
             out.write(np.clip(part, -127, 127).astype(np.int8).tobytes())
@@ -229,9 +229,9 @@ def _write_int4(full: Path, dim: int, directory: Path) -> None:
     low = (mean - 2.5 * sd).astype(np.float32)
     step = np.where(sd > 0, 5.0 * sd / 15.0, 1.0).astype(np.float32)  # 1 where a dimension never varies
     padded = 2 * _int4_row_bytes(dim)
-    with _replacing(directory / "vectors.u4.params") as out:
+    with replacing(directory / "vectors.u4.params") as out:
         out.write(np.concatenate([low, step]).tobytes())
-    with _replacing(directory / "vectors.u4") as out:
+    with replacing(directory / "vectors.u4") as out:
         for start in range(0, len(vectors), step_rows):
             codes = np.clip(np.rint((vectors[start:start + step_rows] - low) / step), 0, 15).astype(np.uint8)
             codes = np.pad(codes, ((0, 0), (0, padded - dim))).reshape(len(codes), -1, 2, 32)

@@ -1,5 +1,5 @@
 """Files of the saved indexes: a folder that appears whole or not at all (``saved_folder``), a
-file replaced whole (``_replacing``), and a read-only map without read-ahead (``_random_access_map``)."""
+file replaced whole (``replacing``), and a read-only map without read-ahead (``random_access_map``)."""
 from __future__ import annotations
 
 import mmap
@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 
 @contextmanager
-def _replacing(path: Path) -> Iterator[BinaryIO]:
+def replacing(path: Path) -> Iterator[BinaryIO]:
     """A file to write that replaces ``path`` whole when done (one rename), or leaves it as it was."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -41,7 +41,7 @@ def saved_folder(directory: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _random_access_map(path: Path) -> mmap.mmap:
+def random_access_map(path: Path) -> mmap.mmap:
     """A read-only map of a file read at random places: no read-ahead, so what stays resident
     is what look-ups touched."""
     with open(path, "rb") as f:

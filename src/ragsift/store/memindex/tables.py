@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragsift.store.memindex.rows import IdIndex
-from ragsift.store.memindex.saved import _random_access_map, saved_folder
+from ragsift.store.memindex.saved import random_access_map, saved_folder
 
 
 class ParentTable:
@@ -33,7 +33,7 @@ class ParentTable:
                     # look-up of 60 ids 55 takes, 7 ms); one batch's worth copied at a time
                     for start in range(0, tbl.num_rows, self.BATCH):
                         writer.write_batch(tbl.slice(start, self.BATCH).combine_chunks().to_batches()[0])
-            reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(_random_access_map(path))))
+            reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(random_access_map(path))))
             tbl = pa.Table.from_batches([reader.get_batch(i) for i in range(reader.num_record_batches)],
                                         schema=reader.schema)
         # one record batch per chunk: a take across a whole chunked table reads every chunk
