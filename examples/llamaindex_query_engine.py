@@ -40,7 +40,8 @@ def main() -> None:
     engine = RetrieverQueryEngine.from_args(retriever, llm=RagsiftLLM(client=model(args), max_tokens=args.max_tokens))
     response = engine.query(args.question)
     for n in response.source_nodes:
-        print(f"source: {n.node.metadata['source']} › {n.node.metadata['heading']} (score {n.score:.4f})")
+        similarity = "unknown" if n.score is None else f"{n.score:.3f}"  # the node score: the dense similarity
+        print(f"source: {n.node.metadata['source']} › {n.node.metadata['heading']} (similarity {similarity})")
     print("answer:", str(response).strip())
 
 

@@ -44,12 +44,14 @@ def milvus_uri(tmp_path_factory):
     server.stop()
 
 
-BACKENDS = ("lancedb", "milvus")
+# a test on Milvus (a Milvus Lite server) is slow: `make test` runs it, `make check` does not; a test
+# asking for milvus_uri itself, or for backend "milvus" by indirect parametrization, says so itself
+BACKENDS = ("lancedb", pytest.param("milvus", marks=pytest.mark.slow))
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> dict:
-    """Settings that put a new knowledge base on each store in turn."""
+    """Settings that put a new knowledge base on each store in turn (the Milvus one marked slow)."""
     if request.param == "milvus":
         return {"store_kind": "milvus", "store_uri": request.getfixturevalue("milvus_uri")}
     return {}
@@ -80,24 +82,3 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"fuzz: {sum(doors.values())} cases ("
                                     + ", ".join(f"{k} {v}" for k, v in doors.items()) + ")")
         terminalreporter.write_line("fuzz outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(fuzz.OUTCOMES.items())))
-
-
-def pytest_collection_modifyitems(items) -> None:
-    """A test on Milvus (a Milvus Lite server) is slow: `make test` runs it, `make check` does not."""
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if "milvus_uri" in getattr(item, "fixturenames", ()) or params.get("backend") == "milvus":
-            item.add_marker(pytest.mark.slow)
-
-
-def pytest_ignore_collect(collection_path, config) -> bool | None:
-    """With -m "not slow" (`make check`), a module marked slow as a whole is not even imported
-    (its imports, the framework packages among them, cost seconds); every test in it would be
-    deselected anyway."""
-    if config.option.markexpr.replace(" ", "") != "notslow" or collection_path.suffix != ".py":
-        return None
-    try:
-        head = collection_path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return True if "\npytestmark = pytest.mark.slow" in head else None

@@ -170,11 +170,10 @@ def zipped(members: dict[str, bytes], path: Path) -> Path:
 # ------------------------------------------------------------------ hostile files (fault injection)
 def zip_bomb(path: Path, mb: int = 300) -> Path:
     """A small archive whose one member unpacks to ``mb`` MB of zeros."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        with z.open("bomb.txt", "w") as f:
-            block = b"\0" * (1 << 20)
-            for _ in range(mb):
-                f.write(block)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z, z.open("bomb.txt", "w") as f:
+        block = b"\0" * (1 << 20)
+        for _ in range(mb):
+            f.write(block)
     return path
 
 

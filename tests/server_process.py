@@ -36,9 +36,9 @@ class ServerProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 180) -> ServerProcess:
-        log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"ragsift-serve-{self.port}.log", "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", *self.args, "--port", str(self.port),
-                                      "--log-level", "warning"], env=self.env, stdout=log, stderr=log)
+        with open(Path(os.environ.get("TMPDIR", "/tmp")) / f"ragsift-serve-{self.port}.log", "w") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "ragsift.cli", *self.args, "--port", str(self.port),
+                                          "--log-level", "warning"], env=self.env, stdout=log, stderr=log)
         self.log = log.name
         t = time.monotonic()
         while time.monotonic() - t < timeout:

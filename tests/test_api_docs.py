@@ -100,6 +100,23 @@ def test_every_route_has_a_response_schema(api):
     assert "text/plain" in api["paths"]["/metrics"]["get"]["responses"]["200"]["content"]
 
 
+def test_the_query_response_documents_warnings_and_match(api):
+    """Why nothing was found and how well anything matched are in /v1/query's described answer."""
+    ref = api["paths"]["/v1/query"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    schemas = api["components"]["schemas"]
+    response = schemas[ref.rsplit("/", 1)[1]]["properties"]
+    assert response["warnings"]["type"] == "array" and response["warnings"]["items"]["type"] == "string"
+    assert "did you mean" in response["warnings"]["description"] and "no documents" in response["warnings"]["description"]
+    assert response["no_good_match"]["type"] == "boolean" and "match.reason" in response["no_good_match"]["description"]
+    [match_ref] = [s["$ref"] for s in response["match"]["anyOf"] if "$ref" in s]
+    match = schemas[match_ref.rsplit("/", 1)[1]]["properties"]
+    assert {"no_good_match", "reason", "similarity", "term_match", "standout", "min_similarity", "min_term_match",
+            "min_standout"} <= set(match)
+    assert all(match[name].get("description") for name in match if name != "no_good_match")
+    passage = schemas["PassageOut"]["properties"]
+    assert {"similarity", "term_match", "scores"} <= set(passage)
+
+
 def _cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
@@ -250,6 +267,19 @@ def test_swagger_ui_renders_offline_and_authorizes_with_a_key(server):
             op.locator("button.execute").click()
             expect(op.locator(".live-responses-table tbody td.response-col_status").first).to_have_text("200")
             expect(op.locator(".live-responses-table .microlight").first).to_contain_text('"default"')
+
+            # POST /v1/query's answer, as the page shows it: warnings and match in its example and its schema
+            query = page.locator(".opblock-post", has=page.locator('.opblock-summary-path[data-path="/v1/query"]'))
+            query.locator(".opblock-summary").click()
+            answer = query.locator(".responses-table tr.response[data-code='200']")
+            expect(answer.locator(".example.microlight")).to_contain_text('"warnings": [')
+            expect(answer.locator(".example.microlight")).to_contain_text('"match": {')
+            answer.locator("button[data-name='model']").click()  # the Schema tab
+            model = answer.locator(".model-box")  # QueryResponse, open one level deep
+            for name, described in (("warnings", "Why no passage was found"), ("match", "How well the passages match")):
+                model.locator("button.json-schema-2020-12-accordion").filter(
+                    has=page.get_by_text(name, exact=True)).click()  # the property opens: its description
+                expect(model).to_contain_text(described)
             assert not errors, errors
         finally:
             browser.close()

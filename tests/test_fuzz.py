@@ -15,6 +15,7 @@ import json
 import math
 import os
 import string
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,10 @@ def _expect_passages_or_query_error(kb: KnowledgeBase, q: str, **kw: Any):
             f"a valid query was refused: {e}"
         return None
     assert q.strip() and len(q) <= limit
+    if not any(unicodedata.category(c)[0] in "LN" for c in q):  # no letter or digit: nothing to search, said so
+        assert result.no_good_match and result.passages == () and "nothing to search" in result.match.reason
+        OUTCOMES["nothing to search, said so"] += 1
+        return result
     assert result.passages, f"no passages for the valid query {q[:80]!r}"
     OUTCOMES["query answered"] += 1
     return result

@@ -1,6 +1,8 @@
 """The framework retrievers with the real framework packages: LangChain, LlamaIndex and Haystack
 return ragsift's passages with their metadata, in Chinese and English, take filters and per-call
-settings, and work async; their document objects go into add_documents."""
+settings, and work async; each says how well its passages match (similarity, term match, no good
+match and why) and why it found nothing (a filter value no document holds), its own way; their
+document objects go into add_documents."""
 from __future__ import annotations
 
 import asyncio
@@ -26,7 +28,7 @@ QUESTIONS = [("恢复出厂设置要按哪些键？", "speaker_manual_zh.md", "�
              ("How many seconds do I hold the reset button to wipe the hub?", "smarthub_manual_en.md", "Factory reset")]
 SPEAKER = {"item_name": "星云智能音箱 S2"}
 KEYS = {"source", "title", "heading_path", "heading", "score", "rank", "unit", "parent_id", "doc_id", "matched",
-        "truncated", "trace_id"}
+        "truncated", "trace_id", "similarity", "term_match", "scores", "no_good_match", "match_reason"}
 
 
 def _check(texts_and_meta, sample_kb, question, source, heading, k):
@@ -34,6 +36,8 @@ def _check(texts_and_meta, sample_kb, question, source, heading, k):
     text, meta = texts_and_meta[0]
     assert meta["source"] == source and meta["heading_path"][-1] == heading and KEYS <= set(meta)
     assert meta["unit"] == "parent" and meta["matched"] and meta["rank"] == 1
+    assert meta["no_good_match"] is False and meta["match_reason"] == ""  # the expected section: a good match
+    assert meta["similarity"] == meta["scores"]["dense"] and 0 < meta["term_match"] <= 1
     assert text == sample_kb.sections([meta["parent_id"]])[meta["parent_id"]].parent.text
     assert len({m["trace_id"] for _, m in texts_and_meta}) == 1  # one query
 
@@ -57,8 +61,11 @@ def test_llamaindex(sample_kb, question, source, heading):
     r = LIRetriever(sample_kb, k=3)
     nodes = r.retrieve(question)
     _check([(n.node.get_content(), n.node.metadata) for n in nodes], sample_kb, question, source, heading, 3)
-    assert [n.score for n in nodes] == sorted((n.score for n in nodes), reverse=True)
-    assert "trace_id" not in nodes[0].node.get_content(metadata_mode="llm")  # bookkeeping stays out of prompts
+    assert [n.score for n in nodes] == [n.node.metadata["similarity"] for n in nodes]  # as vector retrievers score
+    fused = [n.node.metadata["score"] for n in nodes]
+    assert fused == sorted(fused, reverse=True)  # the order
+    prompt = nodes[0].node.get_content(metadata_mode="llm")
+    assert "trace_id" not in prompt and "similarity" not in prompt  # bookkeeping stays out of prompts
     child = r.with_options(filter=SPEAKER, unit="child").retrieve("How do I reset the device?")
     assert child and all(n.node.metadata["unit"] == "child" and n.node.metadata["source"] == "speaker_manual_zh.md"
                          for n in child)
@@ -79,6 +86,53 @@ def test_haystack(sample_kb, question, source, heading):
     assert [d.id for d in asyncio.run(r.run_async(question, top_k=3))["documents"]] == [d.id for d in docs]
     copy = HaystackRetriever.from_dict(r.to_dict())
     assert copy.kb.path == sample_kb.path and copy.top_k == 4
+
+
+@pytest.mark.parametrize("weak,flt,told", [
+    ("罗马帝国的第一位皇帝是谁？", {"item_name": "星云音箱"}, 'no document has item_name "星云音箱" (did you mean "星云智能音箱 S2"'),
+    ("Who was the first emperor of the Roman Empire?", {"source": "smarthub_manual.md"},
+     'no document has source "smarthub_manual.md" (did you mean "smarthub_manual_en.md"'),
+])
+def test_each_says_how_well_it_matched_and_why_nothing_was_found(sample_kb, weak, flt, told):
+    """A question the knowledge base cannot answer: each passage's similarity and term match,
+    no_good_match and its reason; a filter value no document holds: why nothing was found (a
+    LangChain and LlamaIndex retriever's last_result, Haystack's outputs)."""
+    from llama_index.core.postprocessor import SimilarityPostprocessor
+
+    want = sample_kb.query(weak, max_passages=2, trace=False)
+    assert want.no_good_match and len(want.passages) == 2
+
+    def same(meta, p):
+        assert (meta["similarity"], meta["term_match"], meta["scores"]) == (p.similarity, p.term_match, p.scores)
+        assert meta["no_good_match"] is True and meta["match_reason"] == want.match.reason
+
+    lc = LCRetriever(sample_kb, k=2)
+    for d, p in zip(lc.invoke(weak), want.passages, strict=True):
+        same(d.metadata, p)
+    assert lc.last_result is not None and lc.last_result.no_good_match and lc.last_result.warnings == ()
+    assert lc.invoke(weak, filter=flt) == []
+    [warning] = lc.last_result.warnings
+    assert warning.startswith(told)
+
+    li = LIRetriever(sample_kb, k=2)
+    nodes = li.retrieve(weak)
+    for n, p in zip(nodes, want.passages, strict=True):
+        same(n.node.metadata, p)
+        assert n.score == p.similarity
+    cutoff = sample_kb.settings.query.min_similarity
+    assert SimilarityPostprocessor(similarity_cutoff=cutoff).postprocess_nodes(nodes) == []  # none matches well
+    narrow = li.with_options(filter=flt)
+    assert narrow.retrieve(weak) == [] and narrow.last_result is not None
+    assert narrow.last_result.warnings == (warning,)
+
+    pipe = Pipeline()
+    pipe.add_component("retriever", HaystackRetriever(sample_kb, top_k=2))
+    out = pipe.run({"retriever": {"query": weak}})["retriever"]
+    for d, p in zip(out["documents"], want.passages, strict=True):
+        same(d.meta, p)
+    assert out["no_good_match"] is True and out["match"]["reason"] == want.match.reason and out["warnings"] == []
+    out = pipe.run({"retriever": {"query": weak, "filters": flt}})["retriever"]
+    assert out["documents"] == [] and out["no_good_match"] is True and out["warnings"] == [warning]
 
 
 def test_framework_documents_go_into_add_documents(tmp_path):

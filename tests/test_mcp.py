@@ -60,13 +60,19 @@ def _check_tools(tools: list, named: bool) -> dict:
         assert by[name].output_schema["type"] == "object", name
     search = by["search"].input_schema["properties"]
     assert search["passages"]["minimum"] == 1 and search["passages"]["maximum"] == 20
+    # the budget names its unit: the tokens ragsift counts (ragsift.text.tokens)
+    assert search["max_tokens"]["default"] == 3000 and search["max_tokens"]["minimum"] == 100
+    assert "ragsift tokens: one per Chinese character" in search["max_tokens"]["description"]
+    assert {"no_good_match", "reason", "warnings", "max_tokens", "tokens", "dropped"} <= set(
+        by["search"].output_schema["properties"])
     described = search["filter"]["description"]
     for word in ("doc_id", "source", "title", "list_documents", "eq", "ne", "gte", "lte", "nin", "$in", "contains",
                  "and / or", "not", "ISO 8601"):
         assert word in described, word
     assert "question" in by["search"].output_schema["properties"]
     assert set(by["search"].output_schema["$defs"]["Passage"]["properties"]) >= {
-        "citation", "source", "heading", "parent_id", "doc_id", "unit", "score", "location", "text"}
+        "citation", "source", "heading", "parent_id", "doc_id", "unit", "score", "similarity", "term_match",
+        "location", "text"}
     if "add_documents" in by:
         hints = by["add_documents"].annotations
         assert hints.read_only_hint is False and hints.destructive_hint is True and hints.idempotent_hint is True
@@ -87,8 +93,12 @@ def _context_once(result, tool, n: int) -> dict:
     context = "\n\n".join(f"[{p['citation']}] {p['source']}" + (f" › {p['heading']}" if p["heading"] else "")
                           + f"\n{p['text']}" for p in found["passages"])
     header, _, body = text.partition("\n\n")
+    weak = header.split("\n")[0] if found["no_good_match"] else ""  # a first line: no good match, and why
+    assert weak == ("" if not found["no_good_match"] else
+                    f"No good match: {found['reason']}. These passages are weak: do not take them as an answer.")
+    header = header[len(weak):].lstrip("\n")
     assert body == context and "\n" not in header
-    assert len(text) <= len(context) + 80 + 30 * n  # the header: a count and each passage's section id
+    assert len(text) <= len(weak) + len(context) + 80 + 30 * n  # the header: a count and each passage's section id
     for p in found["passages"]:
         assert text.count(p["text"]) == 1 and f"[{p['citation']}] {p['parent_id']}" in header
     return found
@@ -98,7 +108,7 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     tools = _check_tools((await client.list_tools()).tools, named)
     zh_result = await client.call_tool("search", {"question": ZH, "passages": 2})
     zh = _context_once(zh_result, tools["search"], 2)
-    assert zh["question"] == ZH and zh["passages"][0]["source"] == "speaker_manual_zh.md"
+    assert zh["question"] == ZH and zh["passages"][0]["source"] == "speaker_manual_zh.md" and zh["warnings"] == []
     assert zh["passages"][0]["heading"].endswith("恢复出厂设置") and zh["passages"][0]["unit"] == "parent"
     assert zh_result.content[0].text.startswith("2 passages, cite as [n]")
     assert "\n\n[1] speaker_manual_zh.md › " in zh_result.content[0].text
@@ -108,6 +118,17 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     filtered = _context_once(await client.call_tool("search", {"question": EN, "passages": 2, "filter": {
         "item_name": {"$in": ["星云智能音箱 S2"]}}}), tools["search"], 2)  # the Chinese manual only
     assert {p["source"] for p in filtered["passages"]} == {"speaker_manual_zh.md"}
+    # a filter value no document holds: why nothing was found, with the values to try instead
+    for question, flt, told in (
+            (ZH, {"item_name": "星云音箱"}, 'no document has item_name "星云音箱" (did you mean "星云智能音箱 S2"'),
+            (EN, {"source": "smarthub_manual.md"},
+             'no document has source "smarthub_manual.md" (did you mean "smarthub_manual_en.md"')):
+        none = await client.call_tool("search", {"question": question, "filter": flt})
+        jsonschema.validate(none.structured_content, tools["search"].output_schema)
+        assert none.structured_content["passages"] == [] and none.structured_content["no_good_match"]
+        [warning] = none.structured_content["warnings"]
+        assert warning.startswith(told)
+        assert none.content[0].text.split("\n") == ["No good match: no passage was found.", f"Why: {warning}"]
     unknown = await client.call_tool("search", {"question": ZH, "filter": {"colour": "red"}})
     assert unknown.is_error and "unknown filter field 'colour'" in unknown.content[0].text
     assert "item_name" in unknown.content[0].text  # the known fields, to try again with
@@ -136,9 +157,10 @@ async def _search_both_languages(client: Client, named: bool) -> dict:
     kb = ", kb" if named else ""
     for tool, args, told in (
             ("search", {"question": EN, "filtre": {"category": "faq"}},
-             f"unknown argument 'filtre' for search: it takes question, filter, passages{kb}; did you mean 'filter'?"),
+             f"unknown argument 'filtre' for search: it takes question, filter, passages, max_tokens{kb}; "
+             "did you mean 'filter'?"),
             ("search", {"问题": ZH, "passages": 1, "过滤": {}},
-             f"unknown arguments '问题', '过滤' for search: it takes question, filter, passages{kb}"),
+             f"unknown arguments '问题', '过滤' for search: it takes question, filter, passages, max_tokens{kb}"),
             ("list_documents", {"page": 2}, "unknown argument 'page' for list_documents: it takes offset, limit, q, "
                                             f"sort, order{kb}"),
             ("get_section", {"parent_id": top["parent_id"], "text": True},

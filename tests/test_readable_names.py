@@ -92,7 +92,7 @@ def test_an_empty_knowledge_base_and_a_filter_value_no_document_holds_say_so(tmp
     assert kb.query("备份保留多久？").warnings == ("the knowledge base holds no documents: ingest some first "
                                               "(`ragsift ingest PATH`, KnowledgeBase.ingest, or POST /v1/files)",)
     code, out, err = cli(capsys, "--kb", str(tmp_path / "kb"), "query", "How long are backups kept?")
-    assert code == 1 and "no passages found" in out
+    assert code == 1 and "no good match: the knowledge base is empty" in out
     assert f"the knowledge base at {tmp_path / 'kb'} holds no documents: add some with `ragsift --kb " in err
     code, out, _ = cli(capsys, "--kb", str(tmp_path / "kb"), "list")
     assert code == 0 and out.startswith(f"the knowledge base at {tmp_path / 'kb'} holds no documents")
@@ -106,7 +106,7 @@ def test_an_empty_knowledge_base_and_a_filter_value_no_document_holds_say_so(tmp
     res = kb.query("备份", filter={"and": [{"item_name": "星云音箱"}, {"source": "zh/guide.md"}]})
     assert res.warnings == ('no document has item_name "星云音箱" (did you mean "星云智能音箱 S2"?)',)
     code, out, err = cli(capsys, "--kb", str(tmp_path / "kb"), "query", "backups", "--filter", '{"source": "Notes.md"}')
-    assert code == 0 and "no passages found" in out
+    assert code == 0 and "no good match: no passage was found" in out
     assert err.strip() == 'ragsift: no document has source "Notes.md" (did you mean "notes.md"?)'
     kb.close()
     with TestClient(create_app(ServerConfig(kb=tmp_path / "kb"))) as c:

@@ -215,6 +215,7 @@ def test_summaries_fall_back_to_key_sentences_when_the_model_fails(tmp_path):
     assert res.trace.channels[0].hits[0].child_id.endswith("m") and "橙色" in res.passages[0].text
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 @pytest.mark.parametrize("backend", ["milvus"], indirect=True)
 def test_entry_kinds_are_the_same_on_milvus(s2b_kb, backend, tmp_path):
     copy = s2b_kb.copy_to(tmp_path / "copy", **backend)

@@ -278,6 +278,7 @@ def test_the_detected_language_of_each_entry_is_a_filter_field(backend, tmp_path
     assert en_of_speaker == {cid for cid, (n, lang) in entries.items() if n == "speaker" and lang == "en"} != set()
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 @pytest.mark.parametrize("backend", ["milvus"], indirect=True)
 def test_milvus_reads_past_one_page_of_rows(backend, tmp_path, monkeypatch):
     import ragsift.store.milvus as milvus
@@ -303,6 +304,7 @@ def test_a_parent_longer_than_one_milvus_value_round_trips(backend, tmp_path):
     assert got == big[0] and store.check_integrity() == []
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 def test_export_copies_everything_to_the_other_backend(backend, tmp_path, milvus_uri):
     store = new_store(backend, tmp_path)
     fill(store)
@@ -336,6 +338,7 @@ QUERIES = ["solar panels cleaning", "inverter current", "绿茶冷藏保存", "�
            "红茶 保存 两年", "roses", "green tea, green tea, stored green tea", "红茶保存，红茶冷藏，红茶"]
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 @pytest.mark.parametrize("names", [("solar", "garden"), ("tea",)], ids=["en", "zh"])
 def test_bm25_in_milvus_matches_the_embedded_store(tmp_path, milvus_uri, names):
     """Milvus computes BM25 in the engine, the embedded store in its own index; on the same
@@ -409,6 +412,7 @@ def test_bm25_scores_a_language_of_a_few_rows_with_the_whole_base(tmp_path, monk
     assert moved  # the English rows have statistics of their own
 
 
+@pytest.mark.slow  # Milvus (a Milvus Lite server)
 def test_fusion_in_milvus_matches_ours_on_flat_chunks(tmp_path, milvus_uri):
     from ragsift.retrieve.fusion import fuse
 

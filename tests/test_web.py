@@ -110,6 +110,44 @@ def test_a_question_shows_the_expected_section_first_with_its_spans(page, questi
     assert marks.first.get_attribute("data-channels")  # which channels found the span
 
 
+@pytest.mark.parametrize("question,weak", [("Who was the first emperor of the Roman Empire?", True),
+                                            ("罗马帝国的第一位皇帝是谁？", True), ("😀😀", True),
+                                            ("恢复出厂设置要按哪些键？", False)])
+def test_no_good_match_is_said_above_the_passages(page, question, weak):
+    page.fill("#question", question)
+    page.click("#ask-button")
+    expect(page.locator("#status")).to_contain_text("passages")
+    banner = page.locator(".result-column .no-good-match")
+    if weak:
+        expect(banner).to_contain_text("No good match: ")
+        expect(page.locator("#status")).to_contain_text("(no good match)")
+    else:
+        expect(banner).to_have_count(0)
+    for meta in page.locator(".result-column .passage .meta").all_inner_texts():
+        assert re.search(r"similarity (0|-)\.\d{3} · terms \d+% · score", meta), meta
+
+
+@pytest.mark.parametrize("question,filter,told", [
+    ("恢复出厂设置要按哪些键？", '{"item_name": "星云音箱"}', 'no document has item_name "星云音箱" (did you mean "星云智能音箱 S2"'),
+    ("How do I reset the hub?", '{"source": "smarthub_manual.md"}',
+     'no document has source "smarthub_manual.md" (did you mean "smarthub_manual_en.md"'),
+])
+def test_why_nothing_was_found_is_said_in_the_same_banner(page, question, filter, told):
+    page.fill("#filter", filter)
+    page.fill("#question", question)
+    page.click("#ask-button")
+    expect(page.locator("#status")).to_contain_text("0 passages (no good match)")
+    warning = page.locator(".result-column .warning")
+    expect(warning).to_have_count(1)
+    expect(warning).to_contain_text("Why nothing was found: " + told)
+    assert warning.evaluate("e => getComputedStyle(e).borderLeftStyle") == "solid"  # the no-good-match banner's style
+    expect(page.locator(".result-column .empty")).to_have_count(0)  # not a bare "no passages found" beside it
+    page.fill("#filter", "")
+    page.click("#ask-button")
+    expect(page.locator(".result-column .passage").first).to_be_visible()
+    expect(page.locator(".result-column .warning")).to_have_count(0)
+
+
 def test_the_trace_opens(page):
     _ask(page, "绿茶怎么保存？")
     trace = page.locator(".result-column details.trace").first

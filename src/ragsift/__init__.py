@@ -1,8 +1,8 @@
 """ragsift: a retrieval engine for RAG.
 
-Small child chunks are searched (dense vectors and BM25, fused); whole parent
-sections come back, deduplicated and packed into a token budget, with a trace
-of how each was found.
+By default small chunks are searched (dense vectors and BM25, fused adaptively); whole
+parent sections come back, deduplicated and packed into a token budget, with a trace of how
+each was found. Other channels, units and strategies are settings (``ragsift.config``).
 
     from ragsift import KnowledgeBase
     kb = KnowledgeBase.open("my-kb")          # created on first use

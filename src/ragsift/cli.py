@@ -1,4 +1,10 @@
-"""The ``ragsift`` command line: ingest, query, stats, list, delete, migrate, demo, eval, compare.
+"""The ``ragsift`` command line: sixteen commands (``COMMANDS``, in the order ``ragsift --help``
+lists them; tests/test_truthful_lists.py checks this list against it):
+
+- a knowledge base's contents: ingest, query, stats, list, show, delete
+- its upkeep: optimize, tune, check, migrate
+- serving it: serve (HTTP: the API, the web page, MCP), mcp (MCP over stdio)
+- the bundled sample and evaluation: sample, demo, eval, compare
 
 Errors meant for users print as one line (``ragsift: error: ...``) with exit status 2, a
 mistaken flag too (``ragsift query: error: argument ...; see 'ragsift query --help'``): every
@@ -209,7 +215,7 @@ INGEST_FLAGS = ["checkpoint_documents", "checkpoint_seconds"]
 FOLDER_FLAGS = ["follow_outside_links"]
 RETRIEVAL_FLAGS = ["channels", "fusion", "adaptive_power", "rrf_k", "weights", "normalization", "strategy", "unit",
                    "index_kinds", "whole_weights", "window_sentences", "merge_threshold", "max_passages",
-                   "token_budget", "channel_timeout_s"]
+                   "token_budget", "channel_timeout_s", "min_similarity", "min_term_match", "min_standout"]
 LLM_FLAGS = ["llm_model", "llm_base_url", "hyde_mode", "hyde_samples", "rewrite", "reranker", "rerank_top_n",
              "multihop_mode", "hops_max", "hop_min_gain"]
 QUERY_FLAGS = RETRIEVAL_FLAGS + LLM_FLAGS

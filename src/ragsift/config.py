@@ -1,27 +1,37 @@
 """Settings, grouped by concern: frozen, typed, validated once, saved as TOML tables.
 
     Settings
-      index       how documents are cut and represented (fixed when a knowledge base is created)
-      store       where the index lives: the embedded LanceDB store, or a Milvus server
-      embedding   how an embedder behind an endpoint is called
-      ingest      limits of an ingest (file size, chunks per document), its checkpoints
-      query       channels, fusion, the unit returned, budgets and deadlines
-      llm         the language model and its client (HyDE, rewriting, judge, multi-hop)
-      transforms  HyDE, rewriting and multi-query
+      index       how documents are cut and indexed, by which models (fixed when a knowledge base
+                  is created)
+      store       where the index lives (the embedded LanceDB store, or a Milvus server), the
+                  writers' lock, generations kept, where Milvus fuses
+      embedding   how an embedder behind an endpoint (openai:<model>) is called
+      ingest      limits of an ingest (file size, pages, reading time and memory, chunks per
+                  document), OCR, its checkpoints
+      query       channels, fusion, the strategy, the unit returned, budgets, deadlines and limits
+      llm         the language model (HyDE, rewriting, translation, the judge, multi-hop,
+                  summaries) and its client: endpoint, answer cache, retries, prompts
+      transforms  HyDE, rewriting, translation and multi-query
       rerank      the reranker
       multihop    recursive retrieval
 
-Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``, ``store``
-(the store kind), ``llm`` (the model), ``rerank`` (the reranker), ``multihop`` (the mode).
-Flat names are what ``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``,
-``Settings.replace`` and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works
-too. The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds
-(one table per group) and what ``Settings.model_json_schema()`` exports.
+Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``,
+``store_kind``, ``llm_model``, ``reranker``, ``multihop_mode`` (``FLAT``; a group's ``FLAT``
+says where the flat name differs from the field's). Flat names are what
+``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``, ``Settings.replace``
+and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works too. Earlier spellings
+(``store``, ``llm``, ``rerank``, ``multihop``, ``max_parents``) are still read (``DEPRECATED``).
+The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds (one
+table per group) and what ``Settings.model_json_schema()`` exports.
 
-Each group validates its own fields (types, ranges, enums); ``Settings`` checks what spans
-groups (a step that needs a language model, a small index that needs one). Channel names are
-an open set: the channel registry (``ragsift.retrieve.channels``) checks them, and the
-knowledge base runs that check whenever it makes settings.
+Each group validates its own fields (types, ranges, enums, and rules within the group: auto
+units need chunk entries); ``Settings`` checks what spans groups (a step or a strategy that needs
+a language model, a small index that needs one, embedding prefixes for an embedder that takes
+them). Who may set what: ``INDEX_KEYS`` are fixed at creation, ``NOT_PER_QUERY`` cannot change
+per query, ``OPERATOR_KEYS`` only the operator sets (a caller of the server may not:
+``check_caller_overrides``), ``CALLER_KEYS`` are the rest. Channel names are an open set: the
+channel registry (``ragsift.retrieve.channels``) checks them, and the knowledge base runs that
+check whenever it makes settings.
 """
 from __future__ import annotations
 
@@ -420,6 +430,17 @@ class QuerySettings(Group):
     """Most passages returned (formerly max_parents, still read)."""
     token_budget: Int = Field(3000, gt=0, le=1_000_000)
     """Token budget for the returned passages."""
+    min_similarity: Float = Field(0.88, ge=-1, le=1)
+    """A result is no good match (``no_good_match``) unless a passage reaches this cosine similarity
+    to the question (dense channel), or ``min_term_match``, or (a best match in another language)
+    ``min_standout``; the three chosen together on the shared sets against questions with no answer
+    (docs/benchmarks.md, "Honest confidence")."""
+    min_term_match: Float = Field(0.55, ge=0, le=1)
+    """The share of the question's search terms a passage must hold to be a good match."""
+    min_standout: Float = Field(0.045, ge=0, le=2)
+    """When the dense channel's best is in another language than the question (where every
+    similarity is lower): how far its similarity must stand out of the mean of the next 49 to be a
+    good match (measured with at least 10 others)."""
     channel_timeout_s: Seconds = 30.0
     """Seconds each channel may take."""
     channel_timeouts: dict[Str, Seconds] = Field(default_factory=dict)
@@ -435,9 +456,9 @@ class QuerySettings(Group):
                                        or not set(self.index_kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}):
             raise ValueError("auto-merging measures the share of a section's chunks that were found: "
                              "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
-        if self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1:
-            if not any(self.weight(c) > 0 for c in self.channels):
-                raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
+        if (self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1
+                and not any(self.weight(c) > 0 for c in self.channels)):
+            raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
         return self
 
 

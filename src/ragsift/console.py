@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragsift.types import IngestReport, Result, Span, cite_location
+from ragsift.types import IngestReport, Passage, Result, Span, cite_location
 
 # (total, description) -> object with update(n), close(); total None: not known (a checkpointed ingest)
 ProgressFactory = Callable[[int | None, str], Any]
@@ -185,10 +185,7 @@ def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
     pages = f", {view['pages']} pages" if view["pages"] else ""
     lines = [f"{d['doc_id']}  {d['source']}  ({d['format']})", f"title: {d['title']}",
              f"{d['parents']} sections, {d['children']} entries{pages}"]
-    if view["ocr_pages"]:
-        lines.append(f"read by OCR: pages {', '.join(map(str, view['ocr_pages']))}")
-    if view["ocr_missing"]:
-        lines.append(f"not read (no OCR installed): pages {', '.join(map(str, view['ocr_missing']))}")
+    lines += scan_lines(view.get("scanned_pages") or [])
     if view["outline"]:
         lines.append("headings:")
         lines += ["  " * h["level"] + h["heading"] for h in view["outline"]]
@@ -208,6 +205,26 @@ def view_lines(view: dict[str, Any], show_text: bool = False) -> list[str]:
         if show_text:
             lines += ["    " + ln for ln in p["text"].split("\n")]
     return lines
+
+
+SCAN_STATES = {"ocr": "read by OCR", "rotated": "found turned {rotated} degrees counterclockwise, read upright by OCR",
+               "empty": "read by OCR, no text found",
+               "ocr_missing": "left out: OCR is not installed (ocr_missing; pip install 'ragsift[ocr]')"}
+
+
+def scan_lines(pages: list[dict[str, Any]]) -> list[str]:
+    """What became of each scanned page (``kb.files.scanned_pages``), a line a run of pages that
+    fared alike: "pages 1-3: read by OCR", "page 4: found turned 90 degrees ...". """
+    runs: list[tuple[int, int, str]] = []
+    for p in pages:
+        what = SCAN_STATES.get(p["state"], p["state"]).format(rotated=p.get("rotated", 0))
+        if runs and runs[-1][1] == p["page"] - 1 and runs[-1][2] == what:
+            runs[-1] = (runs[-1][0], p["page"], what)
+        else:
+            runs.append((p["page"], p["page"], what))
+    if not runs:
+        return []
+    return ["scanned pages:"] + [f"  page {a}: {what}" if a == b else f"  pages {a}-{b}: {what}" for a, b, what in runs]
 
 
 def print_json(obj: Any) -> None:
@@ -249,10 +266,21 @@ def matched_places(text: str, spans: Sequence[Span]) -> str:
     return "; ".join(out)
 
 
+def match_note(p: Passage) -> str:
+    """How well a passage matches its question, as a result line says it: "similarity 0.873, terms 67%, "."""
+    parts = ([f"similarity {p.similarity:.3f}"] if p.similarity is not None else []) + (
+        [f"terms {p.term_match:.0%}"] if p.term_match is not None else [])
+    return "".join(f"{x}, " for x in parts)
+
+
 def format_result(result: Result, show_trace: bool = False, width: int = 100, max_chars: int = 0) -> str:
     """Passages (whole, or cut at ``max_chars``) and a summary of the trace, for a terminal."""
     out = []
-    if not result.passages:
+    if result.no_good_match:
+        out.append(f"no good match: {result.match.reason}"
+                   + (" (the passages below are weak)" if result.passages else ""))
+        out.append("")
+    elif not result.passages:
         out.append("no passages found")
     for p in result.passages:
         head = f"[{p.rank}] {p.source}"
@@ -260,7 +288,8 @@ def format_result(result: Result, show_trace: bool = False, width: int = 100, ma
             head += f" › {' > '.join(p.heading_path)}"
         if p.location:
             head += f" ({cite_location(p.location)})"
-        out.append(f"{head}  (score {p.score:.4f}, {p.tokens} tokens{', truncated' if p.truncated else ''})")
+        out.append(f"{head}  ({match_note(p)}score {p.score:.4f}, {p.tokens} tokens"
+                   f"{', truncated' if p.truncated else ''})")
         body = p.text if not max_chars or len(p.text) <= max_chars else p.text[:max_chars] + " ..."
         out.append(textwrap.indent(body, "    "))
         if p.matched:

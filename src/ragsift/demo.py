@@ -42,9 +42,9 @@ def expected_rank(result, q: dict[str, Any]) -> int | None:
     for p in result.passages:
         if p.source != q["expected_source"]:
             continue
-        if not q["expected_heading"] or (p.heading_path and p.heading_path[-1] == q["expected_heading"]):
-            if q["answer_hint"] in p.text:
-                return p.rank
+        if ((not q["expected_heading"] or (p.heading_path and p.heading_path[-1] == q["expected_heading"]))
+                and q["answer_hint"] in p.text):
+            return p.rank
     return None
 
 

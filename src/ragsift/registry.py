@@ -1,22 +1,45 @@
-"""One registry type for every extension point: parts of one kind found by name.
+"""One registry type for the extension points: parts of one kind found by name.
 
 A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of names by prefix
 (``dense:<embedder>``, ``st:<hub model>``). ``make(name, *args)`` builds a new part;
-``load(name)`` builds it once per process and keeps it (models). Every extension point of
-ragsift is one of these:
+``load(name)`` builds it once per process and keeps it (models). The registries
+(tests/test_truthful_lists.py checks this table against the code):
 
-| registry | where | parts |
-|---|---|---|
-| ``CHANNELS`` | ``retrieve/channels`` | retrieval channels (``@register_channel``) |
-| ``STEPS`` | ``retrieve/steps`` | shared LLM steps of a query (``@register_step``) |
-| ``UNITS`` | ``retrieve/units`` | what a query returns (parent, child, document, window, auto) |
-| ``FUSIONS`` | ``retrieve/fusion`` | how channel rankings are fused (rrf, weighted) |
-| ``EMBEDDERS``, ``SPARSE_ENCODERS``, ``CROSS_ENCODERS`` | ``models/`` | models by name |
-| ``LOADERS`` | ``ingest/loaders`` | file readers by suffix |
-| ``STORES`` | ``store/`` | where an index lives (lancedb, milvus) |
-| ``ANALYZERS`` | ``text/analyzer`` | BM25 analyzers |
+    registry          module             parts; how a module registers one
+    CHANNELS          retrieve/channels  retrieval channels: dense, bm25, sparse, keywords, entities,
+                                         hyde, hyde_bm25, multi_query, engine_hybrid, and the family
+                                         dense:<extra embedder>; @register_channel(name), add_family
+    STEPS             retrieve/steps     LLM steps a query's channels share (hyde, multi_query);
+                                         register_step
+    UNITS             retrieve/units     what a query returns: parent, child, document, window, auto;
+                                         UNITS.add in the package's __init__
+    FUSIONS           retrieve/fusion    how channel rankings are fused: rrf, weighted, adaptive;
+                                         @FUSIONS.register
+    EMBEDDERS         models/embedders   e5-small, minilm, use-multilingual, st:<model>; add, add_family
+    SPARSE_ENCODERS   models/sparse      e5-sparse, splade-tiny, splade:<model>; add, add_family
+    CROSS_ENCODERS    models/rerankers   cross-encoder:<model>; add_family
+    LOADERS           ingest/loaders     file readers by suffix (.pdf, .docx, ...); @register(*suffixes)
+    STORES            store              where an index lives: lancedb, milvus; @STORES.register
+    ANALYZERS         text/analyzer      BM25 analyzers: ragsift-unicode-v2, ragsift-zh-en-v1; add
 
-A new part is one module and one registration.
+Not registries: the language models (``models.llm.load_llm``: ``local:`` and ``openai:``), the
+rerankers besides cross-encoders (``models.rerankers.load_reranker``: ``llm-judge``, ``api:``,
+``tei:``) and ``openai:<model>`` embedders (``models.embedders.load_embedder``) are chosen by
+their prefix where they are loaded.
+
+What a new part takes today:
+- a channel or a file loader: its module, its registration (the decorator) and the import of
+  its module in its package's ``__init__`` (channels are listed in that order); a step is
+  registered in the channel module that uses it;
+- an embedder, a sparse encoder, a cross-encoder or an analyzer: its class and its registration
+  in the module above (an analyzer: its class in the tuple registered there);
+- a fusion mode or a unit: also its member of ``FusionMode`` or ``Unit`` in ``ragsift.config``
+  (a unit: its module, imported and added in ``retrieve/units/__init__``, and its rule in
+  ``config`` if it has one, as ``auto`` has);
+- a binary file format: also its signature in ``ingest/loaders/sniff.py``;
+- a store: also the branches on the store kind in ``store/__init__``, ``kb``, ``kb/files`` and
+  ``retrieve/channels/engine``.
+Issue 54 is making each of these one module and one registration.
 """
 from __future__ import annotations
 

@@ -173,8 +173,21 @@ class Passage:
     ``truncated`` when it alone exceeds the token budget); ``matched`` are the spans in ``text``
     that the channels found, with the channels that found each; ``sentences`` the sentences inside
     them that best match the question (``retrieve.highlight``); ``score`` is the fused score
-    (a rank artefact: compare within one result only); ``provenance`` says which multi-hop hop
-    and query found it. ``parent_id`` / ``doc_id`` / ``source`` / ``heading_path`` locate it.
+    (a rank artefact: compare within one result only; the first passage of a weighted fusion
+    always scores 1); ``provenance`` says which multi-hop hop and query found it. ``parent_id`` /
+    ``doc_id`` / ``source`` / ``heading_path`` locate it.
+
+    What a caller can threshold, the same on any question:
+
+    - ``similarity``: the cosine similarity (-1 to 1) of the question's vector and the vector of
+      the passage's best entry, from the ``dense`` channel (None when that channel did not return
+      any of its entries, or did not run);
+    - ``term_match``: the share (0 to 1) of the question's distinct search terms (the BM25
+      analyzer's) that occur in the passage, its title or its heading path (None for a question
+      without terms);
+    - ``scores``: per channel that found it, the channel's own score of its best entry (dense: the
+      cosine similarity; bm25: the BM25 score, which grows with the terms matched and their
+      rarity in this knowledge base, so compare it within one knowledge base only).
     """
 
     rank: int
@@ -193,10 +206,17 @@ class Passage:
     unit: str = "parent"  # what this passage is: parent, child, window, document (auto: the level merged to)
     location: tuple[str, int, int] | None = None  # ("page" | "slide", first, last) where the source has them
     sentences: tuple[Span, ...] = ()  # inside ``matched``: the sentences that best match the question
+    scores: dict[str, float] = field(default_factory=dict)  # channel -> its own score of the best entry
+    term_match: float | None = None  # share of the question's terms in the passage (0 to 1)
 
     @property
     def heading(self) -> str:
         return " > ".join(self.heading_path)
+
+    @property
+    def similarity(self) -> float | None:
+        """The dense channel's cosine similarity of the question and the passage's best entry."""
+        return self.scores.get("dense")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -207,6 +227,9 @@ class Passage:
             "title": self.title,
             "heading_path": list(self.heading_path),
             "score": self.score,
+            "similarity": self.similarity,
+            "term_match": self.term_match,
+            "scores": self.scores,
             "tokens": self.tokens,
             "unit": self.unit,
             "truncated": self.truncated,
@@ -274,10 +297,40 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class Match:
+    """How well a result's passages match its question (``retrieve.confidence``).
+
+    ``no_good_match`` is set when nothing matched well: the question has no searchable content
+    (only emoji, punctuation, symbols: then no passages are returned), the knowledge base holds
+    nothing to search, or no passage reaches ``min_similarity`` (dense) nor ``min_term_match``
+    (terms), and nothing reaches ``min_standout`` (how far the dense channel's best stands out of the rest of its
+    list); ``reason`` says which, in a sentence. ``similarity`` and ``term_match`` are the best of the
+    passages', ``standout`` the dense channel's (None when unknown), beside the thresholds they were
+    judged by."""
+
+    no_good_match: bool = False
+    reason: str = ""
+    similarity: float | None = None
+    term_match: float | None = None
+    standout: float | None = None
+    cross_language: bool = False  # the dense channel's best is in another language than the question
+    min_similarity: float | None = None
+    min_term_match: float | None = None
+    min_standout: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"no_good_match": self.no_good_match, "reason": self.reason, "similarity": self.similarity,
+                "term_match": self.term_match, "standout": self.standout, "cross_language": self.cross_language,
+                "min_similarity": self.min_similarity,
+                "min_term_match": self.min_term_match, "min_standout": self.min_standout}
+
+
+@dataclass(frozen=True)
 class Result:
     """Passages for a question, best first, and the trace of how they were found; with none, the
-    ``warnings`` that say why where it can be told. ``to_dict()`` gives them as JSON-ready values;
-    ``to_context()`` the text for a prompt."""
+    ``warnings`` that say why where it can be told. ``match`` says whether anything matched well
+    (``no_good_match``, and why). ``to_dict()`` gives them as JSON-ready values; ``to_context()``
+    the text for a prompt."""
 
     query: str
     passages: tuple[Passage, ...]
@@ -285,9 +338,16 @@ class Result:
     #: why nothing was found, when that can be told: the knowledge base is empty, or a filter asks
     #: for a value no document holds (``no document has source "guide.md" (did you mean ...?)``)
     warnings: tuple[str, ...] = ()
+    match: Match = field(default_factory=Match)
+
+    @property
+    def no_good_match(self) -> bool:
+        """Nothing matched the question well (``match.reason`` says why): the passages, if any, are weak."""
+        return self.match.no_good_match
 
     def to_dict(self, trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "trace_id": self.trace.trace_id,
+                             "no_good_match": self.match.no_good_match, "match": self.match.to_dict(),
                              "passages": [p.to_dict() for p in self.passages], "warnings": list(self.warnings)}
         if trace:
             d["trace"] = self.trace.to_dict()

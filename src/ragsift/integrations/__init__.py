@@ -17,6 +17,17 @@ Names and values are checked when the retriever is made.
 Each returns ragsift's passages (parent sections by default) with, in their metadata, the
 source, heading path, score, unit, matched spans and the query's trace id; filter and settings
 can also change per call; each has an async form.
+
+How well each passage matches, comparable across questions (``Passage``): ``similarity`` (the
+dense channel's cosine, None when it did not find the passage), ``term_match`` (the share of the
+question's terms in it) and ``scores`` (each channel's own) are in every document's metadata,
+beside the result's ``no_good_match`` and ``match_reason`` (``Result.match``). What a result says
+with no passages to carry it (``Result.warnings``: an empty knowledge base, a filter value no
+document holds) each framework gets its own way: Haystack as outputs of ``run`` beside
+``documents`` (``no_good_match``, ``match``, ``warnings``); LangChain and LlamaIndex as the
+retriever's ``last_result``, the ragsift ``Result`` of its latest call. LlamaIndex's node score is
+the similarity (as its vector retrievers give, so ``SimilarityPostprocessor`` thresholds it); the
+fused score stays in the metadata's ``score``.
 """
 from __future__ import annotations
 
@@ -31,16 +42,21 @@ from ragsift.store.filters import parse_filter
 from ragsift.types import Passage, Result
 
 RESERVED = ("source", "title", "heading_path", "heading", "score", "rank", "unit", "parent_id", "doc_id", "matched",
-            "truncated", "trace_id", "provenance")
+            "truncated", "trace_id", "provenance", "similarity", "term_match", "scores", "no_good_match",
+            "match_reason")
 
 
 def passage_metadata(p: Passage, result: Result) -> dict[str, Any]:
     """What a framework document carries besides the text: the document's own metadata, and
-    where and how the passage was found (these keys win over metadata of the same name)."""
+    where and how the passage was found, how well it matches (``similarity``, ``term_match``,
+    ``scores``) and whether anything in its result matched well (``no_good_match``,
+    ``match_reason``): these keys win over metadata of the same name."""
     meta = {k: v for k, v in p.metadata.items() if k not in RESERVED}
     meta.update(source=p.source, title=p.title, heading_path=list(p.heading_path), heading=p.heading,
                 score=p.score, rank=p.rank, unit=p.unit, parent_id=p.parent_id, doc_id=p.doc_id,
-                matched=[s.to_dict() for s in p.matched], truncated=p.truncated, trace_id=result.trace.trace_id)
+                matched=[s.to_dict() for s in p.matched], truncated=p.truncated, trace_id=result.trace.trace_id,
+                similarity=p.similarity, term_match=p.term_match, scores=dict(p.scores),
+                no_good_match=result.no_good_match, match_reason=result.match.reason)
     if p.provenance:
         meta["provenance"] = list(p.provenance)
     return meta

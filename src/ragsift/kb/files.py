@@ -167,7 +167,8 @@ def copy_store(src: Store, path: Path, settings: Settings, progress: Any = None)
 def document_view(doc: StoredDocument, parents: list[StoredParent], entries: list[Child]) -> dict[str, Any]:
     """A stored document as it was read: the heading tree (each heading once, in order, with its
     depth), each parent with its location, size, tables and entries (chunks and the rest of its
-    small index), and the pages read by OCR (or left for want of it)."""
+    small index), and the pages read by OCR (or left for want of it), each with what became of it
+    (``scanned_pages``)."""
     from ragsift.ingest.splitter import table_blocks
     from ragsift.types import located
 
@@ -195,4 +196,32 @@ def document_view(doc: StoredDocument, parents: list[StoredParent], entries: lis
                                                        "generation", "parents", "children", "metadata")},
             "outline": outline, "parents": out_parents,
             "pages": meta.get("page_count") or meta.get("slide_count"),
-            "ocr_pages": list(meta.get("ocr_pages") or []), "ocr_missing": list(meta.get("ocr_missing") or [])}
+            "ocr_pages": _page_list(meta.get("ocr_pages")), "ocr_missing": _page_list(meta.get("ocr_missing")),
+            "scanned_pages": scanned_pages(meta)}
+
+
+def scanned_pages(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """What became of each page of a document that had no text to take (a scan, an image), from
+    its loader's metadata, in page order: ``state`` "ocr" (read by OCR), "rotated" (found turned
+    by ``rotated`` degrees counterclockwise and read upright), "empty" (read by OCR, no text
+    found) or "ocr_missing" (left out: OCR is not installed)."""
+    turned: dict[int, int] = {}
+    raw = meta.get("ocr_rotated")
+    for k, v in (raw.items() if isinstance(raw, dict) else ()):
+        if str(k).isdigit() and isinstance(v, int) and v % 360:
+            turned[int(k)] = v % 360
+    empty = set(_page_list(meta.get("ocr_empty")))
+    out: dict[int, dict[str, Any]] = {}
+    for n in _page_list(meta.get("ocr_pages")):
+        state = "empty" if n in empty else "rotated" if n in turned else "ocr"
+        out[n] = {"page": n, "state": state, "rotated": turned.get(n, 0)}
+    for n in _page_list(meta.get("ocr_missing")):
+        out[n] = {"page": n, "state": "ocr_missing", "rotated": 0}
+    return [out[n] for n in sorted(out)]
+
+
+def _page_list(value: Any) -> list[int]:
+    """Page numbers from a metadata value (a document's metadata may hold anything)."""
+    if not isinstance(value, list | tuple):
+        return []
+    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]

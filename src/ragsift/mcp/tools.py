@@ -11,8 +11,9 @@ No ``from __future__ import annotations`` here: a parameter's description is mad
 are built (the filter's names this knowledge base's fields), so annotations are evaluated then."""
 import inspect
 import typing
-from collections.abc import Callable
-from typing import Annotated, Any, NotRequired, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Annotated, Any, NamedTuple, NotRequired, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,10 +27,17 @@ from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
 from ragsift.text.names import did_you_mean
-from ragsift.types import located
+from ragsift.text.tokens import count_tokens, cut_to_tokens
+from ragsift.types import Passage as PassageValue
+from ragsift.types import Result, located
 
 MAX_PASSAGES = 20
 MAX_PAGE = 500
+#: the unit of ``search``'s ``max_tokens``: ragsift's approximate tokens (``ragsift.text.tokens.count_tokens``)
+TOKEN_UNIT = ("ragsift tokens: one per Chinese character, one per word or number, one per other symbol "
+              "(an LLM counts about one token per Chinese character and about 1.3 per English word)")
+DEFAULT_TOKENS, MIN_TOKENS, MAX_TOKENS = 3000, 100, 100_000
+MIN_CUT_TOKENS = 20  # a passage is cut to fit only when this much of its text fits
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -61,6 +69,10 @@ class Passage(BaseModel):
     doc_id: str = Field(description="The document's id")
     unit: str = Field(description="What the passage is: parent (a section), child, window or document")
     score: float = Field(description="Fused score; compare within one result only")
+    similarity: float | None = Field(description="Cosine similarity (-1 to 1) of the question and the passage "
+                                                 "(dense channel), comparable across questions; null when unknown")
+    term_match: float | None = Field(description="Share (0 to 1) of the question's search terms in the passage; "
+                                                 "null for a question without search terms")
     truncated: bool = Field(description="The text was cut to the token budget")
     location: dict[str, Any] | None = Field(description="Where in the source: {'page': 3}, {'pages': [3, 5]}, "
                                                         "{'slide': 2}; null when the source has none")
@@ -69,7 +81,16 @@ class Passage(BaseModel):
 
 class SearchResult(BaseModel):
     question: str
+    no_good_match: bool = Field(description="Nothing matched the question well: the passages (if any) are weak "
+                                            "and should not be taken as an answer; reason says why")
+    reason: str = Field(description="Why nothing matched well (empty when something did)")
+    warnings: list[str] = Field(description="Why no passage was found, where that can be told: the knowledge base "
+                                            "holds no documents, or the filter asks for a value no document holds "
+                                            "(with the nearest values documents do hold, to try again with)")
     passages: list[Passage] = Field(description="Best first; the text content is these passages as cited context")
+    max_tokens: int = Field(description=f"The budget the text content was held to, in {TOKEN_UNIT}")
+    tokens: int = Field(description="The text content's size in the same unit")
+    dropped: int = Field(description="Passages found but left out to fit max_tokens")
     generation: int = Field(description="The knowledge base generation that answered")
     trace_id: str
 
@@ -108,25 +129,89 @@ class NewDocument(TypedDict):
         description="Flat filterable values: string, int, float, bool, ISO 8601 date text, list of strings")]]
 
 
-def citations(result: Any) -> dict[str, Any]:
-    """The structured content of ``search``: the passages numbered for citation, with their metadata."""
+class Fitted(NamedTuple):
+    """``search``'s answer held to a token budget: its text content and the passages in it."""
+
+    text: str
+    passages: tuple[PassageValue, ...]  # renumbered 1..n; the last may be cut (truncated)
+    dropped: int  # passages left out
+    max_tokens: int
+
+
+def citations(result: Result, fit: Fitted) -> dict[str, Any]:
+    """The structured content of ``search``: the passages kept, numbered for citation, with their metadata."""
     out = [{"citation": p.rank, "source": p.source, "heading": " > ".join(p.heading_path), "parent_id": p.parent_id,
-            "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "truncated": p.truncated,
+            "doc_id": p.doc_id, "unit": p.unit, "score": round(p.score, 6), "similarity": p.similarity,
+            "term_match": None if p.term_match is None else round(p.term_match, 4), "truncated": p.truncated,
             "location": located(p.location), "text": p.text}
-           for p in result.passages]
-    return {"question": result.query, "passages": out, "generation": result.trace.generation,
-            "trace_id": result.trace.trace_id}
+           for p in fit.passages]
+    return {"question": result.query, "no_good_match": result.no_good_match, "reason": result.match.reason,
+            "warnings": list(result.warnings), "passages": out, "max_tokens": fit.max_tokens,
+            "tokens": count_tokens(fit.text), "dropped": fit.dropped,
+            "generation": result.trace.generation, "trace_id": result.trace.trace_id}
 
 
-def search_text(result: Any) -> str:
-    """The text content of ``search``: a one-line header (how many passages, and the section id of
-    each for ``get_section``) and the cited context, each passage once."""
-    if not result.passages:
-        return f"No passages found for {result.query!r}."
-    ids = ", ".join(f"[{p.rank}] {p.parent_id}" for p in result.passages)
+def _header(result: Result, kept: Sequence[PassageValue], dropped: int, cut: bool, max_tokens: int) -> str:
+    """The lines before the context: what matched (or why nothing did), the section of each passage
+    for ``get_section``, and what the budget left out."""
+    lines = []
+    if result.no_good_match:
+        lines.append(f"No good match: {result.match.reason}."
+                     + (" These passages are weak: do not take them as an answer." if kept else ""))
+    elif not result.passages:
+        lines.append(f"No passages found for {result.query!r}.")
+    lines += [f"Why: {w}" + ("" if w.endswith((".", ")")) else ".") for w in result.warnings]  # why none was found
+    if kept:
+        ids = ", ".join(f"[{p.rank}] {p.parent_id}" for p in kept)
+        lines.append(f"{len(kept)} passage{'s' if len(kept) > 1 else ''}, cite as [n]; whole sections by "
+                     f"get_section(parent_id): {ids}")
+    if dropped or cut:
+        lines.append(f"To fit max_tokens={max_tokens} (ragsift tokens): "
+                     + ", ".join(([f"{dropped} more passage{'s' if dropped > 1 else ''} left out"] if dropped else [])
+                                 + (["the last passage cut"] if cut else [])) + ".")
+    return "\n".join(lines)
+
+
+def _pack(result: Result, passages: Sequence[PassageValue], left: int) -> tuple[list[PassageValue], bool]:
+    """The passages, renumbered, whole while they fit in ``left`` tokens as cited context; the
+    first that does not is cut to what is left (when ``MIN_CUT_TOKENS`` of its text fit), and the
+    rest left out. Returns them and whether the last was cut."""
+    kept: list[PassageValue] = []
+    for p in passages:
+        q = replace(p, rank=len(kept) + 1)
+        need = count_tokens(Result(result.query, (q,), result.trace).to_context())
+        if need <= left:
+            kept.append(q)
+            left -= need
+            continue
+        head = need - count_tokens(q.text)  # its citation line
+        if left - head >= MIN_CUT_TOKENS:
+            kept.append(replace(q, text=cut_to_tokens(q.text, left - head - 1, " …"), truncated=True))
+            return kept, True
+        break
+    return kept, False
+
+
+def fit_to_tokens(result: Result, max_tokens: int) -> Fitted:
+    """The text content of ``search`` at most ``max_tokens`` tokens (``ragsift.text.tokens``): the
+    header, then the passages as cited context (``Result.to_context``), best first, each whole
+    while it fits; the first that does not is cut to what is left (when that leaves room for some
+    of its text) and the rest left out."""
     n = len(result.passages)
-    return (f"{n} passage{'s' if n > 1 else ''}, cite as [n]; whole sections by get_section(parent_id): {ids}"
-            f"\n\n{result.to_context()}")
+    kept: list[PassageValue] = []
+    cut = False
+    for k in range(n, 0, -1):  # the most passages that fit beside the header that lists them
+        # room for the longest header the first k give (each id listed, every note)
+        left = max_tokens - count_tokens(_header(result, result.passages[:k], n, True, max_tokens)) - 2
+        kept, cut = _pack(result, result.passages[:k], left)
+        if kept:
+            break
+    dropped = n - len(kept)
+    body = Result(result.query, tuple(kept), result.trace).to_context()
+    text = _header(result, kept, dropped, cut, max_tokens) + (f"\n\n{body}" if body else "")
+    if count_tokens(text) > max_tokens:  # a budget below the header itself: the header cut
+        text = cut_to_tokens(text, max_tokens)
+    return Fitted(text, tuple(kept), dropped, max_tokens)
 
 
 def _fields(kb: KnowledgeBase) -> dict[str, str]:
@@ -260,17 +345,26 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
         filter: Annotated[dict[str, Any] | None, Field(description=filter_description(fields))] = None,
         passages: Annotated[int, Field(ge=1, le=MAX_PASSAGES,
                                        description="How many passages to return, best first")] = 4,
+        max_tokens: Annotated[int, Field(ge=MIN_TOKENS, le=MAX_TOKENS, description=(
+            f"The most the text result may hold, in {TOKEN_UNIT}; passages that do not fit are left out "
+            "(the last one kept may be cut) and the text says so"))] = DEFAULT_TOKENS,
         kb: KB = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        result = _call(lambda: pool.get(kb).query(question, filter=filter, trace=False, max_passages=passages))
-        return CallToolResult(content=[TextContent(type="text", text=search_text(result))],
-                              structured_content=citations(result))
+        result = _call(lambda: pool.get(kb).query(question, filter=filter, trace=False, max_passages=passages,
+                                                  token_budget=max_tokens))
+        fit = fit_to_tokens(result, max_tokens)
+        return CallToolResult(content=[TextContent(type="text", text=fit.text)],
+                              structured_content=citations(result, fit))
 
     tool(search, "Search the knowledge base",
          "Search the knowledge base (Chinese or English) for passages that answer a question. The text result "
          "is the passages as context ready for a prompt, each headed '[n] source › heading'; cite them by [n]. "
-         "The structured result has each passage's citation, source, heading, parent_id, doc_id, unit, score, "
-         "location and text.", READ_ONLY)
+         f"It holds at most max_tokens ({TOKEN_UNIT}). When nothing matches the question well it begins "
+         "'No good match:' with the reason, and any passages after it are weak; when nothing was found and it "
+         "can tell why (an empty knowledge base, a filter value no document holds) a line 'Why: ...' says so, "
+         "with the nearest values to try instead. The structured result has no_good_match and its reason, "
+         "warnings, and each passage's citation, source, heading, parent_id, doc_id, unit, "
+         "score, similarity, term_match, location and text.", READ_ONLY)
 
     def list_documents(
         offset: Annotated[int, Field(ge=0, description="Documents to skip (for the next page)")] = 0,

@@ -1,28 +1,34 @@
-"""Fusion of per-channel rankings into one ranking of parents.
+"""Fusion of per-channel rankings into one ranking of units.
 
-Every method takes, per channel, a list of (parent_id, raw score) best first, already
-deduplicated by parent within the channel (so the chunks of one section cannot each add
-score), and return (parent_id, fused score) best first. Ties break by parent id so results
-are deterministic.
+``fuse`` takes, per channel, a list of (unit id, raw score) best first, already deduplicated by
+the query's unit within the channel (``units.UnitStrategy.key``: the parent by default, so the
+chunks of one section cannot each add score), and returns (unit id, fused score) best first.
+Ties break by unit id so results are deterministic. One channel alone keeps its own order and
+raw scores, whatever the mode.
 
-- Reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009):
-  ``score(d) = sum over channels c of w_c / (k + rank_c(d))``, rank 1-based, ``k`` default 60,
-  weights default 1. The score is a rank artefact: never threshold it.
-- Weighted score fusion: ``score(d) = sum_c w_c * norm_c(raw_c(d))``, a channel that did not
-  return ``d`` contributes 0; a channel ``weights`` does not name weighs ``unlisted``. ``norm``
-  is explicit: ``minmax`` maps a channel's scores to [0, 1] (all-equal scores map to 1),
-  ``zscore`` to (s - mean) / std, ``none`` leaves raw scores (only sensible when channels share a
-  scale).
+- ``rrf``, reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009):
+  ``score(d) = sum over channels c of w_c / (k + rank_c(d))``, rank 1-based, ``k`` (``rrf_k``)
+  default 60. The mode votes equally (``weights`` are weighted fusion's); the function ``rrf``
+  takes weights for its other callers (multi-query, multi-hop). The score is a rank artefact:
+  never threshold it.
+- ``weighted``, weighted score fusion: ``score(d) = sum_c w_c * norm_c(raw_c(d))``, a channel
+  that did not return ``d`` contributes 0; a channel ``weights`` does not name weighs
+  ``unlisted`` (``config.UNLISTED_WEIGHT`` in a query). ``norm`` is explicit: ``minmax`` maps a
+  channel's scores to [0, 1] (all-equal scores map to 1), ``zscore`` to (s - mean) / std
+  (all-equal: 0), ``none`` leaves raw scores (only sensible when channels share a scale).
+- ``adaptive`` (the default), weighted score fusion whose weights are set per query
+  (``adaptive_weights``): each channel's weight is scaled by its *confidence* raised to
+  ``power`` (``adaptive_power``); confidence is how far its best hit stands out of its list,
+  (top - mean of the others) / their standard deviation over its first ``ADAPTIVE_DEPTH``
+  scores (1, neutral, for fewer than three or a flat list). The weights are then rescaled to
+  keep their sum. A channel whose best hit is far ahead of the rest counts more on that query;
+  a flat list counts less. Needs no labels and no model. The query's trace calls
+  ``adaptive_weights`` again to show the weights used (``retrieve.pipeline``).
 
-- Adaptive fusion: weighted score fusion whose weights are set per query: each channel's weight
-  is scaled by its *confidence*, how far its best hit stands out of its list (the z-score of its
-  top score among its first ``ADAPTIVE_DEPTH``, against the others), then rescaled so that the
-  weights keep their sum. A channel whose best hit is far ahead of the rest counts more on that
-  query; a flat list counts less. Needs no labels and no model.
-
-The modes are registered in ``FUSIONS`` (a new one is a function and a registration). Each takes
-``discounts``: per channel, unit id -> a factor on that hit's share (a term channel's
-hit in another language than the question's, ``cross_language_weight``).
+Each mode also takes ``discounts``: per channel, unit id -> a factor on that hit's share (a term
+channel's hit in another language than the question's, ``cross_language_weight``). The modes
+are registered in ``FUSIONS``: a new one is a function, its registration and its member of
+``config.FusionMode`` (``fuse`` checks the name against it).
 """
 from __future__ import annotations
 

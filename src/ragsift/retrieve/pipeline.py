@@ -23,6 +23,7 @@ from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.channels.base import ENGINE_HYBRID
+from ragsift.retrieve.confidence import judge, question_terms, searchable, term_match, unsearchable
 from ragsift.retrieve.found import Candidate
 from ragsift.retrieve.fusion import adaptive_weights
 from ragsift.retrieve.highlight import best_sentences
@@ -32,6 +33,7 @@ from ragsift.retrieve.whole import parts_of
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.lang import detect_language
 from ragsift.types import Result, Trace, located
 
 FUSED_IN_TRACE = 100
@@ -72,6 +74,8 @@ class Retriever:
         """Passages for a query, packed into its budget, and the trace of how they were found
         (``name_units`` off: the trace's ``units`` left empty, its sections never read)."""
         t0 = time.perf_counter()
+        if not searchable(query):  # only emoji, punctuation, symbols: nothing to search, nothing returned
+            return self._nothing_to_search(checked_query(query, s), s, filter_spec, t0)
         r = self.search(query, s, where, deadline)
         t_found = time.perf_counter()
         if r.channels and all(c.error for c in r.channels):
@@ -81,9 +85,16 @@ class Retriever:
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
+        cands = [replace(c, passage=replace(c.passage, scores=channel_scores(r.evidence, c.members))) for c in cands]
         passages, packing = pack(cands, q.token_budget, q.max_passages)
-        passages = [replace(p, sentences=best_sentences(p.text, p.matched, r.query, self.analyzer, p.heading))
+        terms = question_terms(r.query, self.analyzer)
+        passages = [replace(p, sentences=best_sentences(p.text, p.matched, r.query, self.analyzer, p.heading),
+                            term_match=term_match(terms, "\n".join((p.title, *p.heading_path, p.text)), self.analyzer))
                     for p in passages]
+        bm25 = r.rankings.get("bm25")
+        dense = [v["dense"] for v in r.evidence.values() if "dense" in v] if "dense" in r.rankings else None
+        match = judge(passages, q, dense=dense, terms=terms, cross_language=_cross_language(r),
+                      term_hits=None if bm25 is None else len(bm25), empty=self.store.generation == 0)
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
         t_end = time.perf_counter()
@@ -122,7 +133,16 @@ class Retriever:
             fused=tuple(r.fused[:FUSED_IN_TRACE]), packing=packing,
             transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
             strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
-        return Result(r.query, tuple(passages), trace)
+        return Result(r.query, tuple(passages), trace, match=match)
+
+    def _nothing_to_search(self, query: str, s: Settings, filter_spec: dict[str, Any] | None, t0: float) -> Result:
+        """The result of a question with nothing to search (``confidence.searchable``): no passages,
+        no good match, and a trace that says no channel ran."""
+        trace = Trace(query=query, language=detect_language(query), channels=(),
+                      fusion={"mode": s.query.fusion, "channels": [], "note": "nothing to search: no channel ran"},
+                      filter=filter_spec, generation=self.store.generation,
+                      timings_ms={"total": (time.perf_counter() - t0) * 1000})
+        return Result(query, (), trace, match=unsearchable(s.query))
 
     def _named_units(self, r: SearchRound) -> dict[str, dict[str, Any]]:
         """The ids the trace shows (the sections of the channels' hits, the fused units) named by
@@ -164,6 +184,24 @@ class Retriever:
                 seen.add(d)
                 out.append((d, score))
         return out[:k]
+
+
+def _cross_language(r: SearchRound) -> bool:
+    """Whether the dense channel's best entry is in another language than the question (both known)."""
+    best = next((c.hits[0] for c in r.channels if c.name == "dense" and c.hits), None)
+    found = r.found.get(best.child_id) if best is not None else None
+    lang = found.hit.lang if found is not None else ""
+    return lang in ("zh", "en") and r.language in ("zh", "en") and lang != r.language
+
+
+def channel_scores(evidence: Mapping[str, Mapping[str, float]], members: tuple[str, ...]) -> dict[str, float]:
+    """Per channel, its own best score of a passage's members (the ranked units it stands for)."""
+    out: dict[str, float] = {}
+    for m in members:
+        for channel, v in evidence.get(m, {}).items():
+            if channel not in out or v > out[channel]:
+                out[channel] = v
+    return {c: round(float(v), 6) for c, v in out.items()}
 
 
 def _with_provenance(c: Candidate, prov: Mapping[str, list[dict[str, Any]]]) -> Candidate:

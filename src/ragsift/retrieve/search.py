@@ -4,6 +4,7 @@ multi-hop merges with the rounds of its follow-up queries."""
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -59,6 +60,9 @@ class SearchRound:
     multihop: dict[str, Any] | None = None  # multi-hop: every hop, and why it stopped
     provenance: Mapping[str, list[dict[str, Any]]] | None = None  # multi-hop: unit id -> hops that found it
     strategy: Mapping[str, Any] | None = None  # a named strategy, or auto's choice and its reason
+    # unit id -> channel -> the channel's own score (``StoredHit.raw_score``) of the unit's best entry,
+    # for the question of this round (a multi-hop search keeps its question's round's)
+    evidence: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def span_lists(self) -> dict[str, list[Span]]:
         return {p: list(v.values()) for p, v in self.spans.items()}
@@ -126,6 +130,7 @@ class Searcher:
         spans: dict[str, dict[str, Span]] = {}
         found: dict[str, Found] = {}
         discounts: dict[str, dict[str, float]] = {}
+        evidence: dict[str, dict[str, float]] = {}
         w_cross = s.query.cross_language_weight
         for name, outcome in results.items():
             if outcome.error is not None:
@@ -136,6 +141,9 @@ class Searcher:
                                                    for h, r in deduped), outcome.elapsed_ms, outcome.error, len(hits)))
             if outcome.error is None:
                 rankings[name] = [(unit.key(h), h.score) for h, _ in deduped]
+                for h in hits:
+                    mine = evidence.setdefault(unit.key(h), {})
+                    mine[name] = max(mine.get(name, -math.inf), h.raw_score)
                 if channels[name].matches_terms:
                     searched = {steps.written_language} if channels[name].steps else steps.searched_languages()
                     other = {unit.key(h): w_cross for h, _ in deduped if h.lang and h.lang not in searched}
@@ -157,4 +165,5 @@ class Searcher:
             ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s), deadline)
             timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
         return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
-                           steps.trace(), rerank_info, timings, {c: frozenset(v) for c, v in discounts.items()})
+                           steps.trace(), rerank_info, timings, {c: frozenset(v) for c, v in discounts.items()},
+                           evidence=evidence)

@@ -46,7 +46,7 @@ def mix_whole(parts: Sequence[StoredHit], whole: Sequence[StoredHit], weight: fl
     mixed += [(weight * scaled_whole[h.parent_id] + (1 - weight) * best_part.get(h.parent_id, 0.0), 1, i, h)
               for i, h in enumerate(sections)]
     mixed.sort(key=lambda m: (-m[0], m[1], m[2]))
-    return [replace(h, score=score) for score, _, _, h in mixed]
+    return [replace(h, score=score, raw=h.raw_score) for score, _, _, h in mixed]
 
 
 def parts_of(kinds: Sequence[EntryKind]) -> tuple[EntryKind, ...]:

@@ -118,7 +118,17 @@ class PassageOut(BaseModel):
     source: str
     title: str
     heading_path: list[str]
-    score: float
+    score: float = Field(description="Fused score: ranks the passages of this answer (the first of a weighted "
+                                     "fusion always scores 1); never compare it across questions.")
+    similarity: float | None = Field(None, description="Cosine similarity (-1 to 1) of the question and the "
+                                                       "passage's best entry, from the dense channel; null when "
+                                                       "that channel did not find it. Comparable across questions.")
+    term_match: float | None = Field(None, description="Share (0 to 1) of the question's search terms found in "
+                                                       "the passage, its title or heading path; null for a "
+                                                       "question without search terms.")
+    scores: dict[str, float] = Field({}, description="Per channel that found it, the channel's own score of "
+                                                     "its best entry: dense the cosine similarity, bm25 the BM25 "
+                                                     "score (comparable within one knowledge base only).")
     tokens: int
     unit: str
     truncated: bool
@@ -132,9 +142,29 @@ class PassageOut(BaseModel):
     text: str
 
 
+class MatchOut(BaseModel):
+    no_good_match: bool
+    reason: str = Field(description="Why nothing matched well (empty when something did).")
+    similarity: float | None = Field(description="The best passage similarity (null when unknown).")
+    term_match: float | None = Field(description="The best passage term match (null when unknown).")
+    standout: float | None = Field(description="How far the dense channel's best similarity stands out of the mean "
+                                               "of its next 49 (null when unknown or fewer than 10).")
+    cross_language: bool = Field(False, description="The dense channel's best is in another language than the "
+                                                    "question: then its standout counts.")
+    min_similarity: float | None = Field(description="The threshold it was judged by (setting min_similarity).")
+    min_term_match: float | None = Field(description="The threshold it was judged by (setting min_term_match).")
+    min_standout: float | None = Field(description="The threshold it was judged by (setting min_standout).")
+
+
 class QueryResponse(BaseModel):
     query: str
     trace_id: str
+    no_good_match: bool = Field(False, description="Nothing matched the question well: the question has nothing "
+                                                   "to search (only emoji, punctuation: no passages then), or "
+                                                   "no passage reaches min_similarity nor min_term_match and "
+                                                   "the best does not stand out by min_standout. "
+                                                   "match.reason says which.")
+    match: MatchOut | None = Field(None, description="How well the passages match, and why not.")
     passages: list[PassageOut]
     warnings: list[str] = Field(default_factory=list, description=(
         "Why no passage was found, where that can be told: the knowledge base holds no documents, or "
@@ -268,6 +298,13 @@ class ViewParent(_Open):
     entries: list[ViewEntry]
 
 
+class ScannedPage(_Open):
+    page: int
+    state: str = Field(description='"ocr" (read by OCR), "rotated" (found turned, read upright), "empty" (read '
+                                   'by OCR, no text found) or "ocr_missing" (left out: OCR is not installed).')
+    rotated: int = Field(description="Degrees counterclockwise the page stood turned (0, 90, 180, 270).")
+
+
 class DocumentView(_Open):
     """How a document was read (``KnowledgeBase.view``): what ``ragsift show`` prints."""
 
@@ -277,6 +314,8 @@ class DocumentView(_Open):
     pages: int | None = Field(description="Pages (or slides) of its source, where it has them.")
     ocr_pages: list[int]
     ocr_missing: list[int]
+    scanned_pages: list[ScannedPage] = Field(
+        default_factory=list, description="What became of each page that had no text to take (a scan, an image).")
 
 
 class SettingsOut(BaseModel):

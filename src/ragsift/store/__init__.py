@@ -1,5 +1,9 @@
 """Stores: the embedded LanceDB default and Milvus for scale-out, behind one interface
-(``ragsift.store.base.Store``)."""
+(``ragsift.store.base.Store``), registered in ``STORES`` by kind. The embedded store keeps its
+search indexes in memory, by segment (``segments``, ``memindex``: vectors, BM25 with a compiled
+search, sparse vectors) and its generations in LanceDB files (``lance``, ``lance_files``,
+``lance_upkeep``); filters compile to each store's own language (``filters``). Opening,
+checking, restoring and the committed statistics are here, by store kind."""
 from __future__ import annotations
 
 import re

@@ -72,6 +72,13 @@ class StoredHit:
     start: int
     end: int
     lang: str = ""  # the entry's language (zh, en, other) detected at ingest; "" when stored before
+    #: the store's own score when ``score`` is a mix of scaled ones (``retrieve.whole``); None: ``score`` is it
+    raw: float | None = None
+
+    @property
+    def raw_score(self) -> float:
+        """The store's score (cosine similarity for dense, BM25 for bm25), whatever ranked the hit."""
+        return self.score if self.raw is None else self.raw
 
 
 def heading_json(p: Parent) -> str:

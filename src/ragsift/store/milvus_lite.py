@@ -46,11 +46,10 @@ class LiteServer:
 
     def start(self) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.data_dir / "server.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, "server", "--data-dir", str(self.data_dir),
-                                      "--host", "127.0.0.1", "--port", str(self.port)],
-                                     stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        with open(self.data_dir / "server.log", "ab") as log:  # the server keeps its own copy of the file
+            self.proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, "server", "--data-dir", str(self.data_dir),
+                                          "--host", "127.0.0.1", "--port", str(self.port)],
+                                         stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

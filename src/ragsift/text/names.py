@@ -36,7 +36,17 @@ def nearest(name: object, known: Iterable[str], n: int = 1, cutoff: float = CUTO
         return []
     if target in plain:  # the same name but for case, '-' or '_'
         return [plain[target]]
+    if len(target) >= 3:  # a name cut short or abbreviated: "meta" for metadata, "docs" for documents
+        short = [k for p, k in plain.items() if p[:2] == target[:2] and len(p) > len(target) and _within(target, p)]
+        if short:
+            return short[:n]
     return [plain[m] for m in difflib.get_close_matches(target, list(plain), n=n, cutoff=cutoff)]
+
+
+def _within(short: str, long: str) -> bool:
+    """Whether ``short``'s letters stand in ``long`` in order (a subsequence)."""
+    it = iter(long)
+    return all(c in it for c in short)
 
 
 def did_you_mean(name: object, known: Iterable[str], shown: str = "{}") -> str:

@@ -1,10 +1,14 @@
 """Images (PNG, JPEG, TIFF, BMP, WebP; every frame of a multi-page TIFF; HEIF/HEIC where a HEIF
 decoder is installed: ``pip install pi-heif``, not a dependency as its libraries are LGPL), read by
 OCR (``ocr``: RapidOCR, Chinese and English; ``pip install 'ragsift[ocr]'``). Pillow opens them with a pixel limit
-(``MAX_PIXELS``: a decompression bomb is skipped, not decoded); each frame is a page."""
+(``MAX_PIXELS``: a decompression bomb is skipped, not decoded); each frame is a page, turned
+as its EXIF orientation says, then upright by its text (``ocr``). The document's metadata
+names the pages read (``ocr_pages``), those found turned and by how much (``ocr_rotated``:
+degrees counterclockwise by page) and those that gave no text (``ocr_empty``)."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import ragsift.ingest.loaders.layout as layout
 import ragsift.ingest.loaders.ocr as ocr
@@ -39,20 +43,46 @@ def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         raise OverLimit(f"an image of too many pixels (a decompression bomb?): {e}") from None
     md = Markdown()
     pages = 0
+    rotated: dict[str, int] = {}
+    empty: list[int] = []
     for n, frame in enumerate(ImageSequence.Iterator(img), 1):
         budget.page(ocr=True)
         if frame.size[0] * frame.size[1] > MAX_PIXELS:
             raise OverLimit(f"frame {n} has {frame.size[0] * frame.size[1]} pixels; at most {MAX_PIXELS}")
+        page = ocr.read_image(_as_shown(frame), budget.earn)
         words = []
-        for ln in ocr.read_image(frame.convert("RGB")):
+        for ln in page.lines:
             budget.text(len(ln.text) + 1)
             words.append(Word(ln.text, ln.x0, ln.top, ln.x1, ln.bottom, ln.bottom - ln.top))
-        lines = layout.lines_of(words, float(frame.size[0]), n)
+        lines = layout.lines_of(words, page.width, n)
         md.mark("page", n)
         for text, _ in layout.paragraphs(lines):
             md.para(text)
         pages = n
-    return structured(source, source_title(source), md, data, "image", {"ocr_pages": list(range(1, pages + 1))})
+        if page.rotation:
+            rotated[str(n)] = page.rotation
+        if not lines:
+            empty.append(n)
+    meta: dict[str, object] = {"ocr_pages": list(range(1, pages + 1))}
+    if rotated:
+        meta["ocr_rotated"] = rotated
+    if empty:
+        meta["ocr_empty"] = empty
+    if len(empty) == pages:
+        return skipped(source, f"an image: OCR found no text on its {pages} page(s)" if pages > 1
+                       else "an image: OCR found no text in it")
+    return structured(source, source_title(source), md, data, "image", meta)
+
+
+def _as_shown(frame: Any) -> Any:
+    """A frame turned as its EXIF orientation says (as a viewer shows it); as it is when its EXIF
+    cannot be read."""
+    from PIL import ImageOps
+
+    try:
+        return ImageOps.exif_transpose(frame)
+    except Exception:  # noqa: BLE001 - damaged EXIF: Pillow raises what its parsers raise
+        return frame
 
 
 @register(".heic", ".heif")

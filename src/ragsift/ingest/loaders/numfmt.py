@@ -238,7 +238,7 @@ def _is_date(section: str) -> bool:
     return False
 
 
-def _date(value: Any, fmt: str) -> str:
+def _date(value: Any, fmt: str) -> str:  # noqa: C901 (one branch per date token: split up, it would be harder to check against the spec)
     fmt = LOCALE_FORMATS.get(fmt, fmt)
     section = _sections(fmt)[0]
     if isinstance(value, dt.timedelta):

@@ -7,8 +7,10 @@ size and box, and the tables ruled on a page; pypdf gives the outline (bookmarks
 - Tables ruled with lines become Markdown tables, in their place; their words are not read
   twice.
 - Every page starts with a page mark: each parent keeps its page range.
-- A page without a text layer (a scan) is read by OCR when ``ragsift[ocr]`` is installed (the
-  document's ``ocr_pages`` metadata lists them); without it, the page is left out and named in
+- A page without a text layer (a scan) is read by OCR when ``ragsift[ocr]`` is installed, turned
+  upright first (``ocr``); the document's metadata lists the pages read (``ocr_pages``), those
+  found turned and by how much (``ocr_rotated``: degrees counterclockwise by page) and those
+  that gave no text (``ocr_empty``). Without OCR, the page is left out and named in
   ``ocr_missing``.
 - The title: the document's own (its metadata) when it is a real one, else its largest line on
   the first page, else its first heading, else the file name.
@@ -37,6 +39,7 @@ from ragsift.ingest.loaders.base import (
     structured,
 )
 from ragsift.ingest.loaders.layout import Line, Word
+from ragsift.text.lang import is_cjk_char
 
 log = logging.getLogger(__name__)
 OCR_DPI = 150
@@ -68,16 +71,23 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         pages: list[tuple[float, list[Line], list[tuple[float, list[list[str]]]]]] = []
         ocr_pages: list[int] = []
         ocr_missing: list[int] = []
+        ocr_rotated: dict[str, int] = {}  # pages found turned: degrees counterclockwise
+        ocr_empty: list[int] = []  # pages read by OCR that gave no text
         for i, page in enumerate(pdf.pages, 1):
             budget.page()
+            height = float(page.height)
             lines, tables, unmapped = _read_page(page, i, budget)
             if (not lines and not tables and page.images) or unmapped:  # a scan, or a font without a map
                 if limits.ocr and ocr.available():
-                    lines, tables = _ocr_page(page, i, budget), []
+                    (lines, height, turned), tables = _ocr_page(page, i, budget), []
                     ocr_pages.append(i)
+                    if turned:
+                        ocr_rotated[str(i)] = turned
+                    if not lines:
+                        ocr_empty.append(i)
                 else:
                     ocr_missing.append(i)
-            pages.append((float(page.height), lines, tables))
+            pages.append((height, lines, tables))
             page.close()  # its characters and layout objects: kept, a 1,000-page book needed 2 GB
     layout.mark_margins([(h, lines) for h, lines, _ in pages])
     every = [ln for _, lines, _ in pages for ln in lines]
@@ -95,10 +105,16 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
         metadata["ocr_pages"] = ocr_pages
     if ocr_missing:
         metadata["ocr_missing"] = ocr_missing
+    if ocr_rotated:
+        metadata["ocr_rotated"] = ocr_rotated
+    if ocr_empty:
+        metadata["ocr_empty"] = ocr_empty
     if not md.has_text():
         if ocr_missing:
             return skipped(source, f"scanned PDF ({len(ocr_missing)} page(s) without a text layer): reading "
                                    "them needs OCR: pip install 'ragsift[ocr]'")
+        if ocr_empty:
+            return skipped(source, f"scanned PDF: OCR found no text on its {len(ocr_empty)} scanned page(s)")
         return skipped(source, "PDF has no text")
     return structured(source, title, md, data, "pdf", metadata)
 
@@ -214,12 +230,17 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     return lines, tables, glyphs > 20 and unmapped >= UNMAPPED_SHARE * glyphs
 
 
-def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
-    """A scanned page's lines by OCR (rendered at ``OCR_DPI``; positions in PDF points)."""
+def _ocr_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], float, int]:
+    """A scanned page's lines by OCR (rendered at ``OCR_DPI``, turned upright; positions in PDF
+    points of the upright page), the upright page's height and how far it stood turned
+    (degrees counterclockwise). A line can be larger than the body text (a title, a heading)
+    only when it reads surely as words (``OCR_TITLE_SCORE``, three letters or two Chinese
+    characters): a smudge or a stamp read as "ee" is not a title."""
     budget.earn(OCR_PAGE - 1)  # a page read by OCR is work of OCR_PAGE pages (its page() counted one)
     image = page.to_image(resolution=OCR_DPI).original
     scale = 72.0 / OCR_DPI
-    found = ocr.read_image(image)
+    read = ocr.read_image(image, budget.earn)
+    found = read.lines
     # a line's box is as tall as its letters reach (and padded), so body lines' boxes differ by a
     # fifth or so: those near the page's typical height take it, and only clearly larger lines
     # can be headings by size
@@ -229,10 +250,20 @@ def _ocr_page(page: Any, number: int, budget: Budget) -> list[Line]:
     for ln in found:
         budget.text(len(ln.text) + 1)
         h = ln.bottom - ln.top
-        h = typical if abs(h - typical) <= 0.25 * typical else h
+        h = typical if abs(h - typical) <= 0.25 * typical or not _reads_as_words(ln) else h
         words.append(Word(ln.text, ln.x0 * scale, ln.top * scale, ln.x1 * scale, ln.bottom * scale, h * scale * 0.8))
     budget.tick()
-    return layout.lines_of(words, float(page.width), number, float(page.height))
+    width, height = read.width * scale, read.height * scale
+    return layout.lines_of(words, width, number, height), height, read.rotation
+
+
+OCR_TITLE_SCORE = 0.9
+
+
+def _reads_as_words(ln: ocr.OcrLine) -> bool:
+    letters = sum(1 for c in ln.text if c.isalpha())
+    han = sum(1 for c in ln.text if is_cjk_char(c))
+    return ln.score >= OCR_TITLE_SCORE and (han >= 2 or letters - han >= 3)
 
 
 def _title(meta_title: str, pages: list[Any], lines: list[Line]) -> str:

@@ -249,9 +249,7 @@ def html_to_text(html: str) -> tuple[str, str]:
         if line.strip().startswith("```"):
             fence = not fence
             lines.append(line.strip())
-        elif fence:
-            lines.append(line.rstrip())
-        elif re.match(r"^\s*(?:[-*]|\d+\.)\s", line):  # a list item keeps its indent
+        elif fence or re.match(r"^\s*(?:[-*]|\d+\.)\s", line):  # fenced code, and a list item, keep their indent
             lines.append(line.rstrip())
         else:
             lines.append(line.strip())

@@ -12,7 +12,8 @@ built-in channels, each in its own module:
 | ``multi_query`` | ``multi_query`` | queries written by the model, fused |
 | ``engine_hybrid`` | ``engine`` | dense and BM25 fused by Milvus itself (``store_fusion = "engine"``) |
 
-A new channel is a module with a ``Channel`` subclass registered by ``@register_channel(name)``.
+A new channel is a module with a ``Channel`` subclass registered by ``@register_channel(name)``,
+imported below (the order of the imports is the order channels are listed in).
 """
 # importing a channel module registers its channels; this order is the order they are listed in
 # isort: off

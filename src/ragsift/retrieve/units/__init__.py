@@ -1,5 +1,6 @@
 """Units as strategies: what a query returns, from the entries its channels found. One module
-per unit, each registered in ``UNITS`` (``ragsift.registry``); single-shot retrieval, multi-hop,
+per unit (``parent``, the default, is the base class, ``base.UnitStrategy``, named here), each
+registered in ``UNITS`` (``ragsift.registry``) below; single-shot retrieval, multi-hop,
 reranking and ``rank_documents`` all go through it.
 
 | unit | key | returned |
@@ -10,7 +11,9 @@ reranking and ``rank_documents`` all go through it.
 | ``window`` | entry id | the entry widened by ``window_sentences`` sentences, overlapping windows merged |
 | ``auto`` | entry id | entries, or their section, or their document, by the share found (auto-merging) |
 
-A new unit is a module with a ``UnitStrategy`` subclass and one ``UNITS.add``.
+A new unit is a module with a ``UnitStrategy`` subclass, its member of ``config.Unit``, and
+its instance in the tuple registered below (with its rule in ``config`` if it has one, as
+``auto`` has: chunk entries only).
 """
 from ragsift.config import Unit
 from ragsift.errors import ConfigError

@@ -6,12 +6,13 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from ragsift.config import Unit
+from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found
-from ragsift.retrieve.units.base import UnitStrategy, considered, parent_candidates
+from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered, parent_candidates
 from ragsift.retrieve.units.child import child_candidates
 from ragsift.retrieve.units.document import document_candidates
-from ragsift.store.base import StoredHit
+from ragsift.store.base import Store, StoredHit
+from ragsift.types import Span
 
 
 class AutoUnit(UnitStrategy):
@@ -23,7 +24,8 @@ class AutoUnit(UnitStrategy):
     def key(self, h: StoredHit) -> str:
         return h.child_id
 
-    def candidates(self, ranked, found, spans, store, q):
+    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+                   store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = [(cid, score) for cid, score in ranked if cid in found][:considered(q)]
         parent_ids = {found[cid].hit.parent_id for cid, _ in top}
         doc_ids = {found[cid].hit.doc_id for cid, _ in top}

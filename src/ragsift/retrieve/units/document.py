@@ -2,12 +2,13 @@
 the budget)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ragsift.config import Unit
-from ragsift.retrieve.found import Candidate, candidate
-from ragsift.retrieve.units.base import UnitStrategy, considered
-from ragsift.store.base import StoredHit, StoredParent
+from ragsift.config import QuerySettings, Unit
+from ragsift.retrieve.found import Candidate, Found, candidate
+from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered
+from ragsift.store.base import Store, StoredHit, StoredParent
 from ragsift.types import Span
 
 
@@ -17,7 +18,8 @@ class DocumentUnit(UnitStrategy):
     def key(self, h: StoredHit) -> str:
         return h.doc_id
 
-    def candidates(self, ranked, found, spans, store, q):
+    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+                   store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = ranked[:considered(q)]
         return document_candidates(top, store.get_document_parents(d for d, _ in top), dict(spans)), {}
 

@@ -3,11 +3,12 @@ section; overlapping windows of one section merge (sentence-window retrieval).""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found, candidate
-from ragsift.retrieve.units.base import UnitStrategy, considered
-from ragsift.store.base import StoredHit, StoredParent
+from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered
+from ragsift.store.base import Store, StoredHit, StoredParent
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens
 from ragsift.types import Span
@@ -23,7 +24,8 @@ class WindowUnit(UnitStrategy):
         start, end = window_bounds(parent.parent.text, h.start, h.end, q.window_sentences)
         return parent.parent.text[start:end]
 
-    def candidates(self, ranked, found, spans, store, q):
+    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+                   store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = ranked[:considered(q)]
         parents = store.get_parents(found[cid].hit.parent_id for cid, _ in top)
         return window_candidates(top, found, parents, q.window_sentences), {}

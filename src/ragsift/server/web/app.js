@@ -154,7 +154,8 @@ async function ask(event) {
       api(base() + "/query", { method: "POST", json: Object.assign({ question, filter, trace: true }, readConfig(fs)) })
         .then(r => [label, fs, r])));
     for (const [label, fs, r] of answers) results.append(renderResult(label, readConfig(fs), r));
-    setStatus(`${answers[0][2].passages.length} passages, ${answers[0][2].trace.timings_ms.total.toFixed(0)} ms`);
+    const first = answers[0][2];
+    setStatus(`${first.passages.length} passages${first.no_good_match ? " (no good match)" : ""}, ${first.trace.timings_ms.total.toFixed(0)} ms`);
   } catch (e) {
     showError("The search failed: " + e.message);
     setStatus("search failed");
@@ -242,19 +243,36 @@ function renderWhy(p, trace) {
   return why;
 }
 
+// how well a passage matches the question, comparable across questions (the fused score is not)
+function matchNote(p) {
+  const parts = [];
+  if (p.similarity !== null && p.similarity !== undefined) parts.push(`similarity ${p.similarity.toFixed(3)}`);
+  if (p.term_match !== null && p.term_match !== undefined) parts.push(`terms ${Math.round(p.term_match * 100)}%`);
+  return parts.map(x => x + " · ").join("");
+}
+
 function renderResult(label, config, r) {
   const col = el("div", { class: "result-column", "data-config": label.toLowerCase() });
   const summary = Object.entries(config).filter(([k]) => k !== "weights")
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(", ");
   col.append(el("h3", { text: `Configuration ${label}` }), el("p", { class: "config-summary", text: summary }));
-  if (!r.passages.length) col.append(el("p", { class: "empty", text: "no passages found" }));
+  if (r.no_good_match) {
+    // nothing matched well: say why, and that what follows (if anything) is weak
+    col.append(el("p", { class: "no-good-match", role: "status",
+      text: "No good match: " + r.match.reason + (r.passages.length ? ". The passages below are weak." : ".") }));
+  } else if (!r.passages.length && !(r.warnings || []).length) col.append(el("p", { class: "empty", text: "no passages found" }));
+  for (const w of r.warnings || []) {
+    // why nothing was found, where the server can tell: an empty knowledge base, a filter value
+    // no document holds (with the values nearest to it)
+    col.append(el("p", { class: "warning", role: "status", text: "Why nothing was found: " + w }));
+  }
   for (const p of r.passages) {
     const heading = (p.heading_path.length ? " › " + p.heading_path.join(" > ") : "") + cite(p.location);
     const art = el("article", { class: "passage", "data-rank": p.rank, "data-source": p.source },
       el("header", {},
         el("span", { class: "rank", text: "#" + p.rank }),
         el("span", { class: "where", text: p.source + heading }),
-        el("span", { class: "meta", text: `${p.unit} · score ${p.score.toFixed(4)} · ${p.tokens} tokens${p.truncated ? " · truncated" : ""}` })),
+        el("span", { class: "meta", text: `${p.unit} · ${matchNote(p)}score ${p.score.toFixed(4)} · ${p.tokens} tokens${p.truncated ? " · truncated" : ""}` })),
       el("div", { class: "body" }, marked(p.text, p.matched, p.sentences || []), renderWhy(p, r.trace)));
     col.append(art);
   }
@@ -371,6 +389,20 @@ function cite(location) {
   return ` (${label} ${Array.isArray(v) ? v.join("-") : v})`;
 }
 
+// what became of each scanned page (kb.files.scanned_pages), a line a run of pages that fared alike
+const SCAN_STATES = { ocr: "read by OCR", rotated: "found turned {r} degrees counterclockwise, read upright by OCR",
+  empty: "read by OCR, no text found", ocr_missing: "left out: OCR is not installed (ocr_missing)" };
+function scanRuns(pages) {
+  const runs = [];
+  for (const p of pages) {
+    const what = (SCAN_STATES[p.state] || p.state).replace("{r}", String(p.rotated));
+    const last = runs[runs.length - 1];
+    if (last && last.to === p.page - 1 && last.what === what) last.to = p.page;
+    else runs.push({ from: p.page, to: p.page, what });
+  }
+  return runs.map(r => `${r.from === r.to ? `page ${r.from}` : `pages ${r.from}-${r.to}`}: ${r.what}`);
+}
+
 // how a document was read: its heading tree, its sections with pages, tables and chunks
 async function viewDocument(d) {
   const box = $("#document-view");
@@ -382,6 +414,10 @@ async function viewDocument(d) {
       el("button", { type: "button", class: "close secondary", text: "Close", onclick: () => box.close() })),
       el("p", { class: "doc-meta", text: `${doc.format} · ${doc.parents} sections · ${doc.children} entries` +
         (v.pages ? ` · ${v.pages} page${v.pages === 1 ? "" : "s"}` : "") + (v.ocr_pages.length ? ` · OCR: pages ${v.ocr_pages.join(", ")}` : "") })];
+    const scans = scanRuns(v.scanned_pages || []);
+    if (scans.length) {
+      items.push(el("h4", { text: "Scanned pages" }), el("ul", { class: "scanned" }, ...scans.map(t => el("li", { text: t }))));
+    }
     if (v.outline.length) {
       items.push(el("h4", { text: "Headings" }),
         el("ul", { class: "outline" }, ...v.outline.map(h => el("li", { style: `margin-left:${(h.level - 1) * 1.2}em`, text: h.heading }))));

@@ -17,7 +17,13 @@ from ragsift.kb import KnowledgeBase
 @component
 class RagsiftRetriever:
     """Passages from ragsift as Haystack documents (``content`` the text, ``score`` the fused
-    score, ``meta`` source, heading path, unit, matched spans, trace id, document metadata).
+    score, ``meta`` source, heading path, unit, matched spans, trace id, document metadata, and
+    how well it matches, comparable across questions: ``similarity``, ``term_match``, ``scores``).
+
+    ``run`` returns beside ``documents`` what the result says as a whole: ``no_good_match``
+    (nothing matched well: the documents, if any, are weak), ``match`` (why, and the thresholds:
+    ``Result.match``) and ``warnings`` (why nothing was found: an empty knowledge base, a filter
+    value no document holds, "did you mean ...?").
 
     ``RagsiftRetriever(kb, k=4, filter=None, settings=None, **query_settings)`` as in every
     ragsift retriever (``ragsift.integrations``); Haystack's own names ``top_k`` and ``filters``
@@ -42,15 +48,17 @@ class RagsiftRetriever:
     def from_dict(cls, data: dict[str, Any]) -> RagsiftRetriever:
         return default_from_dict(cls, data)
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], no_good_match=bool, match=dict[str, Any], warnings=list[str])
     def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None,
-            settings: dict[str, Any] | None = None) -> dict[str, list[Document]]:
+            settings: dict[str, Any] | None = None) -> dict[str, Any]:
         flt, s = query_args(self.kb, top_k or self.k, self.filter, self.settings, filter=filters, settings=settings)
         result = self.kb.query(query, filter=flt, trace=False, **s)
         return {"documents": [Document(id=passage_id(p), content=p.text, score=p.score,
-                                       meta=passage_metadata(p, result)) for p in result.passages]}
+                                       meta=passage_metadata(p, result)) for p in result.passages],
+                "no_good_match": result.no_good_match, "match": result.match.to_dict(),
+                "warnings": list(result.warnings)}
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], no_good_match=bool, match=dict[str, Any], warnings=list[str])
     async def run_async(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None,
-                        settings: dict[str, Any] | None = None) -> dict[str, list[Document]]:
+                        settings: dict[str, Any] | None = None) -> dict[str, Any]:
         return await asyncio.to_thread(self.run, query, filters, top_k, settings)
