@@ -4,7 +4,7 @@ from the memory-mapped float32 vectors whole and then multiplied (the code befor
 (``AnnIndex.exact_scores``); ``int8``, the rows' int8 copy scored by the compiled scan and its best
 ``AnnIndex.RESCORE`` rows scored again from the float32 vectors (what ``AnnIndex.search`` does
 over more than ``INT8_ROWS`` rows; the scan split among the cores from two parts of
-``memindex.SPLIT_ROWS`` on); ``int8-one``, the same in one thread; ``int4``, the rows' 4-bit copy
+``memindex.quantised.SPLIT_ROWS`` on); ``int8-one``, the same in one thread; ``int4``, the rows' 4-bit copy
 scored first (``Int4Copy``: the filter's rows, or every row in file order when the filter keeps more
 than a third), its best ``INT4_KEEP`` (or one in ``INT4_SHARE``) ranked by the int8 copy, those
 best ``RESCORE`` scored from the float32 vectors (what ``AnnIndex.search`` does over more than
@@ -60,8 +60,7 @@ def main() -> int:
     p.add_argument("--ways", default="whole,blocks,int8-one,int8,int4-one,int4",
                    help="comma-separated, the exact reference first")
     args = p.parse_args()
-    from ragsift.store import memindex
-    from ragsift.store.memindex import AnnIndex
+    from ragsift.store.memindex import AnnIndex, quantised
 
     ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
     def ten_best(way: str, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -72,14 +71,14 @@ def main() -> int:
         elif way in ("int8", "int8-one", "int4", "int4-one"):
             if ann.int8 is None or (way.startswith("int4") and ann.int4 is None):
                 raise SystemExit("no int8 or 4-bit copy (ragsift.store._scan not built?)")
-            threads = memindex.SCAN_THREADS
-            memindex.SCAN_THREADS = 1 if way.endswith("-one") else threads
+            threads = quantised.SCAN_THREADS
+            quantised.SCAN_THREADS = 1 if way.endswith("-one") else threads
             try:
                 if way.startswith("int4"):
                     rows = ann.int4.best(rows, u, max(AnnIndex.INT4_KEEP, len(rows) // AnnIndex.INT4_SHARE))
                 rows = ann.int8.best(rows, u, max(AnnIndex.RESCORE, 10))
             finally:
-                memindex.SCAN_THREADS = threads
+                quantised.SCAN_THREADS = threads
             scores = ann.exact_scores(rows, u)
         else:
             raise SystemExit(f"unknown way {way!r}")

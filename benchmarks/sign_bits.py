@@ -41,7 +41,7 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from exact_pass import largest_ann
 
-    from ragsift.store.memindex import compiled_scan
+    from ragsift.store.memindex.quantised import compiled_scan
 
     ann, vecs = largest_ann(Path(args.kb), Path(args.dataset), QUERIES)
     if ann.int4 is None or compiled_scan is None:
@@ -88,13 +88,13 @@ def main() -> int:
 
 def text_depth(kb_path: Path, dataset: Path) -> dict:
     """The 4-bit copy's depth on real-text vectors: every child of the knowledge base as one filter's
-    rows, the copy written by ``memindex._write_int4`` from them, each of the dataset's queries."""
+    rows, the copy written by ``memindex.quantised._write_int4`` from them, each of the dataset's queries."""
     import tempfile
 
     from scale import queries
 
     from ragsift.kb import KnowledgeBase
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
     kb = KnowledgeBase.open(kb_path, create=False)
     tbl = kb.store.table("children").to_arrow().select(["vector"])
@@ -105,15 +105,15 @@ def text_depth(kb_path: Path, dataset: Path) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         full.tofile(folder / "vectors.f32")
-        copy = memindex.Int4Copy.open(folder, folder / "vectors.f32", full.shape[1])
-        assert copy is not None and memindex.compiled_scan is not None
+        copy = quantised.Int4Copy.open(folder, folder / "vectors.f32", full.shape[1])
+        assert copy is not None and quantised.compiled_scan is not None
         rows = np.arange(len(full), dtype=np.int64)
         depth = []
         for v in vecs:
             u = v / np.linalg.norm(v)
             best = np.argsort(-(full @ u), kind="stable")[:10]
             four = np.empty(len(rows), np.int32)
-            memindex.compiled_scan.scores4(copy.matrix, rows, copy.quantised(u), four)
+            quantised.compiled_scan.scores4(copy.matrix, rows, copy.quantised(u), four)
             order = np.argsort(-four, kind="stable")
             position = np.empty(len(order), np.int64)
             position[order] = np.arange(len(order))

@@ -240,7 +240,8 @@ CHILD = textwrap.dedent("""
     import lancedb.table
     import ragsift.store.lance as lance
     import ragsift.store.lance_files as files
-    lance.BATCH_CHILDREN = 6           # rows reach the tables inside each checkpoint, between commits
+    import ragsift.store.lance_write as lance_write
+    lance_write.BATCH_CHILDREN = 6     # rows reach the tables inside each checkpoint, between commits
     kb_path, docs, how, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     rng = random.Random(seed)
     stop_at = rng.randint(1, 2)

@@ -240,7 +240,12 @@ def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
     ragsift("--kb", kb, "ingest", str(docs), "--no-progress", "--embedder", "minilm")
     english = imported("--kb", kb, "query", "How long are backups kept?")
     assert "jieba" not in english and "lancedb" not in english  # the store read without the package
-    assert "jieba" in imported("--kb", kb, "query", "备份保留多久？")
+    chinese = imported("--kb", kb, "query", "备份保留多久？")
+    assert "jieba" in chinese
+    # the router's entity signal (jieba's part-of-speech tagger) only with a trace shown; jieba
+    # imported without pkg_resources (its scan of every installed distribution)
+    assert "jieba.posseg" not in chinese and not any(m.startswith(("pkg_resources.", "jaraco")) for m in chinese)
+    assert "jieba.posseg" in imported("--kb", kb, "query", "备份保留多久？", "--trace")
 
 
 @slow

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.slow  # kills real ingest processes
 
 CHILD = textwrap.dedent("""
     import os, signal, sys
-    import ragsift.store.lance as lance
+    import ragsift.store.lance_write as lance_write
     import ragsift.store.milvus as milvus
-    lance.BATCH_CHILDREN = 40          # write to the tables often, so a kill lands between writes
+    lance_write.BATCH_CHILDREN = 40    # write to the tables often, so a kill lands between writes
     milvus.BATCH_CHILDREN = 40
     mode = sys.argv[3]
     def die(*args, **kwargs):

@@ -194,3 +194,22 @@ def test_an_overlapping_call_runs_on_one_thread_with_the_same_vectors(monkeypatc
 def test_weights_path_names_the_installed_file():
     p = e5_onnx.weights_path()
     assert isinstance(p, Path) and p.name == "e5-small-q4.bin" and p.stat().st_size > 50_000_000
+
+
+def test_the_vocabulary_table_gives_the_dictionarys_ids_and_is_cached(monkeypatch, tmp_path):
+    monkeypatch.setenv("RAGSIFT_CACHE_DIR", str(tmp_path))
+    w = e5_onnx.E5Weights(e5_onnx.weights_path())
+    texts = [*EDGE, *EN_ZH, *_sample_texts(), "\udcc3\udcad escaped bytes", "\ud800 a lone surrogate", "a\x00b"]
+    table = e5_onnx.E5Tokenizer(w)
+    table.TABLE_NEEDLES = 10**12  # the table for every word
+    whole = e5_onnx.E5Tokenizer(w)
+    whole.TABLE_NEEDLES = 0  # the dictionary for every word
+    assert [table.content(t) for t in texts] == [whole.content(t) for t in texts] and whole._ids is not None
+    assert table._ids is None  # never read into a dictionary
+    built = next((tmp_path / "models").glob("e5-small-q4-*-vocab-v1.bin"))
+    stamp = built.stat().st_mtime_ns
+    again = e5_onnx.E5Tokenizer(w)  # mapped from the cache, not built again
+    assert again._vocab is not None and built.stat().st_mtime_ns == stamp
+    assert again.content("query: 复位键要按多久") == table.content("query: 复位键要按多久")
+    again.TABLE_NEEDLES = 0  # past the budget: the whole vocabulary as a dictionary, the same ids
+    assert again.content(texts[-4]) == table.content(texts[-4]) and again._ids is not None

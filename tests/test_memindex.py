@@ -24,12 +24,12 @@ QUESTIONS = ["How long does a full charge take?", "绿茶应该怎样保存？",
 def bm25_path(request, monkeypatch):
     """BM25 searched by the compiled module (``_bm25.c``) or by the NumPy path it replaces when
     the module is not built: each test using this runs on both."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import bm25 as bm25_module
 
     if request.param == "numpy":
-        monkeypatch.setattr(memindex, "compiled_bm25", None)
+        monkeypatch.setattr(bm25_module, "compiled_bm25", None)
     else:
-        assert memindex.compiled_bm25 is not None, \
+        assert bm25_module.compiled_bm25 is not None, \
             "ragsift.store._bm25 is not built (setup.py: an install needs a C compiler and Python's headers)"
     return request.param
 
@@ -206,9 +206,9 @@ def _saved_graph(tmp_path, monkeypatch, files):
     (``AnnIndex``) however small: the knowledge base, its children, the index, its saved folder
     and the vectors' dimension."""
     import ragsift.store.lance as lance
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
+    assert quantised.compiled_scan is not None, "ragsift.store._scan is not built"
     monkeypatch.setattr(lance, "ANN_MIN_CHILDREN", 1)
     kb = KnowledgeBase.open(tmp_path / "kb")
     kb.ingest(files)
@@ -231,16 +231,16 @@ def _half_the_documents(kb, rows):
 def _spied_scan(monkeypatch, name: str) -> list[int]:
     """A spy on a compiled scan (``scores`` or ``scores4``): the rows of each call, in order; every
     call passed on to the compiled function."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
     calls: list[int] = []
-    real = getattr(memindex.compiled_scan, name)
+    real = getattr(quantised.compiled_scan, name)
 
     def counted(*args):
         calls.append(len(args[1]))
         return real(*args)
 
-    monkeypatch.setattr(memindex.compiled_scan, name, counted)
+    monkeypatch.setattr(quantised.compiled_scan, name, counted)
     return calls
 
 
@@ -249,7 +249,7 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
     the best of those from the full vectors: the rows and scores of the float32 pass, in Chinese and
     English. An index saved without the copy writes it at its first opening (the same bytes); where
     it cannot, the exact pass reads the float32 vectors."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
     kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
     assert index.int8 is not None
@@ -280,13 +280,13 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
         assert [x for _, x in got] == pytest.approx([x for _, x in plain], abs=1e-6)  # BLAS sums apart
         assert calls[before:] == [kept], q
         # split among threads (three parts here, whatever the machine's cores): the same rows and scores
-        monkeypatch.setattr(memindex, "SPLIT_ROWS", 1)
-        monkeypatch.setattr(memindex, "SCAN_THREADS", 3)
-        monkeypatch.setattr(memindex, "_cores", lambda: 3)
+        monkeypatch.setattr(quantised, "SPLIT_ROWS", 1)
+        monkeypatch.setattr(quantised, "SCAN_THREADS", 3)
+        monkeypatch.setattr(quantised, "_cores", lambda: 3)
         before = len(calls)
         assert ranked(kb.store, q)[0] == got, q
         assert len(calls[before:]) == 3 and sum(calls[before:]) == kept, q
-        monkeypatch.setattr(memindex, "SPLIT_ROWS", 10**9)
+        monkeypatch.setattr(quantised, "SPLIT_ROWS", 10**9)
     # an index saved before the copy existed: the next process writes it, the same bytes
     (folder / "vectors.i8").unlink()
     (folder / "vectors.i8.scales").unlink()
@@ -300,7 +300,7 @@ def test_exact_pass_reads_the_int8_copy_and_scores_its_best_rows_exactly(tmp_pat
     def fake_write_refused(*args):
         raise PermissionError("read-only folder")
 
-    monkeypatch.setattr(memindex, "_write_int8", fake_write_refused)
+    monkeypatch.setattr(quantised, "_write_int8", fake_write_refused)
     third = KnowledgeBase.open(tmp_path / "kb")
     assert third.store.dense_index().int8 is None
     for q in QUESTIONS[:2]:
@@ -314,7 +314,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
     the float32 pass, in Chinese and English, whether it scans the filter's rows or every row in
     file order. An index saved without the copy writes it at its first opening (the same bytes);
     where it cannot, the int8 pass reads every row, to the same hits."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
     kb, rows, index, folder, dim = _saved_graph(tmp_path, monkeypatch, sample_dir_files)
     assert index.int4 is not None
@@ -345,7 +345,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
         monkeypatch.setattr(AnnIndex, "INT8_ROWS", 0)
         monkeypatch.setattr(AnnIndex, "RESCORE", 10)
         for share, scanned in ((2.0, kept), (0.0, index.n)):  # the filter's rows; every row in file order
-            monkeypatch.setattr(memindex.Int4Copy, "WHOLE_SHARE", share)
+            monkeypatch.setattr(quantised.Int4Copy, "WHOLE_SHARE", share)
             before = len(calls)
             got = ranked(kb.store, q)
             assert [c for c, _ in got] == [c for c, _ in plain], (q, share)
@@ -364,7 +364,7 @@ def test_a_large_pass_ranks_by_the_4bit_copy_first_and_keeps_the_exact_hits(tmp_
     def fake_write_refused(*args):
         raise PermissionError("read-only folder")
 
-    monkeypatch.setattr(memindex, "_write_int4", fake_write_refused)
+    monkeypatch.setattr(quantised, "_write_int4", fake_write_refused)
     third = KnowledgeBase.open(tmp_path / "kb")
     assert third.store.dense_index().int4 is None and third.store.dense_index().int8 is not None
     for q in QUESTIONS[:2]:
@@ -377,15 +377,15 @@ def test_the_4bit_copy_keeps_the_true_best_rows_at_any_dimension(tmp_path, dim):
     """The 4-bit copy written from float32 vectors of a dimension that fills no, one or many blocks
     of 64 (padded), opened and searched: its best rows of a filter (and of every row, scanned in
     file order) hold the exact ten best; a copy that is not the vectors' own is not used."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    assert memindex.compiled_scan is not None, "ragsift.store._scan is not built"
+    assert quantised.compiled_scan is not None, "ragsift.store._scan is not built"
     rng = np.random.default_rng(dim)
     centres = rng.standard_normal((20, dim))
     full = (centres[rng.integers(0, 20, 5000)] + 0.6 * rng.standard_normal((5000, dim))).astype(np.float32)
     full /= np.linalg.norm(full, axis=1, keepdims=True)
     full.tofile(tmp_path / "vectors.f32")
-    copy = memindex.Int4Copy.open(tmp_path, tmp_path / "vectors.f32", dim)
+    copy = quantised.Int4Copy.open(tmp_path, tmp_path / "vectors.f32", dim)
     assert copy is not None and copy.n == 5000 and copy.row_bytes == -(-dim // 64) * 32
     for share in (0.3, 0.9):
         rows = np.sort(rng.choice(5000, int(5000 * share), replace=False)).astype(np.int64)
@@ -399,7 +399,7 @@ def test_the_4bit_copy_keeps_the_true_best_rows_at_any_dimension(tmp_path, dim):
                 assert ten <= set(kept.tolist()), (share, dim)
     # the copy of other vectors (another count of rows): not opened
     full[:100].tofile(tmp_path / "other.f32")
-    assert memindex.Int4Copy.open(tmp_path, tmp_path / "other.f32", dim) is None
+    assert quantised.Int4Copy.open(tmp_path, tmp_path / "other.f32", dim) is None
 
 
 def _unpacked(packed: np.ndarray) -> np.ndarray:
@@ -414,9 +414,9 @@ def _unpacked(packed: np.ndarray) -> np.ndarray:
 def test_4bit_scan_equals_integer_arithmetic(dims, avx2):
     """The compiled 4-bit scan, its AVX2 path and its plain one, against NumPy's int64 products:
     every row (unsorted, repeated, the first and the last), the extreme codes and weights."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    scan = memindex.compiled_scan
+    scan = quantised.compiled_scan
     assert scan is not None, "ragsift.store._scan is not built"
     has_avx2 = scan.set_avx2(True)
     try:
@@ -439,9 +439,9 @@ def test_4bit_scan_equals_integer_arithmetic(dims, avx2):
 
 
 def test_4bit_scan_refuses_arrays_that_do_not_fit():
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    scan = memindex.compiled_scan
+    scan = quantised.compiled_scan
     assert scan is not None, "ragsift.store._scan is not built"
     matrix, query = np.full((4, 32), 0x11, np.uint8), np.ones(64, np.int8)  # every code 1
     rows, out = np.array([0, 3], np.int64), np.zeros(2, np.int32)
@@ -466,7 +466,7 @@ def test_the_best_positions_are_those_a_full_partition_finds(n, count, spread):
     """``_top_positions`` (a sampled threshold first, when there are many scores) keeps the same
     scores as a full partition: the same positions where scores are distinct enough, the same
     multiset of scores where many tie (spread 3: the threshold keeps too many, the whole partition)."""
-    from ragsift.store.memindex import _top_positions
+    from ragsift.store.memindex.quantised import _top_positions
 
     rng = np.random.default_rng(n + count)
     scores = rng.integers(-spread, spread, size=n).astype(np.int32)
@@ -482,9 +482,9 @@ def test_the_best_positions_are_those_a_full_partition_finds(n, count, spread):
 def test_int8_scan_equals_integer_arithmetic(dim):
     """The compiled int8 scan against NumPy's int64 products: every row (unsorted, repeated, the
     first and the last) at dimensions that fill no, one and many vector registers."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    scan = memindex.compiled_scan
+    scan = quantised.compiled_scan
     assert scan is not None, "ragsift.store._scan is not built"
     rng = np.random.default_rng(dim)
     n = 300
@@ -501,9 +501,9 @@ def test_int8_scan_equals_integer_arithmetic(dim):
 
 
 def test_int8_scan_refuses_arrays_that_do_not_fit():
-    from ragsift.store import memindex
+    from ragsift.store.memindex import quantised
 
-    scan = memindex.compiled_scan
+    scan = quantised.compiled_scan
     assert scan is not None, "ragsift.store._scan is not built"
     matrix, query = np.ones((4, 8), np.int8), np.ones(8, np.int16)
     rows, out = np.array([0, 3], np.int64), np.zeros(2, np.int32)
@@ -665,10 +665,10 @@ def test_compiled_bm25_gives_the_numpy_paths_rows_and_scores(languages, shares, 
     """The compiled search and the NumPy path are one algorithm: the same rows in the same order
     (ties in row order) and bit-identical float32 scores, for any k, with and without a filter,
     with a floor from other segments, with one set of statistics and per language."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import bm25 as bm25_module
     from ragsift.store.segments import BM25Stats, norm_of
 
-    compiled = memindex.compiled_bm25
+    compiled = bm25_module.compiled_bm25
     assert compiled is not None, "ragsift.store._bm25 is not built"
     index, words, rng = _random_index(11, 4000, languages, shares, duplicates=400)
     stats = BM25Stats([(index, None)])
@@ -681,9 +681,9 @@ def test_compiled_bm25_gives_the_numpy_paths_rows_and_scores(languages, shares, 
         rows = None if trial % 3 == 0 else np.array(sorted(rng.sample(range(index.n), rng.choice([5, 300, 3000]))))
         floor = -1.0 if trial % 4 else rng.uniform(0.5, 6.0)
         items = stats.weights(query)
-        monkeypatch.setattr(memindex, "compiled_bm25", compiled)
+        monkeypatch.setattr(bm25_module, "compiled_bm25", compiled)
         got = index.search(items, k, rows, norm, stats.avgdl, floor)
-        monkeypatch.setattr(memindex, "compiled_bm25", None)
+        monkeypatch.setattr(bm25_module, "compiled_bm25", None)
         want = index.search(items, k, rows, norm, stats.avgdl, floor)
         assert got.idx.tolist() == want.idx.tolist(), query
         assert got.scores.dtype == want.scores.dtype == np.float32
@@ -701,10 +701,10 @@ def test_compiled_bm25_searches_from_several_threads_at_once():
     from four threads at once give what each gives alone."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ragsift.store import memindex
+    from ragsift.store.memindex import bm25 as bm25_module
     from ragsift.store.segments import BM25Stats, norm_of
 
-    assert memindex.compiled_bm25 is not None, "ragsift.store._bm25 is not built"
+    assert bm25_module.compiled_bm25 is not None, "ragsift.store._bm25 is not built"
     index, words, rng = _random_index(12, 20_000)
     stats = BM25Stats([(index, None)])
     norm = norm_of(index, stats.avgdl)
@@ -724,9 +724,9 @@ def test_compiled_bm25_refuses_arrays_that_do_not_fit():
     """An index whose arrays do not fit each other (a row, term or language out of range, lengths
     that disagree) is a ValueError from the compiled search, never a read out of bounds; the
     working arrays are left clean."""
-    from ragsift.store import memindex
+    from ragsift.store.memindex import bm25 as bm25_module
 
-    bm25 = memindex.compiled_bm25
+    bm25 = bm25_module.compiled_bm25
     assert bm25 is not None, "ragsift.store._bm25 is not built"
     n = 8
     rows, tf = np.array([0, 3, 5], np.int32), np.array([1, 2, 1], np.uint16)

@@ -11,6 +11,7 @@ import pytest
 from test_store import ANALYZER, make_doc, vector
 
 from ragsift.store import lance as lance_mod
+from ragsift.store import lance_write
 from ragsift.store import segments as seg_mod
 from ragsift.store.filters import parse_filter
 from ragsift.store.lance import LanceStore
@@ -234,7 +235,7 @@ def test_readers_far_behind_or_after_large_deletes_work_liveness_out_from_the_ta
     are kept, or one that deleted more documents than a manifest lists) reads the documents
     table instead; either way it finds what a fresh reader finds."""
     if not listed:
-        monkeypatch.setattr(lance_mod, "DROPPED_MAX", 1)
+        monkeypatch.setattr(lance_write, "DROPPED_MAX", 1)
     store = LanceStore(tmp_path / "kb", dim=64, keep_generations=2)
     _put(store, range(0, 20))
     reader = LanceStore(tmp_path / "kb")
@@ -261,7 +262,7 @@ def test_segments_saved_by_a_writer_that_died_before_its_commit_are_not_used(tmp
     def die(*a, **kw):  # a fault injected: the writer dies after saving its segments, before the commit
         raise RuntimeError("killed")
 
-    monkeypatch.setattr(lance_mod, "publish", die)
+    monkeypatch.setattr(lance_write, "publish", die)
     with pytest.raises(RuntimeError):
         _put(store, range(12, 24))  # merged with the first: one large segment saved, never committed
     monkeypatch.undo()

@@ -201,10 +201,10 @@ def test_parent_labels_name_the_parents_that_get_parents_returns(backend, tmp_pa
 
 
 def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
-    import ragsift.store.lance as lance
+    import ragsift.store.lance_write as lance_write
     import ragsift.store.milvus as milvus
 
-    monkeypatch.setattr(lance, "BATCH_CHILDREN", 1)  # every put is written at once
+    monkeypatch.setattr(lance_write, "BATCH_CHILDREN", 1)  # every put is written at once
     monkeypatch.setattr(milvus, "BATCH_CHILDREN", 1)
     store = new_store(backend, tmp_path)
     with store.begin() as txn:

@@ -141,3 +141,12 @@ def test_the_seed_combination_with_a_real_local_model(kb, tmp_path, question, la
     assert set(hops[1]["kinds"]) <= {"named", "link", "term"} and hops[1]["source"] == "keywords"
     assert tr.packing["unit"] == "parent" and tr.language == lang
     assert expected <= set(_sources(res))
+
+
+def test_without_a_trace_shown_the_router_skips_entities_and_chooses_alike():
+    titles = TitleIndex([("a", "Ada Lovelace"), ("b", "杜甫")])
+    for text in ("杜甫生于哪一年", "绿茶应该在几度保存？", "When was Ada Lovelace born?", "Ada Lovelace wrote it."):
+        shown, quiet = route(text, titles), route(text, titles, shown=False)
+        assert "entities" in shown.signals and "entities" not in quiet.signals
+        assert (quiet.strategy, quiet.reason) == (shown.strategy, shown.reason)
+        assert {k: v for k, v in shown.signals.items() if k != "entities"} == quiet.signals

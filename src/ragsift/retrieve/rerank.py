@@ -12,7 +12,6 @@ from ragsift.cancel import Deadline
 from ragsift.config import Settings
 from ragsift.errors import RagsiftError
 from ragsift.models.llm import LLM
-from ragsift.models.rerankers import load_reranker
 from ragsift.retrieve.found import Found, hits_by_unit
 from ragsift.retrieve.units import UnitStrategy
 from ragsift.store.base import Store
@@ -27,6 +26,8 @@ def rerank(query: str, fused: list[tuple[str, float]], s: Settings, found: Mappi
     top = fused[: r.top_n]
     info: dict[str, Any] = {"model": r.model, "top_n": r.top_n, "judged": 0, "scores": [], "error": None}
     try:
+        from ragsift.models.rerankers import load_reranker  # a query without a reranker never imports it
+
         reranker = load_reranker(r.model, llm, s.llm.prompts, r.base_url)
         info["model"] = reranker.name
         hit_of = hits_by_unit(found, unit.key)

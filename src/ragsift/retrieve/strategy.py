@@ -92,12 +92,16 @@ def asks(question: str) -> bool:
     return bool(ASK_RE.search(question))
 
 
-def route(question: str, titles: TitleIndex) -> Route:
-    """Choose a strategy for ``question`` from its words and the knowledge base's titles."""
+def route(question: str, titles: TitleIndex, shown: bool = True) -> Route:
+    """Choose a strategy for ``question`` from its words and the knowledge base's titles. The
+    question's entities are a signal for a reader of the trace only (the choice never reads them):
+    ``shown`` off leaves them out (in Chinese they cost jieba's part-of-speech tagger, 0.3-0.4 s to load)."""
     named = titles.documents_named([question], limit=4)
     tokens = count_tokens(question)
-    signals = {"language": detect_language(question), "tokens": tokens, "named": [t for t, _ in named],
-               "entities": [e for e, _ in entities(question)][:6], "asks": asks(question)}
+    signals: dict[str, Any] = {"language": detect_language(question), "tokens": tokens, "named": [t for t, _ in named]}
+    if shown:
+        signals["entities"] = [e for e, _ in entities(question)][:6]
+    signals["asks"] = asks(question)
     if named:
         return Route(Strategy.MULTIHOP, f"the question names {len(named)} document(s) by title: "
                      + ", ".join(t for t, _ in named), signals)
@@ -105,13 +109,14 @@ def route(question: str, titles: TitleIndex) -> Route:
 
 
 def search(searcher: Searcher, question: str, s: Settings, where: Node | None,
-           deadline: Deadline | None = None) -> SearchRound:
+           deadline: Deadline | None = None, shown: bool = True) -> SearchRound:
     """The ranked units for a question: one round, or a multi-hop search, with the settings of
     ``s.query.strategy``. A named strategy's settings, or auto's choice and its reason, go in
-    ``SearchRound.strategy`` (``settings``: none)."""
+    ``SearchRound.strategy`` (``settings``: none); ``shown`` off: for a caller that shows no trace
+    (the router's signals without the question's entities, ``route``)."""
     strategy = s.query.strategy
     if strategy is Strategy.AUTO:
-        return _auto(searcher, question, s, where, deadline)
+        return _auto(searcher, question, s, where, deadline, shown)
     info: dict[str, Any] | None = None
     t = strategy_settings(strategy, s)
     if strategy is not Strategy.SETTINGS:
@@ -123,12 +128,12 @@ def search(searcher: Searcher, question: str, s: Settings, where: Node | None,
 
 
 def _auto(searcher: Searcher, question: str, s: Settings, where: Node | None,
-          deadline: Deadline | None) -> SearchRound:
+          deadline: Deadline | None, shown: bool = True) -> SearchRound:
     """The router: multi-hop when the question names a document; else one round, followed, for a
     question (not a claim or statement), by multi-hop from it when its top passages name documents
     it did not find (a bridge). Multi-hop runs in keywords mode; a ``multihop_mode`` set in the
     settings means multi-hop for every question, in that mode."""
-    choice = route(question, searcher.titles())
+    choice = route(question, searcher.titles(), shown)
     if s.multihop.mode is not MultiHop.OFF:  # asked for: every question gets it
         why = f"multihop_mode = {str(s.multihop.mode)!r} is set"
         return replace(MultiHopSearch(searcher, question, s, where, deadline).run(),

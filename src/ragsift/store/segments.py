@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragsift.store.arrow_views import booleans, index_array, mask_array, numbers, string_array
 from ragsift.store.base import StoredHit, query_terms
 from ragsift.store.memindex import (
     BM25_B,
@@ -164,7 +165,7 @@ def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
     segment was read are absent from the table now: they come back null (never searched: they
     are not live)."""
     tbl = scan(table, columns, seg.where, most=seg.rows.n if seg.where is not None else None)  # rows only die
-    ids = np.asarray(tbl.column("_rowid").to_numpy(), np.uint64)
+    ids = numbers(tbl.column("_rowid"), np.uint64)
     tbl = tbl.drop_columns(["_rowid"])
     rows = seg.rows
     if rows.ordered_row_ids is not None and np.array_equal(ids, rows.ordered_row_ids):
@@ -173,7 +174,7 @@ def aligned(table: Any, seg: Segment, columns: list[str]) -> pa.Table:
     keep = pos >= 0
     inverse = np.full(rows.n, -1, np.int64)
     inverse[pos[keep]] = np.flatnonzero(keep)
-    take = pa.array(inverse, mask=inverse < 0)
+    take = index_array(inverse, valid=inverse >= 0)
     return tbl.take(take)
 
 
@@ -183,17 +184,16 @@ def dead_documents(rows: Rows, doc_ids: pa.Array, doc_gens: np.ndarray) -> froze
     if rows.gens is None or not rows.n:
         return frozenset()
     names, _, gens = rows.documents()
-    pos = np.asarray(pc.index_in(names, value_set=doc_ids).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    pos = numbers(pc.index_in(names, value_set=doc_ids), np.int64, fill=-1)
     current = np.where(pos >= 0, doc_gens[np.maximum(pos, 0)] if len(doc_gens) else -1, -1)
-    return frozenset(names.filter(pa.array(current != gens)).to_pylist())
+    return frozenset(names.filter(mask_array(current != gens)).to_pylist())
 
 
 def live_mask(rows: Rows, dead: frozenset[str]) -> np.ndarray | None:
     """The rows not of these documents, as a mask (None: all)."""
     if not dead or not rows.n:
         return None
-    mask = ~np.asarray(pc.is_in(rows.doc_ids, value_set=pa.array(sorted(dead), pa.string()))
-                       .to_numpy(zero_copy_only=False), bool)
+    mask = ~booleans(pc.is_in(rows.doc_ids, value_set=string_array(sorted(dead))))
     return None if mask.all() else mask
 
 
