@@ -129,3 +129,15 @@ def test_onnx_runtime_hands_a_large_batch_back_unless_the_operator_keeps_its_are
     on = _embed_rss({"RAGSIFT_ORT_ARENA": "1"})
     assert off["after"] - off["base"] < 150, off
     assert on["after"] - on["base"] > 300, on  # the arena keeps what the large batch took
+
+
+def test_a_child_dies_with_the_parent_it_names_not_with_pid_1():
+    """``die_with_parent`` exits only when the parent it was told is gone: a reading worker whose
+    parent is pid 1 (a server in a container) went on reading; told a pid that is not its parent
+    (the parent died before the call), it exits at once."""
+    code = ("import os, sys; from ragsift.process import die_with_parent; "
+            "die_with_parent(int(sys.argv[1]) or os.getppid()); print('读取中 reading')")
+    alive = subprocess.run([sys.executable, "-c", code, "0"], capture_output=True, text=True, timeout=60)
+    assert alive.returncode == 0 and alive.stdout.strip() == "读取中 reading"
+    gone = subprocess.run([sys.executable, "-c", code, str(2 ** 22 + 7)], capture_output=True, text=True, timeout=60)
+    assert gone.returncode == 0 and gone.stdout == ""

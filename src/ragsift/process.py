@@ -26,9 +26,11 @@ import ctypes
 import ctypes.util
 import hashlib
 import os
+import signal
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 DEFAULT_ARENAS = 2
@@ -101,3 +103,42 @@ def release() -> bool:
     """Return the free memory of every arena to the system (glibc); whether any was returned."""
     libc = _libc()
     return bool(libc.malloc_trim(ctypes.c_size_t(0))) if libc is not None else False
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _prctl_libc() -> Any:
+    """The C library for ``prctl``, loaded when this module is: ``die_with_parent`` may then run
+    in a child between fork and exec, where loading a library is not safe."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_PRCTL: Any = _prctl_libc()
+
+
+def die_with_parent(parent: int) -> None:
+    """Linux: this process gets SIGKILL when the thread of ``parent`` (its pid) that started it
+    ends (``PR_SET_PDEATHSIG``); it exits at once when ``parent`` died before the call (it has
+    another parent by now). A no-op elsewhere. Safe in a child between fork and exec."""
+    if _PRCTL is None:
+        return
+    try:
+        _PRCTL.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except AttributeError:
+        return
+    if os.getppid() != parent:
+        os._exit(0)

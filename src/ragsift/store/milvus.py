@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ragsift.errors import StoreError
+from ragsift.process import pid_alive
 from ragsift.store.base import (
     BUILTIN_FIELDS,
     LANGUAGES,
@@ -542,16 +543,6 @@ class MilvusStore(ManifestStore):
             pass
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class MilvusTransaction(TransactionBase):
     """Rows are written with the next generation; ``commit()`` makes them visible at once."""
 
@@ -598,7 +589,7 @@ class MilvusTransaction(TransactionBase):
         now = time.time()
         if lease and lease.get("owner") != self.owner and lease.get("expires", 0) > now:
             same_host = lease.get("host") == socket.gethostname()
-            if not (same_host and not _pid_alive(int(lease.get("pid", 0)))):
+            if not (same_host and not pid_alive(int(lease.get("pid", 0)))):
                 return f"host {lease.get('host')}, pid {lease.get('pid')}"
             log.warning("taking over the write lease of dead process %s", lease.get("pid"))
         self._renew()

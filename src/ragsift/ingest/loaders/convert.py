@@ -29,14 +29,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ragsift.ingest.loaders.base import BYTES_PER_PAGE, Budget, OverLimit
+from ragsift.process import die_with_parent, pid_alive
 
 WALL_FACTOR = 3.0
 WALL_EXTRA = 30.0  # seconds: a start on a busy machine
@@ -143,11 +142,12 @@ def _run(program: str, profile: Path, target: str, src: Path, out: Path, cpu_lef
     cmd = [program, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--invisible", "--norestore",
            "--nologo", "--nodefault", "--nolockcheck", "--convert-to", FILTERS[target], "--outdir", str(out), str(src)]
     cpu_limit = max(2, math.ceil(cpu_left))
+    parent = os.getpid()
     before = _children_cpu()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SAL_", "LD_PRELOAD"))}
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             cwd=str(src.parent), env=env, start_new_session=True,
-                            preexec_fn=lambda: _limit_child(cpu_limit, memory_mb))
+                            preexec_fn=lambda: _limit_child(parent, cpu_limit, memory_mb))
     try:
         try:
             output, _ = proc.communicate(timeout=max(1.0, wall_until - time.monotonic()))
@@ -162,26 +162,10 @@ def _run(program: str, profile: Path, target: str, src: Path, out: Path, cpu_lef
     return code, text, max(0.0, _children_cpu() - before)
 
 
-def _libc() -> object | None:
-    """The C library, loaded here (not in the child between fork and exec)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC: Any = _libc()
-
-
-def _limit_child(cpu_seconds_: int, memory_mb: int) -> None:
-    """In the child, before it runs LibreOffice: die with the thread that started it, and the
-    file's CPU and memory limits."""
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def _limit_child(parent: int, cpu_seconds_: int, memory_mb: int) -> None:
+    """In the child, before it runs LibreOffice: die with the thread of ``parent`` that started
+    it, and the file's CPU and memory limits."""
+    die_with_parent(parent)
     try:
         import resource
 
@@ -261,7 +245,7 @@ def _profile() -> Path:
             other = int(old.name.split("-", 1)[1])
         except ValueError:
             continue
-        if other != pid and not _alive(other):
+        if other != pid and not pid_alive(other):
             shutil.rmtree(old, ignore_errors=True)
     path = base / f"profile-{pid}"
     shutil.rmtree(path, ignore_errors=True)
@@ -282,13 +266,3 @@ def _discard_profile() -> None:
 def _discard_all() -> None:
     if os.getpid() in _made:
         _discard_profile()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -53,6 +53,7 @@ STALL_CPU = 0.05  # what "moved" means (CPU seconds)
 WALL_FACTOR = 3.0  # without /proc: the wall-clock stop, in CPU allowances
 WALL_EXTRA = 60.0
 POLL_SECONDS = 0.25
+PARENT_ENV = "RAGSIFT_READER_PARENT"  # the pid a worker dies with (``process.die_with_parent``)
 _HEADER = struct.Struct("<Q")
 
 
@@ -128,6 +129,7 @@ class Worker:
         pkg_root = str(Path(__file__).resolve().parents[3])  # where ``ragsift`` is importable from
         env = dict(os.environ)
         env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env[PARENT_ENV] = str(os.getpid())
         # started from one thread that lives as long as this process: the worker dies with the
         # thread that started it (PR_SET_PDEATHSIG), and a thread of an ingest may end before it
         self.proc = _spawner().submit(subprocess.Popen, [sys.executable, "-m", "ragsift.ingest.loaders.worker"],

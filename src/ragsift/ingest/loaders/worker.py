@@ -18,8 +18,6 @@ starts another. Anything a library prints goes to standard error, never into the
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import importlib
 import logging
 import math
@@ -31,7 +29,8 @@ from typing import Any, BinaryIO
 
 from ragsift.ingest.loaders import base
 from ragsift.ingest.loaders.base import LoadLimits, LoadResult, OverLimit, over_time
-from ragsift.ingest.loaders.isolation import receive, send
+from ragsift.ingest.loaders.isolation import PARENT_ENV, receive, send
+from ragsift.process import die_with_parent
 
 try:
     import resource
@@ -51,7 +50,9 @@ def main() -> int:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    _die_with_parent()
+    # SIGKILL when the thread that started it ends; the parent names itself (a parent that is pid 1,
+    # a server in a container, is no sign that it died)
+    die_with_parent(int(os.environ.get(PARENT_ENV, "0")) or os.getppid())
     try:
         os.nice(10)  # queries of the server that started it come first
     except OSError:
@@ -219,20 +220,6 @@ def _peak_mb() -> float:
     if resource is not None:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return 0.0
-
-
-def _die_with_parent() -> None:
-    """Linux: this process gets SIGKILL when the thread that started it ends (the parent starts
-    workers from one thread that lives as long as it does)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before the call
-            os._exit(0)
-    except (OSError, AttributeError):
-        pass
 
 
 if __name__ == "__main__":
