@@ -6,7 +6,7 @@ imports itself back through others (no import cycles, lazy and type-checking imp
     api      kb
     engine   ingest, retrieve
     parts    models, store
-    ground   text, types, config, errors, cancel, console, registry, process
+    ground   text, types, config, errors, names, cancel, console, registry, process
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import ragsift
 
 ROOT = Path(ragsift.__file__).parent
 LAYERS = {
-    "ground": ["text", "types", "config", "errors", "cancel", "console", "registry", "process"],
+    "ground": ["text", "types", "config", "errors", "names", "cancel", "console", "registry", "process"],
     "parts": ["models", "store"],
     "engine": ["ingest", "retrieve"],
     "api": ["kb"],

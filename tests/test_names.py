@@ -1,4 +1,4 @@
-"""One suggestion for a name a caller got wrong, the same in every face (``ragsift.text.names``):
+"""One suggestion for a name a caller got wrong, the same in every face (``ragsift.names``):
 settings in Python (``Settings``, ``KnowledgeBase.open``, ``kb.query``), keys of ``ragsift.toml``,
 CLI flags, commands and values, filter fields and operators, channels. HTTP and MCP are checked
 in tests/test_server.py and tests/test_mcp.py. Chinese and English documents and questions."""
@@ -10,7 +10,7 @@ from ragsift.cli import main
 from ragsift.config import FLAT, Settings
 from ragsift.errors import ConfigError, FilterError
 from ragsift.kb import KnowledgeBase
-from ragsift.text.names import did_you_mean, nearest, unknown
+from ragsift.names import did_you_mean, nearest, unknown
 
 DOCS = [{"id": "speaker-zh", "text": "长按音量加和静音键十秒即可恢复出厂设置。", "title": "恢复出厂设置",
          "metadata": {"item_name": "星云智能音箱 S2"}},

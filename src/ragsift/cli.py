@@ -935,8 +935,8 @@ class _Parser(argparse.ArgumentParser):
 
     def _near(self, message: str) -> str:
         """The nearest flag to each one not known, the nearest command or value to one not
-        among the choices (``ragsift.text.names``: one helper for every face)."""
-        from ragsift.text.names import did_you_mean
+        among the choices (``ragsift.names``: one helper for every face)."""
+        from ragsift.names import did_you_mean
 
         hints: list[str] = []
         if m := re.match(r"unrecognized arguments: (.*)", message):

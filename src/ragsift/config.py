@@ -59,8 +59,8 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from ragsift.errors import ConfigError
+from ragsift.names import did_you_mean, unknown
 from ragsift.text.analyzer import ANALYZERS, DEFAULT_ANALYZER
-from ragsift.text.names import did_you_mean, unknown
 from ragsift.text.prompts import validate_prompts
 
 

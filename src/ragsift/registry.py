@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from ragsift.errors import ConfigError, RagsiftError
+from ragsift.names import did_you_mean
 
 T = TypeVar("T")
 
@@ -120,8 +121,6 @@ class Registry(Generic[T]):
             return self._exact[name]
         fam = self._family(name)
         if fam is None:
-            from ragsift.text.names import did_you_mean  # ragsift.text's analyzers are a registry
-
             hint = did_you_mean(name, [*self._exact, *self.also])
             raise self.error(f"unknown {self.what} {name!r}; {hint + ' ' if hint else ''}valid: {self.valid()}")
         prefix, (factory, _) = fam

@@ -24,9 +24,9 @@ from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only 
 from ragsift import __version__
 from ragsift.errors import RagsiftError
 from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
+from ragsift.names import did_you_mean
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
-from ragsift.text.names import did_you_mean
 from ragsift.text.tokens import count_tokens, cut_to_tokens
 from ragsift.types import Passage as PassageValue
 from ragsift.types import Result, located

@@ -32,7 +32,7 @@ from ragsift.errors import (
     UnknownKB,
     UploadError,
 )
-from ragsift.text.names import did_you_mean
+from ragsift.names import did_you_mean
 
 log = logging.getLogger("ragsift.server")
 PROBLEM = "application/problem+json"

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsift.errors import FilterError
+from ragsift.names import did_you_mean
 from ragsift.text.lang import LANGUAGES
-from ragsift.text.names import did_you_mean
 from ragsift.types import INTERNAL_METADATA
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains")
@@ -391,7 +391,7 @@ def missing_values(node: Node | None, held: dict[str, set[Any]]) -> list[str]:
     mean "docs/guide.md"?)``. ``held``: each field's values over the documents (a list field's
     items); a field not in it (``lang``, one entry's) is not judged. The nearest values are found
     by ``text.names.nearest``, within its bounds (a long value or many values cost no more)."""
-    from ragsift.text.names import nearest
+    from ragsift.names import nearest
 
     out = []
     for name, value in asked_values(node):

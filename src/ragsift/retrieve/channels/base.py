@@ -28,12 +28,12 @@ from ragsift.cancel import Deadline
 from ragsift.config import TIMED_STEPS, EntryKind, Settings, StoreFusion
 from ragsift.errors import ConfigError
 from ragsift.models.embedders import Embedder
+from ragsift.names import did_you_mean
 from ragsift.registry import Registry
 from ragsift.retrieve.whole import Search, search_kinds
 from ragsift.store.base import Store, StoredHit
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
-from ragsift.text.names import did_you_mean
 
 if TYPE_CHECKING:
     from ragsift.retrieve.steps import Steps
