@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,32 @@ def percentile(xs: Sequence[float], p: float, *, method: str = "linear", empty: 
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
     return float(s[lo] + (s[hi] - s[lo]) * (pos - lo))
+
+
+def multiset_f1(reference: Counter, output: Counter) -> float:
+    """F1 of two multisets (words, characters): what they share over each one's size."""
+    common = sum((reference & output).values())
+    if not common:
+        return 0.0
+    p, r = common / sum(output.values()), common / sum(reference.values())
+    return 2 * p * r / (p + r)
+
+
+def glued(words: Sequence[str], vocab: set[str]) -> float:
+    """The share of ``words`` (those of ASCII letters) of six letters or more that are no word of
+    ``vocab`` but two or more of them joined ("Recentadvancesin"): words a reader ran together."""
+    def splits(w: str) -> bool:
+        ok = [True] + [False] * len(w)
+        for i in range(1, len(w) + 1):
+            for j in range(max(0, i - 24), i):
+                if ok[j] and w[j:i] in vocab and (j > 0 or i < len(w)):
+                    ok[i] = True
+                    break
+        return ok[len(w)]
+
+    latin = [w for w in words if w.isalpha() and w.isascii()]
+    bad = sum(1 for w in latin if len(w) >= 6 and w not in vocab and splits(w))
+    return bad / len(latin) if latin else 0.0
 
 
 def timed(fn: Callable[[], object]) -> float:

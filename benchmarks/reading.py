@@ -40,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness import write_result
+from harness import multiset_f1, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -340,11 +340,7 @@ def _grams(text: str) -> set[str]:
 def char_f1(reference: str, output: str) -> float:
     a = Counter(re.sub(r"\s+", "", MARKS.sub("", reference)))
     b = Counter(re.sub(r"\s+", "", MARKS.sub("", output)))
-    common = sum((a & b).values())
-    if not common:
-        return 0.0
-    p, r = common / sum(b.values()), common / sum(a.values())
-    return 2 * p * r / (p + r)
+    return multiset_f1(a, b)
 
 
 def md_tables(markdown: str) -> list[list[list[str]]]:

@@ -42,7 +42,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness import write_result
+from harness import glued, multiset_f1, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the source tree measured: this one's, or another's (``--src=DIR``: the code before, exported with
@@ -161,30 +161,6 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in WORD.findall(text)]
 
 
-def f1(ref: Counter, out: Counter) -> float:
-    common = sum((ref & out).values())
-    if not common:
-        return 0.0
-    p, r = common / sum(out.values()), common / sum(ref.values())
-    return 2 * p * r / (p + r)
-
-
-def glued(out_words: list[str], vocab: set[str]) -> float:
-    """The share of output words (of letters) that are no reference word but two or more joined."""
-    def splits(w: str) -> bool:
-        ok = [True] + [False] * len(w)
-        for i in range(1, len(w) + 1):
-            for j in range(max(0, i - 24), i):
-                if ok[j] and w[j:i] in vocab and (j > 0 or i < len(w)):
-                    ok[i] = True
-                    break
-        return ok[len(w)]
-
-    latin = [w for w in out_words if w.isalpha() and w.isascii()]
-    bad = sum(1 for w in latin if len(w) >= 6 and w not in vocab and splits(w))
-    return bad / len(latin) if latin else 0.0
-
-
 def md_headings(markdown: str) -> list[str]:
     out, fence = [], False
     for line in markdown.split("\n"):
@@ -216,7 +192,7 @@ def score(ref: dict[str, Any], markdown: str) -> dict[str, float]:
     return {"heading_recall": round(sum(1 for h in want_set if h in got_set) / max(1, len(want_set)), 3),
             "heading_precision": round(sum(1 for h in got if h in want_set) / max(1, len(got)), 3),
             "headings": len(got), "reference_headings": len(want_set),
-            "word_f1": round(f1(rw, Counter(ow)), 3), "char_f1": round(f1(ref_chars, out_chars), 3),
+            "word_f1": round(multiset_f1(rw, Counter(ow)), 3), "char_f1": round(multiset_f1(ref_chars, out_chars), 3),
             "glued": round(glued(ow, set(rw)), 4),
             "cell_recall": round(sum(1 for c in cells if c in found) / len(cells), 3) if cells else None}
 

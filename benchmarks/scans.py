@@ -27,7 +27,7 @@ Markdown marks left out: ``reading.cer``); word F1 over whitespace-delimited wor
 punctuation at their ends taken off; for Chinese pages only the runs of other letters and digits
 between Chinese characters, which is where spaces matter); glued words (the share of the output's
 words of six letters or more that are no reference word but two or more joined:
-``real_reading.glued``); CPU seconds a page (``time.process_time`` of the whole load); the
+``harness.glued``); CPU seconds a page (``time.process_time`` of the whole load); the
 rotation ragsift says it found (``ocr_rotated``).
 
 Writes benchmarks/results/scans.json (or scans-<label>.json), with the command and the commit.
@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # documents.py: the writers (no ragsift import)
 
-from harness import write_result  # noqa: E402
+from harness import glued, multiset_f1, write_result  # noqa: E402
 
 from ragsift.ingest.loaders import LoadLimits, load_file  # noqa: E402
 
@@ -93,28 +93,7 @@ def tokens(text: str, zh: bool = False) -> list[str]:
 
 
 def word_f1(reference: str, output: str, zh: bool = False) -> float:
-    a, b = Counter(tokens(reference, zh)), Counter(tokens(output, zh))
-    common = sum((a & b).values())
-    if not common:
-        return 0.0
-    p, r = common / sum(b.values()), common / sum(a.values())
-    return 2 * p * r / (p + r)
-
-
-def glued(output: str, vocab: set[str]) -> float:
-    """``real_reading.glued`` over whitespace-delimited words."""
-    def splits(w: str) -> bool:
-        ok = [True] + [False] * len(w)
-        for i in range(1, len(w) + 1):
-            for j in range(max(0, i - 24), i):
-                if ok[j] and w[j:i] in vocab and (j > 0 or i < len(w)):
-                    ok[i] = True
-                    break
-        return ok[len(w)]
-
-    latin = [w for w in tokens(output) if w.isalpha() and w.isascii()]
-    bad = sum(1 for w in latin if len(w) >= 6 and w not in vocab and splits(w))
-    return bad / len(latin) if latin else 0.0
+    return multiset_f1(Counter(tokens(reference, zh)), Counter(tokens(output, zh)))
 
 
 def vocabulary(text: str) -> set[str]:
@@ -175,7 +154,7 @@ def rotation_rows(pages: list[tuple[str, str, Any, str]], work: Path) -> list[di
             rows.append({"page": name, "lang": lang, "rotation": angle, "found": found,
                          "cer": round(cer(MARKS.sub("", ref), MARKS.sub("", text)), 4),
                          "word_f1": round(word_f1(ref, text, zh=lang == "zh"), 4),
-                         "glued": round(glued(text, vocab), 4), "cpu_s": round(took, 2)})
+                         "glued": round(glued(tokens(text), vocab), 4), "cpu_s": round(took, 2)})
             print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
     return rows
 
@@ -194,7 +173,7 @@ def docling_rows(folder: Path) -> dict[str, Any]:
         "ocr_empty": meta.get("ocr_empty"), "cpu_s": round(took, 2)}
     paper = (folder / "2206.01062.md").read_text("utf-8")
     text, meta, took = read(folder / "2206.01062.tif")
-    out["2206.01062.tif"] = {"glued": round(glued(text, vocabulary(paper)), 4),
+    out["2206.01062.tif"] = {"glued": round(glued(tokens(text), vocabulary(paper)), 4),
                              "words_in_reference": round(_in_reference(text, paper), 4),
                              "ocr_rotated": meta.get("ocr_rotated"), "cpu_s": round(took, 2)}
     for k, v in out.items():
