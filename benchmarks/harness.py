@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -84,6 +85,25 @@ def glued(words: Sequence[str], vocab: set[str]) -> float:
     latin = [w for w in words if w.isalpha() and w.isascii()]
     bad = sum(1 for w in latin if len(w) >= 6 and w not in vocab and splits(w))
     return bad / len(latin) if latin else 0.0
+
+
+def cer(reference: str, output: str) -> float:
+    """Character error rate: the edit distance of ``output`` to ``reference`` over the
+    reference's length, whitespace left out of both (one NumPy row a reference character)."""
+    import numpy as np
+
+    a, b = re.sub(r"\s+", "", reference), re.sub(r"\s+", "", output)
+    if not a:
+        return 0.0
+    prev = np.arange(len(b) + 1)
+    codes = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
+    for i, ca in enumerate(a, 1):
+        cur = np.empty_like(prev)
+        cur[0] = i
+        cur[1:] = np.minimum(prev[1:] + 1, prev[:-1] + (codes != ord(ca)))
+        cur = np.minimum.accumulate(cur - np.arange(len(b) + 1)) + np.arange(len(b) + 1)  # insertions, left to right
+        prev = cur
+    return float(prev[-1]) / len(a)
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -40,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness import multiset_f1, write_result
+from harness import cer, multiset_f1, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -373,24 +373,6 @@ def cell_accuracy(doc: Doc, markdown: str) -> float | None:
             best = max((sum(1 for c in cells if c in {norm(x) for x in row}) for row in rows), default=0)
             found += best
     return found / total if total else None
-
-
-def cer(reference: str, output: str) -> float:
-    a, b = re.sub(r"\s+", "", reference), re.sub(r"\s+", "", output)
-    if not a:
-        return 0.0
-    import numpy as np
-
-    prev = np.arange(len(b) + 1)
-    for i, ca in enumerate(a, 1):
-        cur = np.empty_like(prev)
-        cur[0] = i
-        sub = prev[:-1] + (np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32) != ord(ca))
-        cur[1:] = np.minimum(prev[1:] + 1, sub)
-        # insertions run left to right
-        cur = np.minimum.accumulate(cur - np.arange(len(b) + 1)) + np.arange(len(b) + 1)
-        prev = cur
-    return float(prev[-1]) / len(a)
 
 
 def main() -> None:

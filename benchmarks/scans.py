@@ -23,7 +23,7 @@ pages of ``nemotron_multipage.pdf`` each turned differently, against the text do
 expect; ``2206.01062.tif``, a two-page TIFF of a paper (72 dpi), against the paper's text.
 
 **Scores.** Character error rate (edit distance over the reference's length, whitespace and
-Markdown marks left out: ``reading.cer``); word F1 over whitespace-delimited words (lower-cased,
+Markdown marks left out: ``harness.cer``); word F1 over whitespace-delimited words (lower-cased,
 punctuation at their ends taken off; for Chinese pages only the runs of other letters and digits
 between Chinese characters, which is where spaces matter); glued words (the share of the output's
 words of six letters or more that are no reference word but two or more joined:
@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # documents.py: the writers (no ragsift import)
 
-from harness import glued, multiset_f1, write_result  # noqa: E402
+from harness import cer, glued, multiset_f1, write_result  # noqa: E402
 
 from ragsift.ingest.loaders import LoadLimits, load_file  # noqa: E402
 
@@ -61,24 +61,6 @@ EN_PAGES = [("R/doc/manual/R-intro.pdf", 9), ("R/doc/manual/R-intro.pdf", 15),
 ZH_PAGES = [("doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.pdf", 9)]
 ROTATIONS = (0, 90, 180, 270)
 DPI = 150
-
-
-def cer(reference: str, output: str) -> float:
-    """``reading.cer`` (not imported: reading.py puts this tree's source first on the path)."""
-    import numpy as np
-
-    a, b = re.sub(r"\s+", "", reference), re.sub(r"\s+", "", output)
-    if not a:
-        return 0.0
-    prev = np.arange(len(b) + 1)
-    codes = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
-    for i, ca in enumerate(a, 1):
-        cur = np.empty_like(prev)
-        cur[0] = i
-        cur[1:] = np.minimum(prev[1:] + 1, prev[:-1] + (codes != ord(ca)))
-        cur = np.minimum.accumulate(cur - np.arange(len(b) + 1)) + np.arange(len(b) + 1)
-        prev = cur
-    return float(prev[-1]) / len(a)
 
 
 def tokens(text: str, zh: bool = False) -> list[str]:
