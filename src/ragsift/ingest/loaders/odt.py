@@ -26,16 +26,23 @@ OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 T, TB = f"{{{TEXT}}}", f"{{{TABLE}}}"
 
 
-@register(".odt")
-def load_odt(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
-    budget = Budget(limits, packed_bytes=len(data))
+def office_body(data: bytes, budget: Budget, body: str, kind: str = "") -> tuple[zipfile.ZipFile, Any]:
+    """An OpenDocument file's archive and its ``office:body/office:<body>`` element (text,
+    presentation, spreadsheet), content.xml's size counted against ``budget``; ``kind`` names
+    the file in the error when it has none."""
     z = zipfile.ZipFile(io.BytesIO(data))
     info = z.getinfo("content.xml")
     budget.text(info.file_size // 4)
-    root = xml(z.read(info))
-    body = root.find(f"{{{OFFICE}}}body/{{{OFFICE}}}text")
-    if body is None:
-        raise OverLimit("damaged ODT: content.xml has no office:text")
+    el = xml(z.read(info)).find(f"{{{OFFICE}}}body/{{{OFFICE}}}{body}")
+    if el is None:
+        raise OverLimit(f"{kind or f'not an OpenDocument {body}'}: content.xml has no office:{body}")
+    return z, el
+
+
+@register(".odt")
+def load_odt(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
+    budget = Budget(limits, packed_bytes=len(data))
+    z, body = office_body(data, budget, "text", "damaged ODT")
     md = Markdown()
     notes: list[str] = []
     first = ""

@@ -15,7 +15,6 @@ zipfile and defusedxml, no entity expansion; LibreOffice is not needed).
 The title: the document's own (``meta.xml``), else the first slide's title (ODP) or the file name."""
 from __future__ import annotations
 
-import io
 import re
 import zipfile
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
 from ragsift.ingest.loaders.epub import xml
 from ragsift.ingest.loaders.files import source_title
-from ragsift.ingest.loaders.odt import OFFICE, TB, T, _block, _text
+from ragsift.ingest.loaders.odt import OFFICE, TB, T, _block, _text, office_body
 from ragsift.ingest.loaders.sheets import MAX_CELLS
 
 DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
@@ -33,17 +32,6 @@ OF = f"{{{OFFICE}}}"
 FURNITURE = {"page-number", "footer", "header", "date-time", "page"}  # frames that are not the slide's text
 MAX_REPEAT = 1000  # copies of one repeated row (or cell) with values made at most
 MAX_COLUMNS = 16_384  # as Excel
-
-
-def _content(data: bytes, budget: Budget, body: str) -> tuple[zipfile.ZipFile, Any]:
-    z = zipfile.ZipFile(io.BytesIO(data))
-    info = z.getinfo("content.xml")
-    budget.text(info.file_size // 4)
-    root = xml(z.read(info))
-    el = root.find(f"{OF}body/{OF}{body}")
-    if el is None:
-        raise OverLimit(f"not an OpenDocument {body}: content.xml has no office:{body}")
-    return z, el
 
 
 def _title(z: zipfile.ZipFile) -> str:
@@ -59,7 +47,7 @@ def _title(z: zipfile.ZipFile) -> str:
 @register(".odp")
 def load_odp(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
-    z, body = _content(data, budget, "presentation")
+    z, body = office_body(data, budget, "presentation")
     md = Markdown()
     first = ""
     slides = 0
@@ -132,7 +120,7 @@ def _shape(shape: Any, md: Markdown, notes: list[str], budget: Budget) -> None:
 @register(".ods")
 def load_ods(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
-    z, body = _content(data, budget, "spreadsheet")
+    z, body = office_body(data, budget, "spreadsheet")
     md = Markdown()
     names: list[str] = []
     cells = 0
