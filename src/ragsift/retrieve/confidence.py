@@ -24,16 +24,14 @@ base (``benchmarks/confidence.py``, docs/benchmarks.md).
 """
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ragsift.config import QuerySettings
 from ragsift.text.analyzer import Analyzer
+from ragsift.text.lang import CJK_RE
 from ragsift.types import Match, Passage
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def searchable(question: str) -> bool:
@@ -52,11 +50,11 @@ def term_match(terms: frozenset[str], text: str, analyzer: Analyzer) -> float | 
     if not terms:
         return None
     folded = unicodedata.normalize("NFKC", text).casefold()
-    cjk = [t for t in terms if _CJK.search(t)]
+    cjk = [t for t in terms if CJK_RE.search(t)]
     found = sum(1 for t in cjk if t in folded)
     if len(cjk) < len(terms):
         own = set(analyzer.terms(text))
-        found += sum(1 for t in terms if t in own and not _CJK.search(t))
+        found += sum(1 for t in terms if t in own and not CJK_RE.search(t))
     return found / len(terms)
 
 
