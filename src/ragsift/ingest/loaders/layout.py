@@ -431,6 +431,7 @@ def match_outline(lines: list[Line], entries: Sequence[tuple[str, int, int]]) ->
     for i, ln in enumerate(lines):
         by_page.setdefault(ln.page, []).append(i)
     body = {page: body_size(lines[i] for i in idx) for page, idx in by_page.items()}
+    keys: dict[int, tuple[str, str]] = {}  # a line's key, with and without its number (a page has many entries)
     missing = []
     for title, level, page in entries:
         want, want_bare = _key(title), _key(SECTION_NUMBER.sub("", title, count=1))
@@ -439,11 +440,12 @@ def match_outline(lines: list[Line], entries: Sequence[tuple[str, int, int]]) ->
             ln = lines[i]
             if ln.drop or ln.heading:
                 continue
-            got = _key(ln.text)
-            nxt = lines[i + 1] if i + 1 < len(lines) else None
-            if got == want or (want_bare and _key(SECTION_NUMBER.sub("", ln.text, count=1)) == want_bare):
+            if i not in keys:
+                keys[i] = (_key(ln.text), _key(SECTION_NUMBER.sub("", ln.text, count=1)))
+            got, bare = keys[i]
+            if got == want or (want_bare and bare == want_bare):
                 rank, joins = 0, 0
-            elif (len(bare := _key(SECTION_NUMBER.sub("", ln.text, count=1))) > 3 and want_bare.startswith(bare)
+            elif (len(bare) > 3 and want_bare.startswith(bare)
                   and (joins := _title_wraps(lines, i, want_bare))):
                 rank = 1
             elif len(want) > 3 and got.startswith(want):
