@@ -582,6 +582,7 @@ def mark_text_tables(lines: list[Line]) -> None:
                 if not any(abs(c[0].x0 - x) <= 4 for x in starts):
                     starts = sorted(starts + [c[0].x0])
         run = header + run
+        starts = _empty_first_columns(run, starts)
         wrapped = set(_wrapped(run))
         rows: list[list[str]] = []
         for n, ln in enumerate(run):
@@ -595,6 +596,20 @@ def mark_text_tables(lines: list[Line]) -> None:
             ln.drop = True
         i = j
     return None
+
+
+def _empty_first_columns(run: Sequence[Line], starts: list[float]) -> list[float]:
+    """Columns the table's first line leaves empty (a header over a column of row names): a cell
+    whose left edge no column has, shared by another line of the table or ending before the first
+    column begins, starts a column of its own instead of joining the nearest one."""
+    loose = [c for ln in run for c in _cells(ln) if not any(abs(c[0].x0 - s) <= 4 for s in starts)]
+    for c in loose:
+        x = c[0].x0
+        if any(abs(x - s) <= 4 for s in starts):
+            continue
+        if sum(1 for d in loose if abs(d[0].x0 - x) <= 4) >= 2 or c[-1].x1 < min(starts):
+            starts = sorted([*starts, x])
+    return starts
 
 
 def _table_row(ln: Line, starts: list[float]) -> list[str]:
