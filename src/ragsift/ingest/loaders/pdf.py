@@ -209,8 +209,10 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     words = []
     # a gap of 0.15 of the font's size parts two words: pdfplumber's default of 3 points glued
     # tightly set text together ("Recentadvancesin..."), pdfTeX writes no space characters
+    gaps = layout.rtl_word_gaps(page.chars)
     raw = page.extract_words(extra_attrs=["size", "fontname", "upright"], keep_blank_chars=False,
                              use_text_flow=False, x_tolerance_ratio=WORD_GAP, return_chars=True)
+    raw = [part for w in raw for part in layout.split_joined_script(w, gaps)]
     glyphs = unmapped = 0
     for w in layout.without_furniture(raw, float(page.width)):
         chars = [c["text"] for c in w.pop("chars", ())]
