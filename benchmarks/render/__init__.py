@@ -1,0 +1,1 @@
+"""Renderers of docs/benchmarks.md's sections."""
