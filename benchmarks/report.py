@@ -1,52 +1,70 @@
 """Render docs/benchmarks.md from the result files in benchmarks/results/.
 
     python benchmarks/report.py            # after benchmarks/run_all.sh (or any part of it)
+    python benchmarks/report.py --check    # write nothing; exit 1 when docs/benchmarks.md is not what it renders
 
 Every table names the command that produced it; targets are checked from the numbers, and a
 missed target is said as missed.
+
+The page is a list of sections in order (``PAGE`` below); this file holds that order and the
+writing and checking of the page, nothing else. A section is either:
+
+- rendered from its script's result files by ``benchmarks/render/<script>.py`` (the module named
+  after the benchmark script that writes those results): its ``render()`` returns the section's
+  Markdown lines; a script with more than one section, or a part of another script's section, has
+  functions named for them (``entries.second_round``, ``scale.speed_part``). A section that gathers
+  several scripts' parts under one heading has a module named for the section that calls their
+  parts (``speed.py``, ``languages.py``, ``targets.py``); ``ablation.py`` renders ``ragsift eval``'s
+  tables and ``llm.py`` ``benchmarks/llm.sh``'s. What every renderer shares (``load``, ``ran``,
+  ``host_of``, ``fmt``, ``opened``, ``written``) is in ``render/common.py``; or
+- written by hand in ``benchmarks/sections/NAME.md`` (a name in ``PAGE``): prose around a few
+  figures, where a renderer would be longer than the text.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
-from render.ablation import ablation_section
-from render.anchors import anchors_section
-from render.bm25_engines import bm25_engines_section
-from render.bm25_languages import bm25_languages_section
-from render.bm25_query import bm25_query_section
-from render.commit_cost import commit_section
-from render.common import ROOT, written_section
-from render.e5_engine import e5_engine_section
-from render.entries import ENTRIES_FIRST, ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE, entries_section
-from render.expansion import expansion_section
-from render.filtered import filtered_section
-from render.fusion import fusion_section
-from render.kill_ingest import kill_section
-from render.lance_cache import lance_cache_section
-from render.languages import languages_section
-from render.links import links_section
-from render.llm import llm_section
-from render.longdoc import longdoc_section
-from render.milvus import milvus_section
-from render.multihop import multihop_section
-from render.query_int8 import query_int8_section
-from render.query_path import query_path_section
-from render.reading import reading_section
-from render.router import router_section
-from render.same_rankings import same_rankings_section
-from render.scale import bm25_ab_section
-from render.seed import seed_section
-from render.serve_load import serve_section, workers_section
-from render.small_to_big import small_to_big_section
-from render.soak import soak_section
-from render.speed import speed_section
-from render.targets import targets
-from render.two_embedders import two_embedders_section
-from render.whole_sections import whole_sections_section
-from render.whole_vectors import whole_vectors_section
-from render.whole_weights import whole_weights_section
-from render.writer_load import writer_load_section
+from render import (
+    ablation,
+    anchors,
+    bm25_engines,
+    bm25_languages,
+    bm25_query,
+    commit_cost,
+    e5_engine,
+    entries,
+    expansion,
+    filtered,
+    fusion,
+    kill_ingest,
+    lance_cache,
+    languages,
+    links,
+    llm,
+    longdoc,
+    milvus,
+    multihop,
+    query_int8,
+    query_path,
+    reading,
+    router,
+    same_rankings,
+    scale,
+    seed,
+    serve_load,
+    small_to_big,
+    soak,
+    speed,
+    targets,
+    two_embedders,
+    whole_sections,
+    whole_vectors,
+    whole_weights,
+    writer_load,
+)
+from render.common import ROOT, written
 
 OUT = ROOT / "docs" / "benchmarks.md"
 
@@ -54,50 +72,52 @@ MACHINE = ("2 shared CPU cores (Intel Xeon), 24 GB RAM, no GPU. The machine is s
            "latencies are indicative; comparisons are made side by side in one run and given as ratios.")
 
 
-def render() -> str:
+def intro() -> list[str]:
+    """The page's title and what holds for every section."""
+    return ["# ragsift benchmarks", "",
+            "Regenerate with `benchmarks/run_all.sh` (runs the benchmarks that need only the shared datasets, then "
+            "this renderer; its header lists the others and why) or `python benchmarks/report.py` (renders the stored "
+            "results in `benchmarks/results/`; `--check` says whether this page is what they render). Each result "
+            "file names the command that wrote it; those written since the benchmarks' harness "
+            "(`benchmarks/harness.py`) also name the commit measured, the date and the host.", "",
+            f"Machine: {MACHINE}", "",
+            "Metrics are document level with graded relevance as in the qrels, defined in "
+            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
+            "BM25 changed on 2026-12-01: it ran in LanceDB's full-text index and now runs on ragsift's "
+            "in-memory inverted index. "
+            "On SciFact the two runs of that day gave BM25 nDCG@10 0.6878 before and 0.6820 after, hybrid 0.7016 and 0.7001, weighted "
+            "hybrid 0.7245 and 0.7214 (the SciFact table below is the new run). Tables dated earlier were "
+            "measured with the old BM25. The engine is not the cause (`benchmarks/bm25_engines.py`, below): on the same "
+            "chunks and terms LanceDB's index scores as ragsift's does (the same nDCG@10 on every set but one, where they "
+            "break ties differently), and the one-byte document length this page once suspected moves SciFact by "
+            "-0.17 points held out, +0.03 over all questions, not -0.58: the move came from something else "
+            "that differed between those two runs (not reproduced here), not from the engine.", ""]
+
+
+# the page, in order: a renderer (benchmarks/render/), or the name of a section written by hand
+# (benchmarks/sections/NAME.md)
+PAGE: list[Callable[[], list[str]] | str] = [
+    intro, targets.render, ablation.scifact, ablation.hotpotqa, anchors.render, speed.render, kill_ingest.render,
+    longdoc.render, small_to_big.render, expansion.render, llm.render, multihop.render, links.render, seed.render,
+    router.render, fusion.render, entries.render, entries.second_round, whole_sections.render, whole_weights.render,
+    whole_vectors.render, two_embedders.render, bm25_query.render, bm25_engines.render, languages.render,
+    bm25_languages.render, milvus.render, serve_load.render, serve_load.workers, writer_load.render, soak.render,
+    lance_cache.render, same_rankings.render, reading.render, "reading_rerun", "real_reading", "hostile", "office",
+    "legacy_formats", "scans", "cli_start", query_path.render, query_int8.render, e5_engine.render, filtered.render,
+    scale.bm25_at_a_million, commit_cost.render, "confidence",
+]
+
+
+def page() -> str:
     """docs/benchmarks.md as the result files give it."""
-    sci_lines, sci = ablation_section(
-        "scifact", "Ablation: BEIR SciFact",
-        "- Index: ragsift defaults: one parent per abstract, sentence-aligned children of ~200 tokens "
-        "with 40 tokens of overlap, the title prepended to each child's indexed text; 100 children "
-        "per channel, deduplicated by parent. Published nDCG@10 for comparison: BM25 0.665-0.679, "
-        "all-MiniLM-L6-v2 about 0.645.")
-    hp_lines, _ = ablation_section(
-        "hotpotqa-ircot-dev500", "Ablation: HotpotQA (IRCoT dev 500, multi-hop)",
-        "- Two gold paragraphs per question: all-relevant@k is the share of questions with both in the "
-        "top k. Single-shot retrieval here; multi-hop comes with its own issue.")
-    anc_lines, anchors, anchors_scale = anchors_section()
-    sp_lines, ing, sc = speed_section()
-    doc = ["# ragsift benchmarks", "",
-           "Regenerate with `benchmarks/run_all.sh` (runs the benchmarks that need only the shared datasets, then "
-           "this renderer; its header lists the others and why) or `python benchmarks/report.py` (renders the stored "
-           "results in `benchmarks/results/`; `--check` says whether this page is what they render). Each result "
-           "file names the command that wrote it; those written since the benchmarks' harness "
-           "(`benchmarks/harness.py`) also name the commit measured, the date and the host.", "",
-           f"Machine: {MACHINE}", "",
-           "Metrics are document level with graded relevance as in the qrels, defined in "
-           "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
-           "BM25 changed on 2026-12-01: it ran in LanceDB's full-text index and now runs on ragsift's "
-           "in-memory inverted index. "
-           "On SciFact the two runs of that day gave BM25 nDCG@10 0.6878 before and 0.6820 after, hybrid 0.7016 and 0.7001, weighted "
-           "hybrid 0.7245 and 0.7214 (the SciFact table below is the new run). Tables dated earlier were "
-           "measured with the old BM25. The engine is not the cause (`benchmarks/bm25_engines.py`, below): on the same "
-           "chunks and terms LanceDB's index scores as ragsift's does (the same nDCG@10 on every set but one, where they "
-           "break ties differently), and the one-byte document length this page once suspected moves SciFact by "
-           "-0.17 points held out, +0.03 over all questions, not -0.58: the move came from something else "
-           "that differed between those two runs (not reproduced here), not from the engine.", "",
-           *targets(sci, anchors, anchors_scale, ing, sc), *sci_lines, *hp_lines, *anc_lines, *sp_lines, *kill_section(),
-           *longdoc_section(), *small_to_big_section(), *expansion_section(), *llm_section(), *multihop_section(), *links_section(), *seed_section(), *router_section(),
-           *fusion_section(), *entries_section(note=ENTRIES_FIRST), *entries_section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE), *whole_sections_section(), *whole_weights_section(), *whole_vectors_section(), *two_embedders_section(), *bm25_query_section(), *bm25_engines_section(), *languages_section(), *bm25_languages_section(), *milvus_section(), *serve_section(), *workers_section(), *writer_load_section(), *soak_section(), *lance_cache_section(),
-           *same_rankings_section(), *reading_section(), *written_section("reading_rerun"), *written_section("real_reading"), *written_section("hostile"), *written_section("office"),
-           *written_section("legacy_formats"), *written_section("scans"), *written_section("cli_start"), *query_path_section(), *query_int8_section(), *e5_engine_section(), *filtered_section(), *bm25_ab_section(), *commit_section(), *written_section("confidence")]
+    doc = [line for section in PAGE for line in (written(section) if isinstance(section, str) else section())]
     return "\n".join(doc).rstrip() + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if docs/benchmarks.md differs")
-    text = render()
+    text = page()
     if ap.parse_args().check:
         same = OUT.read_text(encoding="utf-8") == text
         print(f"{OUT} {'is' if same else 'is not'} what the result files render")

@@ -4,13 +4,13 @@ from __future__ import annotations
 from .common import fmt, load
 
 
-def anchors_section() -> tuple[list[str], dict | None, dict | None]:
+def render() -> list[str]:
     q = load("anchors-scifact.json")
     s = load("anchors-scale.json")
     lines = ["## Side by side: ragsift, LangChain and LlamaIndex", ""]
     if q is None:
         lines += ["_Not run yet (`benchmarks/run_all.sh`)._", ""]
-        return lines, q, s
+        return lines
     lines += [f"- Date: {q['date'][:10]}; dataset `{q['dataset']}` ({q['n_docs']} documents, "
               f"{q['n_queries']} queries); the same embedding model (`{q['embedder']}`) for every system; "
               "k=10 documents per query; latency includes the query embedding.",
@@ -49,4 +49,4 @@ def anchors_section() -> tuple[list[str], dict | None, dict | None]:
               "anonymous memory (rank_bm25 keeps a Python dict of term counts per document; FAISS a "
               "copy of every vector). LlamaIndex's in-memory vector store keeps every vector as a Python "
               "list of floats and was not tried. ragsift serves the same million in the scale table below.", ""]
-    return lines, q, s
+    return lines

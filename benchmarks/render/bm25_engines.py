@@ -1,12 +1,12 @@
 """bm25_engines: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, _p, ran
+from .common import fmt_p, opened, ran
 
 
-def bm25_engines_section() -> list[str]:
-    r, lines = _opened("bm25_engines.json", "BM25 engines on the same chunks: ragsift's, LanceDB's, a one-byte length "
-                       "(`benchmarks/bm25_engines.py`)", "python benchmarks/bm25_engines.py")
+def render() -> list[str]:
+    r, lines = opened("bm25_engines.json", "BM25 engines on the same chunks: ragsift's, LanceDB's, a one-byte length "
+                      "(`benchmarks/bm25_engines.py`)", "python benchmarks/bm25_engines.py")
     if r is None:
         return lines
     sets = r["sets"]
@@ -24,7 +24,7 @@ def bm25_engines_section() -> list[str]:
     for n, v in sets.items():
         e = v["engines"]
         lines.append(f"| {n} | {v['chunks']:,} | {v['mean_terms']:.0f} | {100 * v['mean_length_lost']:.1f}% | "
-                     + " | ".join(f"{e[m]['held_out']:.4f}" + ("" if m == "exact" else f" (p {_p(e[m]['p'])})")
+                     + " | ".join(f"{e[m]['held_out']:.4f}" + ("" if m == "exact" else f" (p {fmt_p(e[m]['p'])})")
                                   for m in engines)
                      + " | " + " / ".join(f"{e[m]['all']:.4f}" for m in engines) + " |")
     same = [n for n, v in sets.items() if all(abs(v["engines"]["lancedb"][k] - v["engines"]["exact"][k]) < 5e-5

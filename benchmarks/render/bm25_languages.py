@@ -1,12 +1,12 @@
 """bm25_languages: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, _p, ran
+from .common import fmt_p, opened, ran
 
 
-def bm25_languages_section() -> list[str]:
-    r, lines = _opened("bm25_languages.json", "BM25's statistics in a mixed-language base (`benchmarks/bm25_languages.py`)",
-                       "python benchmarks/bm25_languages.py")
+def render() -> list[str]:
+    r, lines = opened("bm25_languages.json", "BM25's statistics in a mixed-language base (`benchmarks/bm25_languages.py`)",
+                      "python benchmarks/bm25_languages.py")
     if r is None:
         return lines
     sets = r["sets"]
@@ -19,7 +19,7 @@ def bm25_languages_section() -> list[str]:
               "| questions | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for n, v in sets.items():
         lines.append(f"| {n} ({v['questions']}) | " + " | ".join(
-            f"{v['ndcg@10'][c]:.4f}" + (f" (p {_p(v['p_vs_mixed'][c])})" if c in v["p_vs_mixed"] else "") for c in cols) + " |")
+            f"{v['ndcg@10'][c]:.4f}" + (f" (p {fmt_p(v['p_vs_mixed'][c])})" if c in v["p_vs_mixed"] else "") for c in cols) + " |")
     cal = {n: v["calibration"]["ndcg@10"] for n, v in sets.items() if "calibration" in v}
     if cal:
         means = {c: sum(v[c] for v in cal.values()) / len(cal) for c in cols}

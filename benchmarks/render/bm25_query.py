@@ -1,12 +1,12 @@
 """bm25_query: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, _p, ran
+from .common import fmt_p, opened, ran
 
 
-def bm25_query_section() -> list[str]:
-    r, lines = _opened("bm25_query.json", "BM25: a repeated query term, and the analyzers (`benchmarks/bm25_query.py`)",
-                       "python benchmarks/bm25_query.py")
+def render() -> list[str]:
+    r, lines = opened("bm25_query.json", "BM25: a repeated query term, and the analyzers (`benchmarks/bm25_query.py`)",
+                      "python benchmarks/bm25_query.py")
     if r is None:
         return lines
     sets = r["sets"]
@@ -27,14 +27,14 @@ def bm25_query_section() -> list[str]:
               + " | p once vs every repeat |", "|---|---|---|" + "---|" * len(k3s) + "---|"]
     for n, v in sets.items():
         lines.append(f"| {n} | {v['questions']} ({v['held_out']}) | {v['repeating']} | "
-                     + " | ".join(f"{v['k3_held_out'][k]:.4f}" for k in k3s) + f" | {_p(v['p_once_vs_every'])} |")
+                     + " | ".join(f"{v['k3_held_out'][k]:.4f}" for k in k3s) + f" | {fmt_p(v['p_once_vs_every'])} |")
     names = list(next(iter(sets.values()))["analyzers_held_out"])
     lines += ["", "The analyzers (each distinct term once; held-out questions, nDCG@10; p v2 against v1):", "",
               "| set | " + " | ".join(names) + " | p | all questions: " + " / ".join(names) + " |",
               "|---|" + "---|" * len(names) + "---|---|"]
     for n, v in sets.items():
         lines.append(f"| {n} | " + " | ".join(f"{v['analyzers_held_out'][a]:.4f}" for a in names)
-                     + f" | {_p(v['p_v2_vs_v1'])} | " + " / ".join(f"{v['analyzers_all'][a]:.4f}" for a in names) + " |")
+                     + f" | {fmt_p(v['p_v2_vs_v1'])} | " + " / ".join(f"{v['analyzers_all'][a]:.4f}" for a in names) + " |")
     sf = sets.get("scifact")
     if sf:
         a = sf["analyzers_all"]

@@ -1,12 +1,13 @@
 """commit_cost: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, host_of, load, ran
+from . import first_query, scale
+from .common import load, opened, ran
 
 
-def commit_section() -> list[str]:
-    r, lines = _opened("commit_cost.json", "Small commits into a large store (segments; `benchmarks/commit_cost.py`)",
-                       "benchmarks/commit_cost.py")
+def render() -> list[str]:
+    r, lines = opened("commit_cost.json", "Small commits into a large store (segments; `benchmarks/commit_cost.py`)",
+                      "benchmarks/commit_cost.py")
     if r is None:
         return lines
     res = r["results"]
@@ -49,38 +50,7 @@ def commit_section() -> list[str]:
                   f"counted by a scan first), a shorter run (`{af['command']}`): first query after a commit at "
                   f"{big['children']:,} children {', '.join(f'{v:.2f}' for v in big['first_query_s'])} s, commit "
                   f"ratio {af['commit_ratio']:.2f}x (embedding alone {af['embed_100_docs_s']:.1f} s).", ""]
-    fq = load("first_query.json")
-    if fq:
-        p50 = fq["p50"]
-        lines += [f"**The first question after a commit with the default settings** ({fq['date']}; `{fq['command']}`): "
-                  f"{fq['note']} Each round in a process of its own, the two sides alternating; p50 over "
-                  f"{len(fq['runs']['after'])} rounds (each: commit of {fq['documents_per_commit']} documents / first "
-                  "question / second question, s):", "",
-                  "| code | commit | first question | second question | rounds' first questions |", "|---|---|---|---|---|"]
-        for side, label in (("before", fq.get("before_code", "before")), ("after", "this code")):
-            if side in p50:
-                lines.append(f"| {label} | {p50[side]['commit_s']:.2f} | {p50[side]['first_s']:.2f} | "
-                             f"{p50[side]['second_s']:.2f} | "
-                             + ", ".join(f"{x['first_s']:.2f}" for x in fq["runs"][side]) + " |")
-        lines += ["", *fq.get("findings", []), ""]
-    sc = load("scale_segments.json")
-    if sc:
-        x = sc["results"]["1000000"]["latency"]
-        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {host_of(sc)}; {sc['store']}; "
-                  f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
-                  f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
-                  f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
-                  f"{x['bm25']['p50_ms']:.1f} ms, dense alone {x['dense']['p50_ms']:.1f} ms; the query embedding "
-                  f"{x['query_embedding_ms']:.1f} ms; first query {x['open_s']:.1f} s; max RSS "
-                  f"{sc['results']['1000000']['max_rss_mb']:.0f} MB. Not comparable to the scale table (another "
-                  "host kind, more segments); the code before segments cannot serve this store without rebuilding "
-                  "its indexes, so no before was run beside it here.", ""]
-    ab = load("segments_ab.json")
-    if ab:
-        cells = "; ".join(f"{x['side']} {x['run']}: hybrid {x['hybrid_p50_ms']:.1f}, BM25 channel "
-                          f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
-                          f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
-        lines += [f"**Before and after, one host, one store** ({ab['date']}; {host_of(ab)}; {ab['store']}; "
-                  f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
-                  "slower with segments where a store has one.", ""]
+    lines += first_query.commit_part()
+    lines += scale.segments_part()
+    lines += scale.segments_ab_part()
     return lines

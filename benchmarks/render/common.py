@@ -34,18 +34,18 @@ def fmt(x: float, nd: int = 4) -> str:
     return f"{x:.{nd}f}"
 
 
-def _opened(result: str, title: str, how: str) -> tuple[dict | None, list[str]]:
+def opened(result: str, title: str, how: str) -> tuple[dict | None, list[str]]:
     """A section's stored result and its heading (with a line saying how to make it when not run yet)."""
     r = load(result)
     lines = [f"## {title}", ""]
     return r, (lines if r is not None else lines + [f"_Not run yet: `{how}`._", ""])
 
 
-def _p(p: float | None) -> str:
+def fmt_p(p: float | None) -> str:
     return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
-def written_section(name: str) -> list[str]:
+def written(name: str) -> list[str]:
     """A section written by hand from its result file (``benchmarks/sections/NAME.md``): prose
     around a few figures, where a renderer would be longer than the text; the result file it
     quotes names the command and the commit measured."""

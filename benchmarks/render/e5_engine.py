@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import _opened, host_of, ran
+from .common import host_of, opened, ran
 
 
-def e5_engine_section() -> list[str]:
-    r, lines = _opened("e5_engine.json", "The default embedder's two engines (`benchmarks/e5_engine.py`)",
-                       "benchmarks/e5_engine.py --en ../shared/datasets/scifact --zh ../shared/datasets/cmrc2018-dev")
+def render() -> list[str]:
+    r, lines = opened("e5_engine.json", "The default embedder's two engines (`benchmarks/e5_engine.py`)",
+                      "benchmarks/e5_engine.py --en ../shared/datasets/scifact --zh ../shared/datasets/cmrc2018-dev")
     if r is None:
         return lines
     lines += [f"- {ran(r)}; host: {host_of(r)}",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 
-from .common import _opened, _p
+from .common import fmt_p, opened
 
 
 def v_p(v: dict, family: str) -> float:
@@ -26,11 +26,11 @@ ENTRIES_ROUND2_NOTE = (
     "the first round (chunks / chunks / adaptive dense=0.5)._")
 
 
-def entries_section(name: str = "entries.json",
-                    title: str = "Whole entries beside chunks, chosen leave-one-set-out (`benchmarks/entries.py`)",
-                    note: str = "") -> list[str]:
-    r, lines = _opened(name, title,
-                       "python benchmarks/entries.py collect --set NAME=FOLDER:EMBEDDER ...; python benchmarks/entries.py report")
+def section(name: str = "entries.json",
+            title: str = "Whole entries beside chunks, chosen leave-one-set-out (`benchmarks/entries.py`)",
+            note: str = "") -> list[str]:
+    r, lines = opened(name, title,
+                      "python benchmarks/entries.py collect --set NAME=FOLDER:EMBEDDER ...; python benchmarks/entries.py report")
     if r is None:
         return lines
     if note:
@@ -72,9 +72,9 @@ def entries_section(name: str = "entries.json",
               + " |", "|---|---|---|---|---|" + "---|" * len(r["families"])]
     for n, v in sets.items():
         ref = v["reference"]
-        cells = [f"{' / '.join(x['chosen'])}: **{x['ndcg']:.4f}** ({_p(x['p_vs_today'])} / {_p(x['p_vs_single'])} / "
-                 f"{_p(x['p_vs_reference'])})" for x in v["loso"].values()]
-        now = f"{v['default']:.4f} ({_p(v['p_default_vs_today'])})" if "default" in v else "—"
+        cells = [f"{' / '.join(x['chosen'])}: **{x['ndcg']:.4f}** ({fmt_p(x['p_vs_today'])} / {fmt_p(x['p_vs_single'])} / "
+                 f"{fmt_p(x['p_vs_reference'])})" for x in v["loso"].values()]
+        now = f"{v['default']:.4f} ({fmt_p(v['p_default_vs_today'])})" if "default" in v else "—"
         lines.append(f"| {n} | {v['today']:.4f} | {now} | {v['best_single_channel']} {v['best_single']:.4f} | "
                      f"{ref['dense']:.4f} / {ref['bm25']:.4f} / {ref['hybrid']:.4f} | " + " | ".join(cells) + " |")
     fam = "fusion"  # what a setting can change today
@@ -106,7 +106,7 @@ def entries_section(name: str = "entries.json",
         lines += ["", "The package's default became " + " / ".join(r["default"]) + " (the `fusion` family's choice on "
                   "every set): at or above today's on " + f"{len(sets) - len(lower)} of {len(sets)} sets"
                   + (", below on " + ", ".join(f"{n} ({sets[n]['default'] - sets[n]['today']:+.4f}, p "
-                                              f"{_p(sets[n]['p_default_vs_today'])})" for n in lower) if lower else "")
+                                              f"{fmt_p(sets[n]['p_default_vs_today'])})" for n in lower) if lower else "")
                   + "." + (" Not in the table: " + ", ".join(missing) + "." if missing else "")]
     if any(v.get("bm25_query") for v in sets.values()):
         lines += ["", "**A query term asked twice counts once** (Robertson's k3 = 0; before, BM25 weighed a term by how "
@@ -119,8 +119,8 @@ def entries_section(name: str = "entries.json",
             b = v.get("bm25_query")
             if b:
                 e = b["even"]
-                lines.append(f"| {n} | {b['bm25_counted']:.4f} | {b['bm25_distinct']:.4f} ({_p(b['p_bm25'])}) | "
-                             f"{b['default_counted']:.4f} | {b['default_distinct']:.4f} ({_p(b['p_default'])}) | "
+                lines.append(f"| {n} | {b['bm25_counted']:.4f} | {b['bm25_distinct']:.4f} ({fmt_p(b['p_bm25'])}) | "
+                             f"{b['default_counted']:.4f} | {b['default_distinct']:.4f} ({fmt_p(b['p_default'])}) | "
                              f"{e['bm25_counted']:.4f} / {e['bm25_distinct']:.4f}, {e['default_counted']:.4f} / "
                              f"{e['default_distinct']:.4f} |")
         both = [statistics.fmean(v["bm25_query"]["even"][k] - v["bm25_query"]["even"][k.replace("distinct", "counted")]
@@ -145,9 +145,19 @@ def entries_section(name: str = "entries.json",
     for n, v in (r.get("splitter") or {}).items():
         lines += ["", f"**The splitter on {n}** (a document without headings that fits one child is one entry; before, "
                   f"it was cut into paragraph parents): today's defaults {v['today_splitter']:.4f} with today's splitter, "
-                  f"{v['new_splitter']:.4f} with the new one (p={_p(v['p_splitter'])}), {v['new_splitter_chosen']:.4f} "
-                  f"with the new one and the fusion chosen without the set (p={_p(v['p_all'])} against today). "
+                  f"{v['new_splitter']:.4f} with the new one (p={fmt_p(v['p_splitter'])}), {v['new_splitter_chosen']:.4f} "
+                  f"with the new one and the fusion chosen without the set (p={fmt_p(v['p_all'])} against today). "
                   f"Sections: {v['stats_today'].get('parents')} before, {v['stats_new'].get('parents')} after; ingest with whole "
                   f"sections beside chunks {v.get('ingest_s_today', 0):.0f} s before, {v.get('ingest_s_new', 0):.0f} s after (a "
                   "section of one chunk now shares its vector)."]
     return lines + [""]
+
+
+def render() -> list[str]:
+    """The first round (entries.json)."""
+    return section(note=ENTRIES_FIRST)
+
+
+def second_round() -> list[str]:
+    """The second round (entries_round2.json)."""
+    return section("entries_round2.json", ENTRIES_ROUND2, ENTRIES_ROUND2_NOTE)

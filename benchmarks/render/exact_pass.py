@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def _exact_pass_lines() -> list[str]:
+def filtered_lines() -> list[str]:
     e = load("exact_pass.json")
     if not e:
         return ["  - the exact pass: _not run yet: `benchmarks/exact_pass.py`_;"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def expansion_section() -> list[str]:
+def render() -> list[str]:
     r = load("expansion.json")
     lines = ["## Index expansion on SciFact: keywords, entities, learned sparse, a second embedder", ""]
     if r is None:

@@ -1,10 +1,8 @@
 """filtered: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, load, ran
-from .exact_pass import _exact_pass_lines
-from .graph_width import _graph_width_lines
-from .sign_bits import _sign_bits_lines
+from . import exact_pass, graph_width, sign_bits
+from .common import load, opened, ran
 
 FILTER_SHARES = ("0.001", "0.01", "0.1", "0.5")
 
@@ -29,8 +27,8 @@ def _filtered_table(r: dict) -> list[str]:
     return lines
 
 
-def filtered_section() -> list[str]:
-    r, lines = _opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
+def render() -> list[str]:
+    r, lines = opened("filtered.json", "Filtered search (`benchmarks/filtered.py`)", "benchmarks/filtered.py")
     if r is None:
         return lines
     lines += [f"- {ran(r)} (before: the commit before the filter changes, "
@@ -71,8 +69,8 @@ def filtered_section() -> list[str]:
                   f"{a['0.001']['dense_p50_ms']:.1f} ms with the {a['query_embedding_ms']:.1f} ms embedding and an exact "
                   f"pass over ~1,000 rows), and the filtered BM25 channel {min(a[f]['bm25_p50_ms'] for f in FILTER_SHARES):.0f}-"
                   f"{max(a[f]['bm25_p50_ms'] for f in FILTER_SHARES):.0f} ms beside it;",
-                  *_exact_pass_lines(),
-                  *_sign_bits_lines(),
+                  *exact_pass.filtered_lines(),
+                  *sign_bits.filtered_lines(),
                   *[f"  - {x}" for x in big.get("missed_notes", [])],
-                  *_graph_width_lines(), ""]
+                  *graph_width.filtered_lines(), ""]
     return lines

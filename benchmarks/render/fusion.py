@@ -1,10 +1,10 @@
 """fusion: moved from report.py."""
 from __future__ import annotations
 
-from .common import _p, load
+from .common import fmt_p, load
 
 
-def fusion_section() -> list[str]:
+def render() -> list[str]:
     r = load("fusion.json")
     lines = ["## Default fusion chosen by measurement, in every language pair (`benchmarks/fusion.py`)", ""]
     if r is None:
@@ -39,7 +39,7 @@ def fusion_section() -> list[str]:
         for n in names:
             x = row["odd"][n]
             cells.append(f"{x['ndcg@10']:.4f}" + ("" if x["p"] is None else
-                                                   f" ({x['delta'] * 100:+.1f}, p={_p(x['p'])})"))
+                                                   f" ({x['delta'] * 100:+.1f}, p={fmt_p(x['p'])})"))
         lines.append(f"| {name}: {row['label']} | {row['odd_mean']:.4f} | " + " | ".join(cells) + " |")
     g = r.get("granularity") or {}
     if g:
@@ -51,6 +51,6 @@ def fusion_section() -> list[str]:
                   "| set | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
         for n, row in g.items():
             lines.append(f"| {n} | " + " | ".join(f"{row[v]['ndcg@10']:.4f}" + ("" if row[v]["p"] is None else
-                                                                               f" (p={_p(row[v]['p'])})")
+                                                                               f" (p={fmt_p(row[v]['p'])})")
                                                  for v in variants) + " |")
     return lines + [""]

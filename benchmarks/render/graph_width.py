@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def _graph_width_lines() -> list[str]:
+def filtered_lines() -> list[str]:
     g = load("graph_width.json")
     if not g:
         return ["  - the graph's recall by width: _not run yet: `benchmarks/graph_width.py`_;"]
@@ -19,7 +19,7 @@ def _graph_width_lines() -> list[str]:
             "`benchmarks/ann_recall.py` reach 0.98 at the default width."]
 
 
-def _blocks_line() -> str:
+def blocks_line() -> str:
     g = load("graph_width.json")
     if not g:
         return "Block-max: _not run yet: `benchmarks/graph_width.py`_."

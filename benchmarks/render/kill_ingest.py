@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load, ran
 
 
-def kill_section() -> list[str]:
+def render() -> list[str]:
     r = load("kill_ingest.json")
     lines = ["## Long ingests that survive a kill -9", ""]
     if r is None:

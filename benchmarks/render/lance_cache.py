@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import _opened, ran
+from .common import opened, ran
 
 
-def lance_cache_section() -> list[str]:
-    r, lines = _opened("lance_cache.json", "LanceDB's caches in a long-running process (`benchmarks/lance_cache.py`)",
-                       "python benchmarks/lance_cache.py")
+def render() -> list[str]:
+    r, lines = opened("lance_cache.json", "LanceDB's caches in a long-running process (`benchmarks/lance_cache.py`)",
+                      "python benchmarks/lance_cache.py")
     if r is None:
         return lines
     lines += [f"- {ran(r)}",

@@ -1,10 +1,10 @@
 """links: moved from report.py."""
 from __future__ import annotations
 
-from .common import _p, load
+from .common import fmt_p, load
 
 
-def links_section() -> list[str]:
+def render() -> list[str]:
     r = load("links.json")
     lines = ["## Multi-hop that follows names (HotpotQA, IRCoT dev 500; without and with the model)", ""]
     if r is None:
@@ -29,9 +29,9 @@ def links_section() -> list[str]:
             m, pv = x["metrics"], x["p_vs_single_shot"]
             calls = (x.get("multihop") or {}).get("llm_calls_mean", 0.0)
             mean = f"{x['mean_ms']:.0f}" if "mean_ms" in x else ""
-            lines.append(f"| {label} | {name} | {m['all_relevant@5']:.3f} | {_p(pv['all_relevant@5'])} | "
-                         f"{m['recall@10']:.3f} | {_p(pv['recall@10'])} | {m['ndcg@10']:.3f} | "
-                         f"{_p(pv['ndcg@10'])} | {x['p50_ms']:.0f} | {mean} | {calls:.2f} |")
+            lines.append(f"| {label} | {name} | {m['all_relevant@5']:.3f} | {fmt_p(pv['all_relevant@5'])} | "
+                         f"{m['recall@10']:.3f} | {fmt_p(pv['recall@10'])} | {m['ndcg@10']:.3f} | "
+                         f"{fmt_p(pv['ndcg@10'])} | {x['p50_ms']:.0f} | {mean} | {calls:.2f} |")
     if any(k.startswith("test_first_") for k in r):
         lines += ["", "The model row ran with a warm model cache (its follow-up prompts were all answered by the run "
                   "before, 2026-12-01 04:07 UTC, the same configuration with the same prompts, whose model call took "

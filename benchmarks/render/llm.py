@@ -25,7 +25,7 @@ def _compare_cells(base: dict, row: dict, metric: str = "ndcg@10") -> list[str]:
     return [f"{c.diff:+.4f}", f"{c.p_value:.3f}"]
 
 
-def llm_section() -> list[str]:
+def render() -> list[str]:
     lines = ["## Language models: HyDE, rewriting, LLM-judge reranking", ""]
     found = False
     for ds, title in (("scifact", "SciFact"), ("hotpotqa-ircot-dev500", "HotpotQA (IRCoT dev 500)")):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def longdoc_section() -> list[str]:
+def render() -> list[str]:
     r = load("longdoc.json")
     lines = ["## Long documents: flat chunks, parent-child, whole documents (L-Eval)", ""]
     if r is None:

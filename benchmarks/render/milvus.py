@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def milvus_section() -> list[str]:
+def render() -> list[str]:
     r = load("milvus.json")
     lines = ["## The same knowledge base on LanceDB and on Milvus (SciFact)", ""]
     if r is None:

@@ -20,7 +20,7 @@ def multihop_findings(r: dict) -> list[str]:
     return out
 
 
-def multihop_section() -> list[str]:
+def render() -> list[str]:
     r = load("multihop.json")
     lines = ["## Multi-hop retrieval (HotpotQA, IRCoT dev 500)", ""]
     if r is None:

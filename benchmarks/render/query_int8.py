@@ -1,12 +1,12 @@
 """query_int8: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, ran
+from .common import opened, ran
 
 
-def query_int8_section() -> list[str]:
-    r, lines = _opened("query_int8.json", "MiniLM's questions in int8 arithmetic (`benchmarks/query_int8.py`)",
-                       "benchmarks/query_int8.py --dataset ../shared/datasets/scifact")
+def render() -> list[str]:
+    r, lines = opened("query_int8.json", "MiniLM's questions in int8 arithmetic (`benchmarks/query_int8.py`)",
+                      "benchmarks/query_int8.py --dataset ../shared/datasets/scifact")
     if r is None:
         return lines
     lines += [f"- {ran(r)}",

@@ -1,12 +1,12 @@
 """query_path: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, ran
+from .common import opened, ran
 
 
-def query_path_section() -> list[str]:
-    r, lines = _opened("query_path.json", "The user's path against the core (`benchmarks/query_path.py`)",
-                       "benchmarks/query_path.py")
+def render() -> list[str]:
+    r, lines = opened("query_path.json", "The user's path against the core (`benchmarks/query_path.py`)",
+                      "benchmarks/query_path.py")
     if r is None:
         return lines
     p50, p95 = r["p50_ms"], r["p95_ms"]

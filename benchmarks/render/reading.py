@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import fmt, load
 
 
-def reading_section() -> list[str]:
+def render() -> list[str]:
     r = load("reading.json")
     lines = ["## Reading documents (`benchmarks/reading.py`)", ""]
     if r is None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from .common import _opened, _p
+from .common import fmt_p, opened
 
 PACKAGE_RULE = "named, or asks and linked"  # the rule ragsift.retrieve.strategy runs (its name in router.py)
 
@@ -22,9 +22,9 @@ def _package_rule(r: dict) -> str:
             "replay does); the package was not changed for this difference.")
 
 
-def router_section() -> list[str]:
-    r, lines = _opened("router.json", "The router as the default, on every set's held-out questions (`benchmarks/router.py`)",
-                       "python benchmarks/router.py collect --set NAME=FOLDER:EMBEDDER; python benchmarks/router.py report")
+def render() -> list[str]:
+    r, lines = opened("router.json", "The router as the default, on every set's held-out questions (`benchmarks/router.py`)",
+                      "python benchmarks/router.py collect --set NAME=FOLDER:EMBEDDER; python benchmarks/router.py report")
     if r is None:
         return lines
     sets = r["sets"]
@@ -61,12 +61,12 @@ def router_section() -> list[str]:
         ms = (f"{v['auto_ms']['hybrid']:.0f} / {v['auto_ms']['auto']:.0f} ({v['auto_ms_p90']['hybrid']:.0f} / "
               f"{v['auto_ms_p90']['auto']:.0f})") if "auto_ms" in v else "—"
         lines.append(f"| {n} | {v['questions']} | {nd['hybrid']:.4f} | {nd['multihop']:.4f} | **{nd[auto]:.4f}** | "
-                     f"{_p(p['hybrid'])} / {_p(p['multihop'])} | {c5['hybrid']:.3f} / {c5['multihop']:.3f} / "
+                     f"{fmt_p(p['hybrid'])} / {fmt_p(p['multihop'])} | {c5['hybrid']:.3f} / {c5['multihop']:.3f} / "
                      f"{c5[auto]:.3f} | {v.get('auto_took_multihop', v['takes_multihop'])} | "
                      f"{v.get('as_run_agrees', '—')} | {ms} |")
         worse = [s for s in ("hybrid", "multihop") if nd[auto] < nd[s] - 1e-9]
         if worse:
-            short.append(f"{n} (below {', '.join(f'{s} by {nd[s] - nd[auto]:.4f}, p {_p(p[s])}' for s in worse)})")
+            short.append(f"{n} (below {', '.join(f'{s} by {nd[s] - nd[auto]:.4f}, p {fmt_p(p[s])}' for s in worse)})")
     others = [k for k in next(iter(sets.values()))["calibration"] if k not in ("hybrid", "multihop")]
     lines += ["", "Every rule on the calibration questions (nDCG@10):", "",
               "| set | hybrid | multihop | " + " | ".join(others) + " |", "|---|---|---|" + "---|" * len(others)]

@@ -15,7 +15,7 @@ def _same_rankings_rows(r: dict) -> list[str]:
     return lines
 
 
-def same_rankings_section() -> list[str]:
+def render() -> list[str]:
     r = load("same_rankings.json")
     lines = ["## Refactoring: the same rankings before and after (`benchmarks/same_rankings.py`)", ""]
     if r is None:

@@ -1,11 +1,11 @@
 """scale: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, ran
-from .graph_width import _blocks_line
+from . import graph_width
+from .common import host_of, load, opened, ran
 
 
-def _ab_medians(ab: dict) -> dict[str, dict[str, float]]:
+def ab_medians(ab: dict) -> dict[str, dict[str, float]]:
     """Per side, the median over the runs of each p50 (and of the query embedding) at the largest size."""
     runs = ab["results"][sorted(ab["results"], key=int)[-1]]
     out: dict[str, dict[str, float]] = {}
@@ -16,12 +16,12 @@ def _ab_medians(ab: dict) -> dict[str, dict[str, float]]:
     return out
 
 
-def bm25_ab_section() -> list[str]:
-    r, lines = _opened("bm25_1m.json", "BM25 at a million children (`benchmarks/scale.py --before`)",
-                       "benchmarks/scale.py")
+def bm25_at_a_million() -> list[str]:
+    r, lines = opened("bm25_1m.json", "BM25 at a million children (`benchmarks/scale.py --before`)",
+                      "benchmarks/scale.py")
     if r is None:
         return lines
-    med = _ab_medians(r)
+    med = ab_medians(r)
     cols = ["bm25_store_search", "hybrid.bm25_channel", "bm25", "hybrid", "hybrid.dense_channel", "query_embedding_ms"]
     lines += [f"- {ran(r)} (before: {r.get('before_code', 'the commit before')} in a "
               "worktree). The store of `benchmarks/filtered.py --n 1000000` after the steady-ingest run's commits "
@@ -48,5 +48,70 @@ def bm25_ab_section() -> list[str]:
               "- Before this (2026-12-02): the NumPy path, itself 1.6x faster than the round's start (a per-thread "
               "accumulator zeroed where written, the cut's k-th best looked for only above the unread terms' bound, "
               "hits built only for the merged top k, later segments pruned by the earlier ones' k-th best). "
-              + _blocks_line(), ""]
+              + graph_width.blocks_line(), ""]
+    return lines
+
+
+def speed_part() -> list[str]:
+    """The query latency table of *Speed and memory* (scale.json)."""
+    lines: list[str] = []
+    sc = load("scale.json")
+    if sc:
+        lines += [f"**Query latency as the store grows** ({sc['date']}; synthetic children with clustered "
+                  f"vectors, {sc.get('queries', 50)} real SciFact queries embedded by `minilm`; each size built in one "
+                  "process and served from a fresh one; command "
+                  f"`.venv/bin/python benchmarks/scale.py --sizes {','.join(sc['results'])} "
+                  "--out benchmarks/results/scale.json`). BM25 runs on an in-memory inverted index; dense "
+                  "search is exact in memory below 200,000 children and an int8 HNSW graph (usearch) re-ranked "
+                  "with the full vectors above (`ragsift.store.memindex`). Every time includes the query "
+                  "embedding where the channel needs one. From 200,000 children the build saves the generation's "
+                  "indexes, as an ingest does (*saving*); *first query* is the serving process opening the "
+                  "knowledge base, loading the model and reading (or, below 200,000, building) its indexes. "
+                  "The figures need the saved indexes in the page cache: a run right after the cache was "
+                  "emptied (an out-of-memory kill of another process) gave dense alone 33 ms at a million while "
+                  "the graph was read from disk, and the same 1,611 MB.", "",
+                  "| children | hybrid p50 | hybrid p95 | bm25 p50 | dense p50 | bm25 channel in hybrid p50 | "
+                  "dense channel in hybrid p50 | query embedding | saving | first query | max RSS (serving) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for n, r in sc["results"].items():
+            lat = r["latency"]
+            lines.append(f"| {int(n):,} | {lat['hybrid']['p50_ms']:.1f} ms | {lat['hybrid']['p95_ms']:.1f} ms | "
+                         f"{lat['bm25']['p50_ms']:.1f} ms | {lat['dense']['p50_ms']:.1f} ms | "
+                         f"{lat['hybrid.bm25_channel']['p50_ms']:.1f} ms | {lat['hybrid.dense_channel']['p50_ms']:.1f} ms | "
+                         f"{lat.get('query_embedding_ms', float('nan')):.1f} ms | "
+                         f"{r.get('save_search_indexes_s', 0) / 60:.1f} min | {lat.get('open_s', float('nan')):.1f} s | "
+                         f"{r['max_rss_mb']:.0f} MB |")
+        lines.append("")
+    return lines
+
+
+def segments_part() -> list[str]:
+    """The scale measure at a million with segments, in the commit section (scale_segments.json)."""
+    lines: list[str] = []
+    sc = load("scale_segments.json")
+    if sc:
+        x = sc["results"]["1000000"]["latency"]
+        lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {host_of(sc)}; {sc['store']}; "
+                  f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
+                  f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
+                  f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
+                  f"{x['bm25']['p50_ms']:.1f} ms, dense alone {x['dense']['p50_ms']:.1f} ms; the query embedding "
+                  f"{x['query_embedding_ms']:.1f} ms; first query {x['open_s']:.1f} s; max RSS "
+                  f"{sc['results']['1000000']['max_rss_mb']:.0f} MB. Not comparable to the scale table (another "
+                  "host kind, more segments); the code before segments cannot serve this store without rebuilding "
+                  "its indexes, so no before was run beside it here.", ""]
+    return lines
+
+
+def segments_ab_part() -> list[str]:
+    """Before and after segments on one host, in the commit section (segments_ab.json)."""
+    lines: list[str] = []
+    ab = load("segments_ab.json")
+    if ab:
+        cells = "; ".join(f"{x['side']} {x['run']}: hybrid {x['hybrid_p50_ms']:.1f}, BM25 channel "
+                          f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
+                          f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
+        lines += [f"**Before and after, one host, one store** ({ab['date']}; {host_of(ab)}; {ab['store']}; "
+                  f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
+                  "slower with segments where a store has one.", ""]
     return lines

@@ -1,10 +1,10 @@
 """seed: moved from report.py."""
 from __future__ import annotations
 
-from .common import _p, load
+from .common import fmt_p, load
 
 
-def seed_section() -> list[str]:
+def render() -> list[str]:
     r = load("seed.json")
     lines = ["## The seed's combination and the router (`benchmarks/seed.py`)", ""]
     if r is None or "seed_table" not in r:
@@ -25,7 +25,7 @@ def seed_section() -> list[str]:
     lines += ["| set | metric | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
     for name, t in r["seed_table"].items():
         for metric, label in (("recall@10", "Recall@10"), ("ndcg@10", "nDCG@10")):
-            cells = [f"{t[c][metric]:.3f}" + (f" (p {_p(t[c]['p'][metric])})" if "p" in t[c] else "") for c in cols]
+            cells = [f"{t[c][metric]:.3f}" + (f" (p {fmt_p(t[c]['p'][metric])})" if "p" in t[c] else "") for c in cols]
             lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
         if "tokens" in t[cols[0]]:
             lines.append(f"| {name} | tokens in 10 passages | " + " | ".join(f"{t[c]['tokens']:.0f}" for c in cols) + " |")
@@ -35,7 +35,7 @@ def seed_section() -> list[str]:
     for name, t in r["seed_table"].items():
         best = max(cols, key=lambda c: t[c]["ndcg@10"])
         lines.append(f"- {name}: " + "; ".join(
-            f"{c} {t[c]['ndcg@10'] - t[cols[0]]['ndcg@10']:+.3f} (p {_p(t[c]['p']['ndcg@10'])})" for c in cols[1:])
+            f"{c} {t[c]['ndcg@10'] - t[cols[0]]['ndcg@10']:+.3f} (p {fmt_p(t[c]['p']['ndcg@10'])})" for c in cols[1:])
             + f"; best: {best}.")
     for label, x in r.get("router", {}).items():
         q = ", ".join(f"{k} {v}" for k, v in x["questions"].items())
@@ -45,7 +45,7 @@ def seed_section() -> list[str]:
                   "| strategy | mix | hotpotqa | scifact | p (auto vs it) | ms per question | model calls |",
                   "|---|---|---|---|---|---|---|"]
         for st, row in x["rows"].items():
-            pv = _p(row["p_auto_vs_this"]) if "p_auto_vs_this" in row else ""
+            pv = fmt_p(row["p_auto_vs_this"]) if "p_auto_vs_this" in row else ""
             lines.append(f"| {st} | {row['mix']:.4f} | {row['hotpotqa']:.4f} | {row['scifact']:.4f} | {pv} | "
                          f"{row['ms']:.0f} | {row['llm_calls']:.2f} |")
         fixed = {k: v for k, v in x["rows"].items() if k != "auto"}
@@ -53,7 +53,7 @@ def seed_section() -> list[str]:
         auto = x["rows"]["auto"]["mix"]
         lines += ["", "Chosen: " + ", ".join(f"{k} {v}" for k, v in sorted(x["chosen"].items())) + ". "
                   + f"auto {auto:.4f} against the best fixed strategy, {best}, {fixed[best]['mix']:.4f} "
-                  f"({auto - fixed[best]['mix']:+.4f}, p {_p(fixed[best]['p_auto_vs_this'])}): "
+                  f"({auto - fixed[best]['mix']:+.4f}, p {fmt_p(fixed[best]['p_auto_vs_this'])}): "
                   + ("auto beats every fixed strategy." if all(auto > v["mix"] for v in fixed.values())
                      else "auto does not beat every fixed strategy.")]
     return lines + [""]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def _sign_bits_lines() -> list[str]:
+def filtered_lines() -> list[str]:
     sb = load("sign_bits.json")
     if not sb:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def small_to_big_section() -> list[str]:
+def render() -> list[str]:
     r = load("small_to_big.json")
     lines = ["## The small-to-big family on long documents (L-Eval)", ""]
     if r is None:

@@ -1,10 +1,10 @@
 """soak: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, ran
+from .common import opened, ran
 
 
-def _soak_slope(r: dict) -> float:
+def soak_slope(r: dict) -> float:
     """RSS growth in MB a round after round 10 (least squares over the samples from round 10)."""
     pts = [(x["round"], x["rss_mb"]) for x in r["samples"] if x["round"] >= 10]
     if len(pts) < 2:
@@ -13,9 +13,9 @@ def _soak_slope(r: dict) -> float:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
-def soak_section() -> list[str]:
-    r, lines = _opened("soak.json", "Long life: 100 re-ingests with queries between (`benchmarks/soak.py`)",
-                       "benchmarks/soak.py")
+def render() -> list[str]:
+    r, lines = opened("soak.json", "Long life: 100 re-ingests with queries between (`benchmarks/soak.py`)",
+                      "benchmarks/soak.py")
     if r is None:
         return lines
     a = r["args"]
@@ -61,7 +61,7 @@ def soak_section() -> list[str]:
 
 
 def _soak_rss_line(r: dict, first: dict, mid: dict, last: dict, slope) -> str:
-    after = _soak_slope(r)
+    after = soak_slope(r)
     memory = (f"at most {r['arena_limit']} malloc arenas (`ragsift.process.limit_arenas`, as `ragsift serve` and "
               "`ragsift mcp` set at start) and the knowledge base's trim after each write" if r.get("arena_limit")
               else "glibc's default malloc arenas")

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .common import load, written_section
+from . import ablation
+from .common import load, written
 from .filtered import FILTER_SHARES
-from .scale import _ab_medians
-from .serve_cpu import _throughput_reason
-from .soak import _soak_slope
+from .scale import ab_medians
+from .serve_cpu import throughput_reason
+from .soak import soak_slope
 
 
-def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | None,
-            ing: dict | None, sc: dict | None) -> list[str]:
+def render() -> list[str]:
+    scifact = ablation.section(*ablation.SCIFACT)[1]  # None without its table (results/scifact.md)
+    anchors, anchors_scale = load("anchors-scifact.json"), load("anchors-scale.json")
+    ing, sc = load("ingest.json"), load("scale.json")
     rows = []
 
     def row(target: str, measured: str, ok: bool | None, why: str = "") -> None:
@@ -61,7 +64,7 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
         default = next(iter(soak["totals"]))
         row("soak, 100 re-ingests: disk bounded with optimize", f"at most {max(x[default]['disk_mb'] for x in soak['samples']):.0f} MB "
             f"(fresh: {soak['fresh_disk_mb']:.1f} MB)", True)
-        after = _soak_slope(soak)
+        after = soak_slope(soak)
         row("soak, 100 re-ingests: RSS flat, <= 0.5 MB a round after round 10",
             f"{after:+.2f} MB a round over rounds 10-{last['round']} ({first['rss_mb']:,.0f} MB at round 0, "
             f"{last['rss_mb']:,.0f} MB at round {last['round']}"
@@ -128,7 +131,7 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             ", ".join(f"--workers {n}: {v:.1f} queries/s" for n, v in qps.items())
             + f" on {t['cores']} cores: {best / base:.2f}x the server of the issue ({base:.1f})" + side,
             best >= 3 * base,
-            "" if best >= 3 * base else _throughput_reason(base))
+            "" if best >= 3 * base else throughput_reason(base))
     kill = load("kill_ingest.json")
     goal = "kill -9 at 10 moments of a checkpointed ingest: opens at its last checkpoint, resumes to the same documents"
     if kill:
@@ -165,7 +168,7 @@ def targets(scifact: dict | None, anchors: dict | None, anchors_scale: dict | No
             "router keeps one round there, where multi-hop helps")
     # rows of the sections written by hand (benchmarks/sections/targets.md), after the rendered ones
     return ["## Targets", "", "| target | measured | status | reason found |", "|---|---|---|---|", *rows,
-            *written_section("targets"), ""]
+            *written("targets"), ""]
 
 
 def _steady_target(row: Callable[..., None], b: dict) -> None:
@@ -218,7 +221,7 @@ def _scale_targets(row, anchors: dict | None, sc: dict | None) -> None:
         row("peak RSS serving 1M children <= 2 GB", f"{r['max_rss_mb']:,.0f} MB", r["max_rss_mb"] <= 2048)
     ab = load("bm25_1m.json")
     if ab:
-        x = _ab_medians(ab)["after"]
+        x = ab_medians(ab)["after"]
         b = x["bm25_store_search"]
         row("BM25 at 1M children <= 5 ms p50", f"{b:.1f} ms the store's search, {x['hybrid.bm25_channel']:.1f} ms the "
             f"channel in hybrid (query embedding {x['query_embedding_ms']:.1f} ms beside it, on this round's AMD host)",

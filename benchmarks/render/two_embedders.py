@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import statistics
 
-from .common import _opened, _p
+from .common import fmt_p, opened
 
 
-def two_embedders_section() -> list[str]:
-    r, lines = _opened("two_embedders.json", "A second embedder as a third channel (`benchmarks/two_embedders.py`)",
-                       "python benchmarks/two_embedders.py collect --set NAME=FOLDER; python benchmarks/two_embedders.py report")
+def render() -> list[str]:
+    r, lines = opened("two_embedders.json", "A second embedder as a third channel (`benchmarks/two_embedders.py`)",
+                      "python benchmarks/two_embedders.py collect --set NAME=FOLDER; python benchmarks/two_embedders.py report")
     if r is None:
         return lines
     sets = r["sets"]
@@ -25,7 +25,7 @@ def two_embedders_section() -> list[str]:
               "| set | queries | " + " | ".join(runs) + " |", "|---|---|" + "---|" * len(runs)]
     for n, v in sets.items():
         lines.append(f"| {n} | {v['queries']} | " + " | ".join(
-            f"{v[k]:.4f}" + (f" (p={_p(v['p ' + k])})" if f"p {k}" in v else "") for k in runs) + " |")
+            f"{v[k]:.4f}" + (f" (p={fmt_p(v['p ' + k])})" if f"p {k}" in v else "") for k in runs) + " |")
     even = {k: statistics.fmean(v["even"][k] for v in sets.values()) for k in runs}
     odd = {k: statistics.fmean(v[k] for v in sets.values()) for k in runs}
     lines += ["", "Mean over the sets, even-numbered queries (where a choice would be made): " + ", ".join(

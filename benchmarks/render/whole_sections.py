@@ -1,12 +1,12 @@
 """whole_sections: moved from report.py."""
 from __future__ import annotations
 
-from .common import _opened, ran
+from .common import opened, ran
 
 
-def whole_sections_section() -> list[str]:
-    r, lines = _opened("whole_sections.json", "What whole sections beside chunks cost at ingest (`benchmarks/whole_sections.py`)",
-                       "python benchmarks/whole_sections.py --set NAME=FOLDER")
+def render() -> list[str]:
+    r, lines = opened("whole_sections.json", "What whole sections beside chunks cost at ingest (`benchmarks/whole_sections.py`)",
+                      "python benchmarks/whole_sections.py --set NAME=FOLDER")
     if r is None:
         return lines
     lines += [f"- {ran(r)}. Each set's first {r['docs']} documents, a full "

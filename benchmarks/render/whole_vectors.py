@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import statistics
 
-from .common import _opened, _p, ran
+from .common import fmt_p, opened, ran
 
 
-def whole_vectors_section() -> list[str]:
-    r, lines = _opened("whole_vectors.json", "A section's whole vector without embedding it? (`benchmarks/whole_vectors.py`)",
-                       "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
+def render() -> list[str]:
+    r, lines = opened("whole_vectors.json", "A section's whole vector without embedding it? (`benchmarks/whole_vectors.py`)",
+                      "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
     if r is None:
         return lines
     lines += [f"- {ran(r)}.",
@@ -19,8 +19,8 @@ def whole_vectors_section() -> list[str]:
               "| set | sections | chunks | embedded | mean of chunks |", "|---|---|---|---|---|"]
     sets = r["sets"]
     for n, v in sets.items():
-        lines.append(f"| {n} | {v['sections']:,} | {v['chunks']:.4f} (p={_p(v['p chunks'])}) | {v['embedded']:.4f} | "
-                     f"{v['mean of chunks']:.4f} (p={_p(v['p mean of chunks'])}) |")
+        lines.append(f"| {n} | {v['sections']:,} | {v['chunks']:.4f} (p={fmt_p(v['p chunks'])}) | {v['embedded']:.4f} | "
+                     f"{v['mean of chunks']:.4f} (p={fmt_p(v['p mean of chunks'])}) |")
     gain = {c: statistics.fmean(v[c] - v["chunks"] for v in sets.values()) * 100 for c in ("embedded", "mean of chunks")}
     lines += ["", f"Mean change against `chunks`: embedded {gain['embedded']:+.2f} points, mean of chunks "
               f"{gain['mean of chunks']:+.2f}. The mean of a section's chunks is no stand-in for the section embedded "

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import statistics
 
-from .common import _opened, _p, ran
+from .common import fmt_p, opened, ran
 
 
-def whole_weights_section() -> list[str]:
-    r, lines = _opened("whole_weights.json", "Whole weights through the package (`benchmarks/whole_weights.py`)",
-                       "python benchmarks/whole_weights.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
+def render() -> list[str]:
+    r, lines = opened("whole_weights.json", "Whole weights through the package (`benchmarks/whole_weights.py`)",
+                      "python benchmarks/whole_weights.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
     if r is None:
         return lines
     w = r["whole_weights"]
@@ -29,7 +29,7 @@ def whole_weights_section() -> list[str]:
               "|---|---|" + "---|" * (len(configs) + 3)]
     sets = r["sets"]
     for n, v in sets.items():
-        cells = [f"{v[c]:.4f}" + ("" if c == "chunks" else f" (p={_p(v['p ' + c])})") for c in configs]
+        cells = [f"{v[c]:.4f}" + ("" if c == "chunks" else f" (p={fmt_p(v['p ' + c])})") for c in configs]
         ms = v["ms_per_query"]
         lines.append(f"| {n} | {v['queries']} | " + " | ".join(cells)
                      + f" | {v['replay mix']:.4f} | {v['replay mix, damped']:.4f} | {ms['chunks']:.0f} / {ms['mix']:.0f} |")

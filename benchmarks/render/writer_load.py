@@ -4,7 +4,7 @@ from __future__ import annotations
 from .common import load
 
 
-def writer_load_section() -> list[str]:
+def render() -> list[str]:
     r = load("writer_load.json")
     lines = ["## Readers beside writers: queries while an ingest and 50 deletes run (`benchmarks/writer_load.py`)", ""]
     if r is None:
