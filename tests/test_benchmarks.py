@@ -110,7 +110,8 @@ def test_every_result_goes_through_the_harness():
 
 def test_every_script_imports_without_the_shared_datasets(tmp_path):
     """Each script imports (its main not run) with DATASETS pointing nowhere; a package missing from
-    this environment may only be one of benchmarks/requirements-*.txt (the anchors' own venvs)."""
+    this environment may only be one of benchmarks/requirements-*.txt (the anchors' own venvs). Each
+    renderer of benchmarks/render/ imports too. Not marked slow: `make check` runs it."""
     optional = set()
     for req in BENCH.glob("requirements-*.txt"):
         for line in req.read_text(encoding="utf-8").splitlines():
@@ -134,7 +135,7 @@ def test_every_script_imports_without_the_shared_datasets(tmp_path):
         "    sys.path.remove(folder)\n"
         "print(json.dumps(out))\n"
     )
-    groups = [[str(BENCH), [p.stem for p in SCRIPTS if p.parent == BENCH]],
+    groups = [[str(BENCH), [p.stem for p in SCRIPTS if p.parent == BENCH] + [f"render.{p.stem}" for p in RENDERERS]],
               [str(BENCH / "datasets"), [p.stem for p in SCRIPTS if p.parent != BENCH]]]
     env = {**os.environ, "DATASETS": str(tmp_path / "no-shared"), "HF_HUB_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-c", code], input=json.dumps(groups), capture_output=True, text=True,

@@ -1,4 +1,5 @@
-"""ablation: moved from report.py."""
+"""The ablation tables of ``ragsift eval`` (run by benchmarks/run_all.sh): results/scifact.json and
+hotpotqa-ircot-dev500.json with the tables and plots the command writes beside them."""
 from __future__ import annotations
 
 from .common import RESULTS, load

@@ -1,4 +1,5 @@
-"""anchors: moved from report.py."""
+"""``benchmarks/anchors.py``'s results (``anchors-scifact.json``, ``anchors-scale.json``) on
+docs/benchmarks.md: *Side by side: ragsift, LangChain and LlamaIndex* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt, load

@@ -1,4 +1,5 @@
-"""ann_recall: moved from report.py."""
+"""``benchmarks/ann_recall.py``'s results (``ann_recall.json``) on docs/benchmarks.md: its part of *Speed
+and memory*."""
 from __future__ import annotations
 
 from .common import load

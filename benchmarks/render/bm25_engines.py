@@ -1,4 +1,5 @@
-"""bm25_engines: moved from report.py."""
+"""``benchmarks/bm25_engines.py``'s results (``bm25_engines.json``) on docs/benchmarks.md: *BM25 engines on
+the same chunks: ragsift's, LanceDB's, a one-byte length* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, opened, ran

@@ -1,4 +1,5 @@
-"""bm25_languages: moved from report.py."""
+"""``benchmarks/bm25_languages.py``'s results (``bm25_languages.json``) on docs/benchmarks.md: *BM25's
+statistics in a mixed-language base* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, opened, ran

@@ -1,4 +1,5 @@
-"""bm25_query: moved from report.py."""
+"""``benchmarks/bm25_query.py``'s results (``bm25_query.json``) on docs/benchmarks.md: *BM25: a repeated
+query term, and the analyzers* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, opened, ran

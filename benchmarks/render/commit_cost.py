@@ -1,4 +1,6 @@
-"""commit_cost: moved from report.py."""
+"""``benchmarks/commit_cost.py``'s results (``commit_cost.json``, ``commit_cost_after.json``,
+``steady_ingest.json``) on docs/benchmarks.md: *Small commits into a large store (segments;
+`benchmarks/commit_cost.py`)* (``render``)."""
 from __future__ import annotations
 
 from . import first_query, scale

@@ -1,4 +1,7 @@
-"""common: moved from report.py."""
+"""What every renderer of docs/benchmarks.md shares: where the results are, ``load`` (a result file, None when
+absent), ``ran`` (date, command, commit), ``host_of``, ``fmt`` and ``fmt_p`` (figures, p values),
+``opened`` (a section's heading and result, or its "not run yet" line) and ``written`` (a section
+written by hand in benchmarks/sections/NAME.md)."""
 from __future__ import annotations
 
 import json

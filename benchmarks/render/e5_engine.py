@@ -1,4 +1,5 @@
-"""e5_engine: moved from report.py."""
+"""``benchmarks/e5_engine.py``'s results (``e5_engine.json``) on docs/benchmarks.md: *The default embedder's
+two engines* (``render``)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,6 @@
-"""entries: moved from report.py."""
+"""``benchmarks/entries.py``'s results (``entries.json``, ``entries_round2.json``) on docs/benchmarks.md:
+*Whole entries beside chunks, chosen leave-one-set-out* (``render``); *Whole entries beside chunks, round
+2* (``second_round``)."""
 from __future__ import annotations
 
 import statistics

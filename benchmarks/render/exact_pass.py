@@ -1,4 +1,5 @@
-"""exact_pass: moved from report.py."""
+"""``benchmarks/exact_pass.py``'s results (``exact_pass.json``) on docs/benchmarks.md: its lines in the
+filtered search section."""
 from __future__ import annotations
 
 from .common import load

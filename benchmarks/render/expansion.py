@@ -1,4 +1,5 @@
-"""expansion: moved from report.py."""
+"""``benchmarks/expansion.py``'s results (``expansion.json``) on docs/benchmarks.md: *Index expansion on
+SciFact: keywords, entities, learned sparse, a second embedder* (``render``)."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,5 @@
-"""filtered: moved from report.py."""
+"""``benchmarks/filtered.py``'s results (``filtered.json``, ``filtered_1m.json``) on docs/benchmarks.md:
+*Filtered search* (``render``)."""
 from __future__ import annotations
 
 from . import exact_pass, graph_width, sign_bits

@@ -1,4 +1,5 @@
-"""first_query: moved from report.py."""
+"""``benchmarks/first_query.py``'s results (``first_query.json``) on docs/benchmarks.md: its part of the
+commit section."""
 from __future__ import annotations
 
 from .common import load

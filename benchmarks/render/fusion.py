@@ -1,4 +1,5 @@
-"""fusion: moved from report.py."""
+"""``benchmarks/fusion.py``'s results (``fusion.json``) on docs/benchmarks.md: *Default fusion chosen by
+measurement, in every language pair* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, load

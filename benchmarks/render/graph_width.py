@@ -1,4 +1,5 @@
-"""graph_width: moved from report.py."""
+"""``benchmarks/graph_width.py``'s results (``graph_width.json``) on docs/benchmarks.md: its lines in the
+filtered search section; its line in *BM25 at a million children*."""
 from __future__ import annotations
 
 from .common import load

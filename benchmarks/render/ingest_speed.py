@@ -1,4 +1,5 @@
-"""ingest_speed: moved from report.py."""
+"""``benchmarks/ingest_speed.py``'s results (``ingest.json``) on docs/benchmarks.md: its part of *Speed and
+memory*."""
 from __future__ import annotations
 
 from .common import load

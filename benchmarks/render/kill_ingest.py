@@ -1,4 +1,5 @@
-"""kill_ingest: moved from report.py."""
+"""``benchmarks/kill_ingest.py``'s results (``kill_ingest.json``) on docs/benchmarks.md: *Long ingests that
+survive a kill -9* (``render``)."""
 from __future__ import annotations
 
 from .common import load, ran

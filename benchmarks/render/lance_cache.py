@@ -1,4 +1,5 @@
-"""lance_cache: moved from report.py."""
+"""``benchmarks/lance_cache.py``'s results (``lance_cache.json``) on docs/benchmarks.md: *LanceDB's caches
+in a long-running process* (``render``)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""languages: moved from report.py."""
+"""*Languages*: a part from each of four scripts' results under one heading (multilingual.py,
+translate.py, mixed.py, tune.py), each rendered by its script's module."""
 from __future__ import annotations
 
 from . import mixed, multilingual, translate, tune

@@ -1,4 +1,5 @@
-"""links: moved from report.py."""
+"""``benchmarks/links.py``'s results (``links.json``) on docs/benchmarks.md: *Multi-hop that follows names
+(HotpotQA, IRCoT dev 500; without and with the model)* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, load

@@ -1,4 +1,5 @@
-"""llm: moved from report.py."""
+"""*Language models*: ``ragsift eval`` with the model's configs, run by benchmarks/llm.sh
+(results/llm/*.json), and what its tables show."""
 from __future__ import annotations
 
 import sys

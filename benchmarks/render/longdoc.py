@@ -1,4 +1,5 @@
-"""longdoc: moved from report.py."""
+"""``benchmarks/longdoc.py``'s results (``longdoc.json``) on docs/benchmarks.md: *Long documents: flat
+chunks, parent-child, whole documents (L-Eval)* (``render``)."""
 from __future__ import annotations
 
 from .common import load

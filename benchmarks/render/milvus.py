@@ -1,4 +1,5 @@
-"""milvus: moved from report.py."""
+"""``benchmarks/milvus.py``'s results (``milvus.json``) on docs/benchmarks.md: *The same knowledge base on
+LanceDB and on Milvus (SciFact)* (``render``)."""
 from __future__ import annotations
 
 from .common import load

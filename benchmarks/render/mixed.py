@@ -1,4 +1,4 @@
-"""mixed: moved from report.py."""
+"""``benchmarks/mixed.py``'s results (``mixed.json``) on docs/benchmarks.md: its part of *Languages*."""
 from __future__ import annotations
 
 from .common import fmt_p, load

@@ -1,4 +1,5 @@
-"""multihop: moved from report.py."""
+"""``benchmarks/multihop.py``'s results (``multihop.json``) on docs/benchmarks.md: *Multi-hop retrieval
+(HotpotQA, IRCoT dev 500)* (``render``)."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,5 @@
-"""multilingual: moved from report.py."""
+"""``benchmarks/multilingual.py``'s results (``multilingual.json``) on docs/benchmarks.md: its part of
+*Languages*."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,5 @@
-"""query_int8: moved from report.py."""
+"""``benchmarks/query_int8.py``'s results (``query_int8.json``) on docs/benchmarks.md: *MiniLM's questions
+in int8 arithmetic* (``render``)."""
 from __future__ import annotations
 
 from .common import opened, ran

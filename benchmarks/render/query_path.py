@@ -1,4 +1,5 @@
-"""query_path: moved from report.py."""
+"""``benchmarks/query_path.py``'s results (``query_path.json``) on docs/benchmarks.md: *The user's path
+against the core* (``render``)."""
 from __future__ import annotations
 
 from .common import opened, ran

@@ -1,4 +1,5 @@
-"""reading: moved from report.py."""
+"""``benchmarks/reading.py``'s results (``reading.json``, ``reading-rerun.json``) on docs/benchmarks.md:
+*Reading documents* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt, load

@@ -1,4 +1,5 @@
-"""router: moved from report.py."""
+"""``benchmarks/router.py``'s results (``router.json``) on docs/benchmarks.md: *The router as the default,
+on every set's held-out questions* (``render``)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""same_rankings: moved from report.py."""
+"""``benchmarks/same_rankings.py``'s results (``same_rankings.json``, ``same_rankings_bm25.json``) on
+docs/benchmarks.md: *Refactoring: the same rankings before and after* (``render``)."""
 from __future__ import annotations
 
 from .common import load

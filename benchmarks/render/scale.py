@@ -1,4 +1,7 @@
-"""scale: moved from report.py."""
+"""``benchmarks/scale.py``'s results (``scale.json``, ``bm25_1m.json``, ``scale_segments.json``,
+``segments_ab.json``) on docs/benchmarks.md: ``ab_medians`` for the targets; *BM25 at a million children*
+(``bm25_at_a_million``); its part of *Speed and memory*; the million with segments in the commit section
+(``segments_part``); segments before and after in the commit section (``segments_ab_part``)."""
 from __future__ import annotations
 
 from . import graph_width

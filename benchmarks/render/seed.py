@@ -1,4 +1,5 @@
-"""seed: moved from report.py."""
+"""``benchmarks/seed.py``'s results (``seed.json``) on docs/benchmarks.md: *The seed's combination and the
+router* (``render``)."""
 from __future__ import annotations
 
 from .common import fmt_p, load

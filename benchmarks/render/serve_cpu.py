@@ -1,4 +1,5 @@
-"""serve_cpu: moved from report.py."""
+"""``benchmarks/serve_cpu.py``'s results (``serve_cpu.json``) on docs/benchmarks.md: ``throughput_reason``
+for the targets; its part of *The server on every core*."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,6 @@
-"""serve_load: moved from report.py."""
+"""``benchmarks/serve_load.py``'s results (``serve_load.json``, ``serve_workers.json``) on
+docs/benchmarks.md: *The server on every core (`ragsift serve --workers N`)* (``workers``); *The server
+under load (`ragsift serve`)* (``render``)."""
 from __future__ import annotations
 
 from . import serve_cpu

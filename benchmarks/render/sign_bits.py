@@ -1,4 +1,5 @@
-"""sign_bits: moved from report.py."""
+"""``benchmarks/sign_bits.py``'s results (``sign_bits.json``) on docs/benchmarks.md: its lines in the
+filtered search section."""
 from __future__ import annotations
 
 from .common import load

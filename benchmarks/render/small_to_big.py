@@ -1,4 +1,5 @@
-"""small_to_big: moved from report.py."""
+"""``benchmarks/small_to_big.py``'s results (``small_to_big.json``) on docs/benchmarks.md: *The small-to-big
+family on long documents (L-Eval)* (``render``)."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,5 @@
-"""soak: moved from report.py."""
+"""``benchmarks/soak.py``'s results (``soak.json``) on docs/benchmarks.md: ``soak_slope`` for the targets;
+*Long life: 100 re-ingests with queries between* (``render``)."""
 from __future__ import annotations
 
 from .common import opened, ran

@@ -1,4 +1,5 @@
-"""*Speed and memory*: a part from each of four scripts' results, under one heading."""
+"""*Speed and memory*: a part from each of four scripts' results under one heading (ingest_speed.py,
+scale.py, ann_recall.py, throughput.py), each rendered by its script's module."""
 from __future__ import annotations
 
 from . import ann_recall, ingest_speed, scale, throughput

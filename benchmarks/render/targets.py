@@ -1,4 +1,5 @@
-"""targets: moved from report.py."""
+"""*Targets*: each target of the issues checked from the result files that measure it (several
+scripts'), then the rows written by hand in benchmarks/sections/targets.md."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,5 @@
-"""throughput: moved from report.py."""
+"""``benchmarks/throughput.py``'s results (``throughput.json``) on docs/benchmarks.md: its part of *Speed
+and memory*."""
 from __future__ import annotations
 
 from .common import load

@@ -1,4 +1,5 @@
-"""translate: moved from report.py."""
+"""``benchmarks/translate.py``'s results (``translate.json``) on docs/benchmarks.md: its part of
+*Languages*."""
 from __future__ import annotations
 
 from .common import fmt_p, load

@@ -1,4 +1,5 @@
-"""tune: moved from report.py."""
+"""``benchmarks/tune.py``'s results (``tune.json``, ``tune_lawbench.json``) on docs/benchmarks.md: its part
+of *Languages*."""
 from __future__ import annotations
 
 from .common import fmt_p, load

@@ -1,4 +1,5 @@
-"""two_embedders: moved from report.py."""
+"""``benchmarks/two_embedders.py``'s results (``two_embedders.json``) on docs/benchmarks.md: *A second
+embedder as a third channel* (``render``)."""
 from __future__ import annotations
 
 import statistics

@@ -1,4 +1,5 @@
-"""whole_sections: moved from report.py."""
+"""``benchmarks/whole_sections.py``'s results (``whole_sections.json``) on docs/benchmarks.md: *What whole
+sections beside chunks cost at ingest* (``render``)."""
 from __future__ import annotations
 
 from .common import opened, ran

@@ -1,4 +1,5 @@
-"""whole_vectors: moved from report.py."""
+"""``benchmarks/whole_vectors.py``'s results (``whole_vectors.json``) on docs/benchmarks.md: *A section's
+whole vector without embedding it?* (``render``)."""
 from __future__ import annotations
 
 import statistics

@@ -1,4 +1,5 @@
-"""whole_weights: moved from report.py."""
+"""``benchmarks/whole_weights.py``'s results (``whole_weights.json``) on docs/benchmarks.md: *Whole weights
+through the package* (``render``)."""
 from __future__ import annotations
 
 import statistics

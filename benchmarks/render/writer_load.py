@@ -1,4 +1,5 @@
-"""writer_load: moved from report.py."""
+"""``benchmarks/writer_load.py``'s results (``writer_load.json``) on docs/benchmarks.md: *Readers beside
+writers: queries while an ingest and 50 deletes run* (``render``)."""
 from __future__ import annotations
 
 from .common import load
