@@ -154,6 +154,12 @@ INDEX: dict[str, Bench] = {
     "reading.py": Bench(("reading.json", "reading-rerun.json"), ("Reading documents (`benchmarks/reading.py`)",), True),
     "real_reading.py": Bench(("real_reading.json",), ("Reading real documents (`benchmarks/real_reading.py`)",),
                              False),
+    "real_questions.py": Bench(("real_questions.json",),
+                               ("Reading real documents (`benchmarks/real_reading.py`)",), False),
+    "layout_model_cost.py": Bench(("layout_model_cost.json",),
+                                  ("Reading real documents (`benchmarks/real_reading.py`)",), False),
+    "rtl_reading.py": Bench(("rtl_reading.json",), ("Reading real documents (`benchmarks/real_reading.py`)",),
+                            False),
     "report.py": Bench((), (), True),  # renders this page
     "router.py": Bench(("router.json",), ("The router as the default, on every set's held-out questions "
                                           "(`benchmarks/router.py`)",), False),
