@@ -24,14 +24,15 @@ and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works too. Ea
 The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds (one
 table per group) and what ``Settings.model_json_schema()`` exports.
 
-Each group validates its own fields (types, ranges, enums, and rules within the group: auto
-units need chunk entries); ``Settings`` checks what spans groups (a step or a strategy that needs
+Each group validates its own fields (types, ranges, enums, and rules within the group: weighted
+fusion needs a weight); ``Settings`` checks what spans groups (a step or a strategy that needs
 a language model, a small index that needs one, embedding prefixes for an embedder that takes
 them). Who may set what: ``INDEX_KEYS`` are fixed at creation, ``NOT_PER_QUERY`` cannot change
 per query, ``OPERATOR_KEYS`` only the operator sets (a caller of the server may not:
 ``check_caller_overrides``), ``CALLER_KEYS`` are the rest. Channel names are an open set: the
 channel registry (``ragsift.retrieve.channels``) checks them, and the knowledge base runs that
-check whenever it makes settings.
+check whenever it makes settings; so are units (``ragsift.retrieve.units``: the name, and each
+unit's own rule, as ``auto``'s need for chunk entries).
 """
 from __future__ import annotations
 
@@ -208,6 +209,8 @@ Bool = Annotated[bool, Strict()]
 Str = Annotated[str, Strict()]
 Names = Annotated[tuple[Str, ...], BeforeValidator(_as_tuple)]
 Seconds = Annotated[float, Strict(), Field(gt=0, le=86_400)]
+#: a unit's name: a built-in one as its ``Unit`` member, any other as given (the unit registry checks it)
+UnitName = Annotated[Unit | Str, Field(union_mode="left_to_right")]
 
 
 class Group(BaseModel):
@@ -408,9 +411,10 @@ class QuerySettings(Group):
     choice and its reason are in the trace), settings (as set, multi-hop as multihop_mode says),
     hybrid, hyde, multihop or combined (the seed's three: HyDE, then multi-hop, then parent
     expansion)."""
-    unit: Unit = Unit.PARENT
+    unit: UnitName = Unit.PARENT
     """What comes back: parent (the section, default), child (the chunk), document, window
-    (a sentence window), auto (auto-merged)."""
+    (a sentence window), auto (auto-merged), or a unit a module registers (units are an open set:
+    ragsift.retrieve.units checks the name and the unit's own rule)."""
     index_kinds: Annotated[tuple[EntryKind, ...], BeforeValidator(_as_tuple)] = Field(
         (EntryKind.CHUNK,), min_length=1)
     """Small-index entries the channels search."""
@@ -452,10 +456,6 @@ class QuerySettings(Group):
 
     @model_validator(mode="after")
     def _check(self) -> QuerySettings:
-        if self.unit is Unit.AUTO and (EntryKind.CHUNK not in self.index_kinds
-                                       or not set(self.index_kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}):
-            raise ValueError("auto-merging measures the share of a section's chunks that were found: "
-                             "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
         if (self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1
                 and not any(self.weight(c) > 0 for c in self.channels)):
             raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
