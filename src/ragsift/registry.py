@@ -12,7 +12,7 @@ A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of na
     STEPS             retrieve/steps     LLM steps a query's channels share (hyde, multi_query);
                                          register_step
     UNITS             retrieve/units     what a query returns: parent, child, document, window, auto;
-                                         UNITS.add in the package's __init__
+                                         @register_unit
     FUSIONS           retrieve/fusion    how channel rankings are fused: rrf, weighted, adaptive;
                                          @FUSIONS.register
     EMBEDDERS         models/embedders   e5-small, minilm, use-multilingual, st:<model>; add, add_family
@@ -28,14 +28,13 @@ rerankers besides cross-encoders (``models.rerankers.load_reranker``: ``llm-judg
 their prefix where they are loaded.
 
 What a new part takes today:
-- a channel or a file loader: its module, its registration (the decorator) and the import of
-  its module in its package's ``__init__`` (channels are listed in that order); a step is
-  registered in the channel module that uses it;
+- a channel, a unit or a file loader: its module, its registration (the decorator) and the
+  import of its module in its package's ``__init__`` (channels and units are listed in that
+  order); a step is registered in the channel module that uses it; a unit's rule on the settings
+  is its own ``check``;
 - an embedder, a sparse encoder, a cross-encoder or an analyzer: its class and its registration
   in the module above (an analyzer: its class in the tuple registered there);
-- a fusion mode or a unit: also its member of ``FusionMode`` or ``Unit`` in ``ragsift.config``
-  (a unit: its module, imported and added in ``retrieve/units/__init__``, and its rule in
-  ``config`` if it has one, as ``auto`` has);
+- a fusion mode: also its member of ``FusionMode`` in ``ragsift.config``;
 - a binary file format: also its signature in ``ingest/loaders/sniff.py``;
 - a store: also the branches on the store kind in ``store/__init__``, ``kb``, ``kb/files`` and
   ``retrieve/channels/engine``.
