@@ -38,8 +38,8 @@ from __future__ import annotations
 import contextlib
 import tomllib
 import warnings
-from collections.abc import Iterable
-from enum import Enum, StrEnum
+from collections.abc import Iterable, Iterator
+from enum import Enum, EnumType, StrEnum
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -124,9 +124,45 @@ class EmbedPrefixes(StrEnum):
     QWEN3 = "qwen3"  # "Instruct: ...\nQuery: " before queries
 
 
-class StoreKind(StrEnum):
+#: store kinds that backends registered besides the built-in ones added (``StoreKind.add``)
+_ADDED_STORE_KINDS: dict[str, StoreKind] = {}
+
+
+class _StoreKindType(EnumType):
+    """``StoreKind``'s type: iterating it gives the kinds registered backends added after its
+    members, so every list of the valid kinds (the command line's choices, errors) names them."""
+
+    def __iter__(cls) -> Iterator[Any]:
+        return iter([*super().__iter__(), *_ADDED_STORE_KINDS.values()])
+
+
+class StoreKind(StrEnum, metaclass=_StoreKindType):
+    """Where the index lives: the kind of a store backend registered in ``ragsift.store.STORES``.
+    The built-in kinds are members; a backend registered by an application adds its kind
+    (``ragsift.store.register_store`` calls ``add``)."""
+
     LANCEDB = "lancedb"
     MILVUS = "milvus"
+
+    @classmethod
+    def add(cls, value: str) -> StoreKind:
+        """The kind named ``value``, made one if it is not a member (a registered backend's)."""
+        if value in cls._value2member_map_:
+            return cls(value)
+        if value not in _ADDED_STORE_KINDS:
+            kind = str.__new__(cls, value)
+            kind._name_, kind._value_ = value.upper(), value
+            _ADDED_STORE_KINDS[value] = kind
+        return _ADDED_STORE_KINDS[value]
+
+    @classmethod
+    def discard(cls, value: str) -> None:
+        """Forget a kind ``add`` made (a backend unregistered); the members stay."""
+        _ADDED_STORE_KINDS.pop(value, None)
+
+    @classmethod
+    def _missing_(cls, value: object) -> StoreKind | None:
+        return _ADDED_STORE_KINDS.get(value) if isinstance(value, str) else None
 
 
 class StoreFusion(StrEnum):
@@ -287,6 +323,17 @@ class StoreSettings(Group):
                                       "index": "store_index", "fusion": "store_fusion"}
     kind: StoreKind = StoreKind.LANCEDB
     """lancedb (embedded, default) or milvus."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _registered_kind(cls, v: Any) -> Any:
+        """A kind a registered backend added is valid too (its name is no member of the enum)."""
+        if isinstance(v, str) and not isinstance(v, StoreKind):
+            try:
+                return parse_enum(StoreKind, v, "store_kind")
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
+        return v
     uri: Str = ""
     """Milvus: http(s)://host:19530; may change when the cluster moves."""
     name: Str = ""
