@@ -37,6 +37,7 @@ from ragsift.ingest.loaders.base import (
     skipped,
     structured,
 )
+from ragsift.ingest.loaders.sniff import Zip
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
@@ -59,7 +60,7 @@ SKIP = {W + "del", W + "moveFrom", W + "pPr", W + "rPr", W + "tblPr", W + "trPr"
 Block = tuple
 
 
-@register(".docx", ".docm")
+@register(".docx", ".docm", signature=Zip("Word document", "word/"))
 def load_docx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     pkg = ooxml.Package(data, budget, "DOCX")
