@@ -4,7 +4,8 @@ what it really is, never handed to the wrong reader.
 
 The mechanism only: each binary format's signature is given where its loader registers
 (``base.register(".docx", signature=Zip("Word document", "word/"))``) and kept in ``SIGNATURES``
-by suffix. ``Magic``: a format known by its first bytes (what ``what_it_is`` says of them);
+by suffix. ``Magic``: a format known by its first bytes (what ``what_it_is`` says of them, or
+the bytes a new format's files start with);
 ``Zip``: a ZIP archive holding a member that marks the format; ``Ole``: an old Office (OLE) file
 holding one of the format's streams; ``Mail``: headers, or text. A suffix without a signature
 (a text format) is not checked."""
@@ -20,10 +21,13 @@ OLE = "an old Office (OLE) file"
 
 class Magic:
     """A format known by its first bytes: ``what_it_is`` says one of ``what`` of a file of it;
-    ``kind`` names it in messages ("PDF": "not a PDF as its name says: ...")."""
+    ``kind`` names it in messages ("PDF": "not a PDF as its name says: ..."). A format
+    ``what_it_is`` does not know gives the bytes its files start with (``starts``): then
+    ``what_it_is`` knows it too, by ``kind``, for a file of it under another suffix."""
 
-    def __init__(self, kind: str, *what: str) -> None:
-        self.kind, self.what = kind, what
+    def __init__(self, kind: str, *what: str, starts: bytes | tuple[bytes, ...] = ()) -> None:
+        self.starts = (starts,) if isinstance(starts, bytes) else tuple(starts)
+        self.kind, self.what = kind, what or ((_a(kind),) if self.starts else ())
 
     def mismatch(self, data: bytes) -> str | None:
         """Why ``data`` is not a file of this format (None when it is)."""
@@ -137,6 +141,9 @@ def what_it_is(data: bytes) -> str:
         return "a Word 2 document"
     if head[:2] in (b"\x09\x00", b"\x09\x02", b"\x09\x04") and head[2:4] in (b"\x04\x00", b"\x06\x00"):
         return "an Excel 2-4 worksheet"
+    for sig in SIGNATURES.values():  # formats registered with the bytes their files start with
+        if sig.starts and head.startswith(sig.starts):
+            return _a(sig.kind)
     if head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "HTML"
     if b"\x00" not in head:
