@@ -19,7 +19,7 @@ A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of na
     SPARSE_ENCODERS   models/sparse      e5-sparse, splade-tiny, splade:<model>; add, add_family
     CROSS_ENCODERS    models/rerankers   cross-encoder:<model>; add_family
     LOADERS           ingest/loaders     file readers by suffix (.pdf, .docx, ...); @register(*suffixes)
-    STORES            store              where an index lives: lancedb, milvus; @STORES.register
+    STORES            store              where an index lives: lancedb, milvus; @register_store
     ANALYZERS         text/analyzer      BM25 analyzers: ragsift-unicode-v2, ragsift-zh-en-v1; add
 
 Not registries: the language models (``models.llm.load_llm``: ``local:`` and ``openai:``), the
@@ -36,9 +36,9 @@ What a new part takes today:
 - a fusion mode or a unit: also its member of ``FusionMode`` or ``Unit`` in ``ragsift.config``
   (a unit: its module, imported and added in ``retrieve/units/__init__``, and its rule in
   ``config`` if it has one, as ``auto`` has);
-- a binary file format: also its signature in ``ingest/loaders/sniff.py``;
-- a store: also the branches on the store kind in ``store/__init__``, ``kb``, ``kb/files`` and
-  ``retrieve/channels/engine``.
+- a store: its module and its registration (``register_store``: what opens it, and what else its
+  backend can do without opening it); a file loader gives its format's signature in its
+  registration (``register(".ext", signature=...)``).
 Issue 54 is making each of these one module and one registration.
 """
 from __future__ import annotations
