@@ -19,7 +19,7 @@ A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of na
     SPARSE_ENCODERS   models/sparse      e5-sparse, splade-tiny, splade:<model>; add, add_family
     CROSS_ENCODERS    models/rerankers   cross-encoder:<model>; add_family
     LOADERS           ingest/loaders     file readers by suffix (.pdf, .docx, ...); @register(*suffixes)
-    STORES            store              where an index lives: lancedb, milvus; @STORES.register
+    STORES            store              where an index lives: lancedb, milvus; @register_store
     ANALYZERS         text/analyzer      BM25 analyzers: ragsift-unicode-v2, ragsift-zh-en-v1; add
 
 Not registries: the language models (``models.llm.load_llm``: ``local:`` and ``openai:``), the
@@ -35,9 +35,9 @@ What a new part takes today:
 - an embedder, a sparse encoder, a cross-encoder or an analyzer: its class and its registration
   in the module above (an analyzer: its class in the tuple registered there);
 - a fusion mode: also its member of ``FusionMode`` in ``ragsift.config``;
-- a binary file format: also its signature in ``ingest/loaders/sniff.py``;
-- a store: also the branches on the store kind in ``store/__init__``, ``kb``, ``kb/files`` and
-  ``retrieve/channels/engine``.
+- a store: its module and its registration (``register_store``: what opens it, and what else its
+  backend can do without opening it); a file loader gives its format's signature in its
+  registration (``register(".ext", signature=...)``).
 Issue 54 is making each of these one module and one registration.
 """
 from __future__ import annotations

@@ -37,6 +37,7 @@ from ragsift.config.values import (
     UnitName,
     _as_tuple,
     _entry_kinds,
+    parse_enum,
 )
 from ragsift.errors import ConfigError
 from ragsift.names import did_you_mean, unknown
@@ -121,6 +122,17 @@ class StoreSettings(Group):
                                       "index": "store_index", "fusion": "store_fusion"}
     kind: StoreKind = StoreKind.LANCEDB
     """lancedb (embedded, default) or milvus."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _registered_kind(cls, v: Any) -> Any:
+        """A kind a registered backend added is valid too (its name is no member of the enum)."""
+        if isinstance(v, str) and not isinstance(v, StoreKind):
+            try:
+                return parse_enum(StoreKind, v, "store_kind")
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
+        return v
     uri: Str = ""
     """Milvus: http(s)://host:19530; may change when the cluster moves."""
     name: Str = ""

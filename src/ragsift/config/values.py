@@ -3,7 +3,8 @@ strategies, store kinds, entry kinds ...), strict numbers, names and seconds, an
 values written in earlier forms."""
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from collections.abc import Iterator
+from enum import Enum, EnumType, StrEnum
 from typing import Annotated, Any
 
 from pydantic import (
@@ -76,9 +77,45 @@ class EmbedPrefixes(StrEnum):
     QWEN3 = "qwen3"  # "Instruct: ...\nQuery: " before queries
 
 
-class StoreKind(StrEnum):
+#: store kinds that backends registered besides the built-in ones added (``StoreKind.add``)
+_ADDED_STORE_KINDS: dict[str, StoreKind] = {}
+
+
+class _StoreKindType(EnumType):
+    """``StoreKind``'s type: iterating it gives the kinds registered backends added after its
+    members, so every list of the valid kinds (the command line's choices, errors) names them."""
+
+    def __iter__(cls) -> Iterator[Any]:
+        return iter([*super().__iter__(), *_ADDED_STORE_KINDS.values()])
+
+
+class StoreKind(StrEnum, metaclass=_StoreKindType):
+    """Where the index lives: the kind of a store backend registered in ``ragsift.store.STORES``.
+    The built-in kinds are members; a backend registered by an application adds its kind
+    (``ragsift.store.register_store`` calls ``add``)."""
+
     LANCEDB = "lancedb"
     MILVUS = "milvus"
+
+    @classmethod
+    def add(cls, value: str) -> StoreKind:
+        """The kind named ``value``, made one if it is not a member (a registered backend's)."""
+        if value in cls._value2member_map_:
+            return cls(value)
+        if value not in _ADDED_STORE_KINDS:
+            kind = str.__new__(cls, value)
+            kind._name_, kind._value_ = value.upper(), value
+            _ADDED_STORE_KINDS[value] = kind
+        return _ADDED_STORE_KINDS[value]
+
+    @classmethod
+    def discard(cls, value: str) -> None:
+        """Forget a kind ``add`` made (a backend unregistered); the members stay."""
+        _ADDED_STORE_KINDS.pop(value, None)
+
+    @classmethod
+    def _missing_(cls, value: object) -> StoreKind | None:
+        return _ADDED_STORE_KINDS.get(value) if isinstance(value, str) else None
 
 
 class StoreFusion(StrEnum):

@@ -38,6 +38,7 @@ from ragsift.ingest.loaders.base import (
     structured,
 )
 from ragsift.ingest.loaders.docx_numbering import W, _attr, _Numbering
+from ragsift.ingest.loaders.sniff import Zip
 
 W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
 M = ooxml.M
@@ -58,7 +59,7 @@ SKIP = {W + "del", W + "moveFrom", W + "pPr", W + "rPr", W + "tblPr", W + "trPr"
 Block = tuple
 
 
-@register(".docx", ".docm")
+@register(".docx", ".docm", signature=Zip("Word document", "word/"))
 def load_docx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     pkg = ooxml.Package(data, budget, "DOCX")

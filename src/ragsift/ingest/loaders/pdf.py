@@ -39,6 +39,7 @@ from ragsift.ingest.loaders.base import (
     structured,
 )
 from ragsift.ingest.loaders.layout import Line, Word
+from ragsift.ingest.loaders.sniff import Magic
 from ragsift.text.lang import is_cjk_char
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ JUNK_TITLES = re.compile(r"^(untitled|microsoft word|document\d*|slide \d+|\s*)$
                          re.IGNORECASE)
 
 
-@register(".pdf")
+@register(".pdf", signature=Magic("PDF", "a PDF"))
 def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     outline, meta_title, why = _outline(data, budget)
