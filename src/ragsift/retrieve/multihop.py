@@ -7,9 +7,10 @@ Each hop's follow-up queries come from names, in this order:
 - ``link``: documents whose title the passages found last name (best passage first), not found
   yet: the bridge ("the film Kiss and Tell" → the document "Kiss and Tell"). When the question
   chains relations ("the hobby of the brother of the friend of X", ``text.chains``), a passage's
-  link is the name in its sentence that states the relation this hop walks (hop 1 the first, hop
-  2 the second: "The friend of X is Y" over "The mother of X is Z"), so the chain goes on past
-  the second document, one hop per relation; else the first name it gives;
+  links are the names in its sentences that state the relation this hop walks (hop 1 the first,
+  hop 2 the second: "The friend of X is Y" over "The mother of X is Z"; every name of "The sons of
+  X are A, B", up to ``hop_queries`` a hop), so the chain goes on past the second document, one
+  hop per relation; else the first name it gives;
 - ``term`` (keywords mode): when no title is named, the entities and key terms of the passages
   found last that the question does not already contain;
 - ``llm`` (``multihop = "llm"``): the model's query, from the question and the passages found
@@ -223,7 +224,7 @@ class MultiHopSearch:
                     taken.update(docs)
         links = 0
         for unit, text in last_read:
-            for title, docs in self._bridges(text, taken, h, 1):
+            for title, docs in self._bridges(text, taken, h, m.hop_queries - links):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
@@ -235,18 +236,21 @@ class MultiHopSearch:
         return out
 
     def _bridges(self, text: str, exclude: set[str], h: int, limit: int) -> list[tuple[str, list[str]]]:
-        """The titles a passage names to follow at hop ``h``: first those named in its sentences
-        that state the relation this hop walks (the question's chain, ``text.chains``), then
-        those in sentences that state another of its relations, then the others, each in the
-        order named."""
+        """The titles a passage names to follow at hop ``h``. When the question chains relations
+        (``text.chains``): the names of its sentences that state the relation this hop walks (up
+        to ``limit``: "The sons of X are A, B" gives both); when none does, one name, from a
+        sentence that states another of the chain's relations before the others. Else the first
+        name the passage gives."""
         titles = self.searcher.titles()
         if not self.relations:
-            return titles.documents_named([text], exclude=exclude, limit=limit)
+            return titles.documents_named([text], exclude=exclude, limit=1)
         want = self.relations[min(h, len(self.relations)) - 1]
         sentences = [text[a:b] for a, b in sentence_spans(text)]
-        ordered = sorted(sentences, key=lambda x: (not mentions(x, want),
-                                                   not any(mentions(x, r) for r in self.relations)))
-        return titles.documents_named(ordered, exclude=exclude, limit=limit)
+        stating = titles.documents_named([x for x in sentences if mentions(x, want)], exclude=exclude, limit=limit)
+        if stating:
+            return stating
+        ordered = sorted(sentences, key=lambda x: not any(mentions(x, r) for r in self.relations))
+        return titles.documents_named(ordered, exclude=exclude, limit=1)
 
     def linked_titles(self, first: SearchRound) -> list[str]:
         """The titles of the documents that the question's round's top ``hop_top`` passages name,
