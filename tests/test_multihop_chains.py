@@ -19,7 +19,10 @@ DOCS = {
     "alice.md": "# Alice Smith\n\nThe mother of Alice Smith is Carol Jones. The friend of Alice Smith is "
                 "Bob Green.\n",
     "bob.md": "# Bob Green\n\nThe sister of Bob Green is Dana Green. The brother of Bob Green is Evan Green.\n",
-    "evan.md": "# Evan Green\n\nThe hobby of Evan Green is sailing. He lives by the sea.\n",
+    "evan.md": "# Evan Green\n\nThe hobby of Evan Green is sailing. He lives by the sea. The sons of Evan Green "
+               "are Hal Green, Ian Green.\n",
+    "hal.md": "# Hal Green\n\nHal Green plays the violin.\n",
+    "ian.md": "# Ian Green\n\nIan Green builds boats.\n",
     "carol.md": "# Carol Jones\n\nThe brother of Carol Jones is Gary Jones. The hobby of Carol Jones is chess.\n",
     "dana.md": "# Dana Green\n\nThe hobby of Dana Green is rowing.\n",
     "gary.md": "# Gary Jones\n\nThe hobby of Gary Jones is fishing.\n",
@@ -76,6 +79,15 @@ def test_the_defaults_follow_a_three_document_chain(kb, question, lang, names):
     assert [h["names"] for h in mh["hops"][1:]] == names
     assert all(h["kinds"] == ["link"] for h in mh["hops"][1:]) and mh["stop"] == "depth"
     assert [p.source for p in res.passages] == CHAIN[lang]  # the chain, in its order
+
+
+def test_every_name_of_the_sentence_that_states_the_relation_is_followed(kb):
+    # a fourth round for the third relation: "The sons of Evan Green are Hal Green, Ian Green" gives both
+    res = kb.query("Who are the sons of the brother of the friend of Alice Smith?", hop_top=1, max_passages=5)
+    assert res.trace.strategy["signals"]["rounds"] == 4
+    assert [h["names"] for h in res.trace.multihop["hops"][1:]] == [["Bob Green"], ["Evan Green"],
+                                                                      ["Hal Green", "Ian Green"]]
+    assert [p.source for p in res.passages] == [*CHAIN["en"], "hal.md", "ian.md"]
 
 
 def test_two_rounds_stop_after_the_second_document(kb):
