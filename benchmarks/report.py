@@ -144,6 +144,8 @@ INDEX: dict[str, Bench] = {
     "milvus.py": Bench(("milvus.json",), ("The same knowledge base on LanceDB and on Milvus (SciFact)",), False),
     "mixed.py": Bench(("mixed.json",), (LANGUAGES,), True),
     "multihop.py": Bench(("multihop.json",), ("Multi-hop retrieval (HotpotQA, IRCoT dev 500)",), True),
+    "multihop_chains.py": Bench(("multihop_chains.json",), ("Chains that go on: multi-hop by hop count "
+                                                           "(`benchmarks/multihop_chains.py`)",), False),
     "multilingual.py": Bench(("multilingual.json",), (LANGUAGES,), True),
     "office.py": Bench(("office.json",), ("Office files read whole (`benchmarks/office.py`)",), False),
     "query_int8.py": Bench(("query_int8.json",), ("MiniLM's questions in int8 arithmetic "
@@ -225,7 +227,7 @@ def intro() -> list[str]:
 PAGE: list[Callable[[], list[str]] | str] = [
     intro, targets.render, ablation.scifact, ablation.hotpotqa, anchors.render, speed.render, kill_ingest.render,
     longdoc.render, small_to_big.render, expansion.render, llm.render, multihop.render, links.render, seed.render,
-    router.render, fusion.render, entries.render, entries.second_round, whole_sections.render, whole_weights.render,
+    router.render, "multihop_chains", fusion.render, entries.render, entries.second_round, whole_sections.render, whole_weights.render,
     whole_vectors.render, two_embedders.render, bm25_query.render, bm25_engines.render, languages.render,
     bm25_languages.render, milvus.render, serve_load.render, serve_load.workers, writer_load.render, soak.render,
     lance_cache.render, same_rankings.render, reading.render, "reading_rerun", "real_reading", "hostile", "office",

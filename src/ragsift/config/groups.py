@@ -419,7 +419,8 @@ class MultiHopSettings(Group):
     else key terms) or llm (follow-ups by the model)."""
     hops_max: Int = Field(2, gt=0, le=10)
     """Retrieval rounds, the question's own included: 2, the best on HotpotQA's calibration
-    questions (keywords mode, benchmarks/links.py)."""
+    questions (keywords mode, benchmarks/links.py). The router (strategy auto) raises it for a
+    question that chains relations, one round per relation (benchmarks/multihop_chains.py)."""
     hop_queries: Int = Field(2, gt=0, le=10)
     """Follow-up queries per hop in keywords mode: per kind (named documents, linked documents, key
     terms), at most this many."""

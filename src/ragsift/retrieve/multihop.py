@@ -5,7 +5,12 @@ Each hop's follow-up queries come from names, in this order:
 - ``named``: documents whose title the question names (first hop only), not found yet: each
   side of a comparison ("Which is older, X or Y?") gets its own search;
 - ``link``: documents whose title the passages found last name (best passage first), not found
-  yet: the bridge ("the film Kiss and Tell" → the document "Kiss and Tell");
+  yet: the bridge ("the film Kiss and Tell" → the document "Kiss and Tell"). When the question
+  chains relations ("the hobby of the brother of the friend of X", ``text.chains``), a passage's
+  links are the names in its sentences that state the relation this hop walks (hop 1 the first,
+  hop 2 the second: "The friend of X is Y" over "The mother of X is Z"; every name of "The sons of
+  X are A, B", up to ``hop_queries`` a hop), so the chain goes on past the second document, one
+  hop per relation; else the first name it gives;
 - ``term`` (keywords mode): when no title is named, the entities and key terms of the passages
   found last that the question does not already contain;
 - ``llm`` (``multihop = "llm"``): the model's query, from the question and the passages found
@@ -55,8 +60,10 @@ from ragsift.retrieve.fusion import rrf
 from ragsift.retrieve.rerank import rerank
 from ragsift.retrieve.search import Searcher, SearchRound
 from ragsift.store.filters import Node
+from ragsift.text.chains import mentions, relations
 from ragsift.text.entities import new_terms, residual_words
 from ragsift.text.prompts import answer_lines, get_prompt
+from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import cut_to_tokens
 
 FOUND_IN_PROMPT = 3  # passages shown to the model when it writes the next query
@@ -174,6 +181,7 @@ class MultiHopSearch:
         self.first_settings = s.replace(multihop_mode="off", reranker="")
         self.hop_settings = self.first_settings.replace(channels=model_free_channels(s))
         self._hits: dict[int, tuple[SearchRound, dict[str, Any]]] = {}
+        self.relations = relations(question)  # the chain the links walk, from the question's structure
 
     def _hit_of(self, r: SearchRound) -> dict[str, Any]:
         """Unit id -> its best hit, for one round (built once per round; the round is kept with it,
@@ -206,7 +214,6 @@ class MultiHopSearch:
         passages found last name (each after the passage that names it), else (``terms``) the
         passages' new terms."""
         m = self.s.multihop
-        titles = self.searcher.titles()
         rest = residual_words(self.question, all_found)
         out: list[FollowUp] = []
         taken = set(found_docs)
@@ -217,7 +224,7 @@ class MultiHopSearch:
                     taken.update(docs)
         links = 0
         for unit, text in last_read:
-            for title, docs in titles.documents_named([text], exclude=taken, limit=1):
+            for title, docs in self._bridges(text, taken, h, m.hop_queries - links):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
@@ -227,6 +234,23 @@ class MultiHopSearch:
             out = [FollowUp(" ".join([t, *rest]), FollowUpKind.TERM, t)
                    for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
         return out
+
+    def _bridges(self, text: str, exclude: set[str], h: int, limit: int) -> list[tuple[str, list[str]]]:
+        """The titles a passage names to follow at hop ``h``. When the question chains relations
+        (``text.chains``): the names of its sentences that state the relation this hop walks (up
+        to ``limit``: "The sons of X are A, B" gives both); when none does, one name, from a
+        sentence that states another of the chain's relations before the others. Else the first
+        name the passage gives."""
+        titles = self.searcher.titles()
+        if not self.relations:
+            return titles.documents_named([text], exclude=exclude, limit=1)
+        want = self.relations[min(h, len(self.relations)) - 1]
+        sentences = [text[a:b] for a, b in sentence_spans(text)]
+        stating = titles.documents_named([x for x in sentences if mentions(x, want)], exclude=exclude, limit=limit)
+        if stating:
+            return stating
+        ordered = sorted(sentences, key=lambda x: not any(mentions(x, r) for r in self.relations))
+        return titles.documents_named(ordered, exclude=exclude, limit=1)
 
     def linked_titles(self, first: SearchRound) -> list[str]:
         """The titles of the documents that the question's round's top ``hop_top`` passages name,

@@ -1,0 +1,105 @@
+"""Chains that go on: a question of three relations walked past the second document, in English
+and Chinese, on a small real knowledge base (real store and embedder); the router chooses the
+depth from the question's structure, and the link a passage gives is the one its sentence about the
+relation names (not the first name in the passage)."""
+from __future__ import annotations
+
+import pytest
+from conftest import write_files
+
+from ragsift.kb import KnowledgeBase
+from ragsift.text.chains import mentions, relations, rounds
+
+QUESTION = "What is the hobby of the brother of the friend of Alice Smith?"
+WHO = "Who is the brother of the friend of Alice Smith?"
+ZH_QUESTION = "李明的朋友的哥哥的爱好是什么？"
+ZH_WHO = "李明的朋友的哥哥是谁？"
+DOCS = {
+    # each passage names another person first: following the first name would leave the chain
+    "alice.md": "# Alice Smith\n\nThe mother of Alice Smith is Carol Jones. The friend of Alice Smith is "
+                "Bob Green.\n",
+    "bob.md": "# Bob Green\n\nThe sister of Bob Green is Dana Green. The brother of Bob Green is Evan Green.\n",
+    "evan.md": "# Evan Green\n\nThe hobby of Evan Green is sailing. He lives by the sea. The sons of Evan Green "
+               "are Hal Green, Ian Green.\n",
+    "hal.md": "# Hal Green\n\nHal Green plays the violin.\n",
+    "ian.md": "# Ian Green\n\nIan Green builds boats.\n",
+    "carol.md": "# Carol Jones\n\nThe brother of Carol Jones is Gary Jones. The hobby of Carol Jones is chess.\n",
+    "dana.md": "# Dana Green\n\nThe hobby of Dana Green is rowing.\n",
+    "gary.md": "# Gary Jones\n\nThe hobby of Gary Jones is fishing.\n",
+    "liming.md": "# 李明\n\n李明的母亲是王芳。李明的朋友是张伟。\n",
+    "zhangwei.md": "# 张伟\n\n张伟的姐姐是张丽。张伟的哥哥是张强。\n",
+    "zhangqiang.md": "# 张强\n\n张强的爱好是下棋。他住在海边。\n",
+    "wangfang.md": "# 王芳\n\n王芳的哥哥是王刚。王芳的爱好是唱歌。\n",
+    "zhangli.md": "# 张丽\n\n张丽的爱好是游泳。\n",
+    "wanggang.md": "# 王刚\n\n王刚的爱好是钓鱼。\n",
+}
+CHAIN = {"en": ["alice.md", "bob.md", "evan.md"], "zh": ["liming.md", "zhangwei.md", "zhangqiang.md"]}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("chains")
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", DOCS))
+    return kb
+
+
+def test_the_chain_of_relations_read_from_the_question():
+    assert relations(QUESTION) == ["friend", "brother", "hobby"]
+    assert relations("Who is Alice Smith's friend's brother?") == ["friend", "brother"]
+    assert relations("Who is the nephew of Alice Smith's friend?") == ["friend", "nephew"]
+    # a name with "of" in it, a description and a part are no relations
+    assert relations("What did the Chief of Protocol say?") == []
+    assert relations("Who is the sister of the person whose date of birth is 0289-07-10?") == ["sister"]
+    assert relations("What is the name of the director of Kiss and Tell?") == ["director"]
+    assert relations(ZH_QUESTION) == ["朋友", "哥哥", "爱好"]
+    # one relation whose answer the passage found states: no round beyond the question's own
+    assert relations("这次旅行的目的是什么？") == ["目的"] and rounds("这次旅行的目的是什么？") == 1
+    # rounds: the question's own and one per relation; a thing asked is read off the last passage
+    assert (rounds(QUESTION), rounds(WHO), rounds(ZH_QUESTION), rounds(ZH_WHO)) == (3, 3, 3, 3)
+    assert rounds("What is the date of birth of the son of Shanta Embry?") == 2
+    assert rounds("Which government position was held by the woman who played Corliss Archer?") == 1
+    assert mentions("The sisters of Bob Green are Dana Green.", "sister")
+    assert mentions("The sisters of Bob Green are Dana Green.", "sibling")  # a group's member
+    assert not mentions("The mother of Alice Smith is Carol Jones.", "friend")
+    assert mentions("张伟的哥哥是张强。", "兄弟姐妹") and not mentions("李明的母亲是王芳。", "朋友")
+
+
+@pytest.mark.parametrize("question, lang, names", [
+    (QUESTION, "en", [["Bob Green"], ["Evan Green"]]),
+    (WHO, "en", [["Bob Green"], ["Evan Green"]]),
+    (ZH_QUESTION, "zh", [["张伟"], ["张强"]]),
+    (ZH_WHO, "zh", [["张伟"], ["张强"]]),
+])
+def test_the_defaults_follow_a_three_document_chain(kb, question, lang, names):
+    # hop_top=1: only a search's best passage counts as found, so every step must be walked
+    res = kb.query(question, hop_top=1, max_passages=3)
+    st, mh = res.trace.strategy, res.trace.multihop
+    assert st["chosen"] == "multihop" and st["signals"]["rounds"] == 3
+    assert [h["names"] for h in mh["hops"][1:]] == names
+    assert all(h["kinds"] == ["link"] for h in mh["hops"][1:]) and mh["stop"] == "depth"
+    assert [p.source for p in res.passages] == CHAIN[lang]  # the chain, in its order
+
+
+def test_every_name_of_the_sentence_that_states_the_relation_is_followed(kb):
+    # a fourth round for the third relation: "The sons of Evan Green are Hal Green, Ian Green" gives both
+    res = kb.query("Who are the sons of the brother of the friend of Alice Smith?", hop_top=1, max_passages=5)
+    assert res.trace.strategy["signals"]["rounds"] == 4
+    assert [h["names"] for h in res.trace.multihop["hops"][1:]] == [["Bob Green"], ["Evan Green"],
+                                                                      ["Hal Green", "Ian Green"]]
+    assert [p.source for p in res.passages] == [*CHAIN["en"], "hal.md", "ian.md"]
+
+
+def test_two_rounds_stop_after_the_second_document(kb):
+    # what the defaults did before: two rounds, the chain's third document is not reached
+    res = kb.query(QUESTION, strategy="multihop", hops_max=2, hop_top=1, max_passages=3)
+    assert [h["names"] for h in res.trace.multihop["hops"][1:]] == [["Bob Green"]]
+    assert "evan.md" not in [p.source for p in res.passages[:2]]
+
+
+def test_a_chain_stops_when_a_round_adds_nothing(kb):
+    # more rounds than the chain has: the walk ends when no passage names a document not found yet
+    res = kb.query(WHO, strategy="multihop", hops_max=8, hop_top=1)
+    mh = res.trace.multihop
+    assert mh["stop"] in ("nothing_new", "no_follow_up", "repeated_query") and len(mh["hops"]) < 8
+    assert [p.source for p in res.passages[:3]] == CHAIN["en"]
