@@ -38,15 +38,13 @@ from collections.abc import Callable, Mapping, Sequence
 from ragsift.config import FusionMode, Normalization, parse_enum
 from ragsift.errors import ConfigError
 from ragsift.registry import Registry
-
-Ranking = Sequence[tuple[str, float]]
-
+from ragsift.types import Ranking
 
 Discounts = Mapping[str, Mapping[str, float]]
 
 
 def rrf(rankings: Mapping[str, Ranking], k: int = 60, weights: Mapping[str, float] | None = None,
-        discounts: Discounts | None = None) -> list[tuple[str, float]]:
+        discounts: Discounts | None = None) -> Ranking:
     if k < 0:
         raise ConfigError("rrf k must be >= 0")
     scores: dict[str, float] = {}
@@ -78,7 +76,7 @@ def normalize(scores: Sequence[float], method: str) -> list[float]:
 
 def weighted(rankings: Mapping[str, Ranking], weights: Mapping[str, float],
              normalization: str = "minmax", discounts: Discounts | None = None,
-             unlisted: float = 0.0) -> list[tuple[str, float]]:
+             unlisted: float = 0.0) -> Ranking:
     scores: dict[str, float] = {}
     for channel, ranking in rankings.items():
         w = float(weights.get(channel, unlisted))
@@ -122,30 +120,30 @@ def adaptive_weights(rankings: Mapping[str, Ranking], weights: Mapping[str, floa
 
 
 #: fusion modes by name: ``fn(rankings, *, k, weights, normalization, discounts, unlisted, power)``
-FUSIONS: Registry[Callable[..., list[tuple[str, float]]]] = Registry("fusion mode", ConfigError)
+FUSIONS: Registry[Callable[..., Ranking]] = Registry("fusion mode", ConfigError)
 
 
 @FUSIONS.register(FusionMode.RRF.value)
-def _rrf_mode() -> Callable[..., list[tuple[str, float]]]:
+def _rrf_mode() -> Callable[..., Ranking]:
     # RRF votes equally (``weights`` are for weighted fusion)
     return lambda rankings, *, k, discounts, **_: rrf(rankings, k, None, discounts)
 
 
 @FUSIONS.register(FusionMode.WEIGHTED.value)
-def _weighted_mode() -> Callable[..., list[tuple[str, float]]]:
+def _weighted_mode() -> Callable[..., Ranking]:
     return lambda rankings, *, weights, normalization, discounts, unlisted, **_: weighted(
         rankings, weights or {}, normalization, discounts, unlisted)
 
 
 @FUSIONS.register(FusionMode.ADAPTIVE.value)
-def _adaptive_mode() -> Callable[..., list[tuple[str, float]]]:
+def _adaptive_mode() -> Callable[..., Ranking]:
     return lambda rankings, *, weights, normalization, discounts, unlisted, power, **_: weighted(
         rankings, adaptive_weights(rankings, weights or {}, unlisted, power=power), normalization, discounts, unlisted)
 
 
 def fuse(rankings: Mapping[str, Ranking], mode: str, *, k: int = 60,
          weights: Mapping[str, float] | None = None, normalization: str = "minmax",
-         discounts: Discounts | None = None, unlisted: float = 0.0, power: float = 1.0) -> list[tuple[str, float]]:
+         discounts: Discounts | None = None, unlisted: float = 0.0, power: float = 1.0) -> Ranking:
     """Fuse channel rankings by a mode of ``FUSIONS``; one channel keeps its own order and raw scores.
     ``power``: adaptive fusion's (``adaptive_weights``)."""
     m = parse_enum(FusionMode, mode, "fusion mode")

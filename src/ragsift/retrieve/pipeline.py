@@ -34,7 +34,7 @@ from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
-from ragsift.types import Result, Trace, located
+from ragsift.types import Ranking, Result, Trace, located
 
 FUSED_IN_TRACE = 100
 
@@ -170,7 +170,7 @@ class Retriever:
         return out
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
-                       details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+                       details: dict[str, Any] | None = None) -> Ranking:
         """Document ids in final order (a document ranks as its best unit), for evaluation.
         ``details``, if given, receives the multi-hop and strategy traces."""
         r = self.search(query, s, where)
@@ -179,7 +179,7 @@ class Retriever:
             details["strategy"] = r.strategy
         doc_of = {r.unit.key(f.hit): f.hit.doc_id for f in r.found.values()}
         seen: set[str] = set()
-        out: list[tuple[str, float]] = []
+        out: Ranking = []
         for unit, score in r.ranked:
             d = doc_of[unit]
             if d not in seen:

@@ -28,9 +28,8 @@ from ragsift.text.analyzer import Analyzer
 from ragsift.text.clean import clean_str
 from ragsift.text.lang import detect_language
 from ragsift.text.links import TitleIndex
-from ragsift.types import ChannelTrace, Hit, Span
+from ragsift.types import ChannelTrace, Hit, Ranking, Span
 
-Ranking = list[tuple[str, float]]
 log = logging.getLogger(__name__)
 
 

@@ -10,15 +10,13 @@ A unit (``UnitStrategy``) says
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found, candidate
 from ragsift.store.base import Store, StoredHit, StoredParent
-from ragsift.types import Span
-
-Ranked = Sequence[tuple[str, float]]
+from ragsift.types import Ranking, Span
 
 
 def considered(q: QuerySettings) -> int:
@@ -37,13 +35,13 @@ class UnitStrategy:
     def read(self, h: StoredHit, parent: StoredParent, q: QuerySettings) -> str:
         return parent.parent.text
 
-    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+    def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = ranked[:considered(q)]
         return parent_candidates(top, store.get_parents(pid for pid, _ in top), dict(spans)), {}
 
 
-def parent_candidates(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],
+def parent_candidates(fused: Ranking, parents: dict[str, StoredParent],
                       spans: dict[str, list[Span]]) -> list[Candidate]:
     out = []
     for pid, score in fused:
