@@ -416,8 +416,9 @@ class MultiHopSearch:
             ranked, rerank_info = rerank(self.question, merged, s, st.entries, st.first.unit, self.searcher.store,
                                          lambda: self.searcher.llm(s), self.deadline)
             timings["rerank"] = (time.perf_counter() - t_hops) * 1000
-        return replace(st.first, found=st.entries, spans=st.spans, fused=merged, ranked=ranked, rerank=rerank_info,
-                       timings_ms=timings, multihop=info, provenance=st.provenance)
+        # the question's round's fusion (what the trace shows) with the hops' merged ranking
+        return replace(st.first, found=st.entries, spans=st.spans, fused=replace(st.first.fused, ranking=merged),
+                       ranked=ranked, rerank=rerank_info, timings_ms=timings, multihop=info, provenance=st.provenance)
 
     @staticmethod
     def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: Ranking, hop: int,
