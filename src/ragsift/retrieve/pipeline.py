@@ -33,7 +33,7 @@ from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
-from ragsift.types import Ranking, Result, Trace, located
+from ragsift.types import Match, Passage, Ranking, Result, Trace, located
 
 FUSED_IN_TRACE = 100
 
@@ -82,7 +82,22 @@ class Retriever:
         if r.channels and all(c.error for c in r.channels):
             raise RetrievalError("every channel failed: " + "; ".join(
                 f"{c.name}: {(c.error or '').splitlines()[0][:200]}" for c in r.channels))
-        q = s.query
+        passages, packing, match = self._passages(r, s.query)
+        t_end = time.perf_counter()
+        units = self._named_units(r) if name_units else {}
+        timings = {**r.timings_ms, "expand_and_pack": (t_end - t_found) * 1000,
+                   "total": (time.perf_counter() - t0) * 1000}
+        trace = Trace(
+            query=r.query, language=r.language, channels=r.channels, fusion=fusion_trace(r, s.query),
+            filter=filter_spec, generation=self.store.generation, timings_ms=timings,
+            fused=tuple(r.fused.ranking[:FUSED_IN_TRACE]), packing=packing,
+            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
+            strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
+        return Result(r.query, tuple(passages), trace, match=match)
+
+    def _passages(self, r: SearchRound, q: QuerySettings) -> tuple[list[Passage], dict[str, Any], Match]:
+        """The round's units expanded by its unit, packed into the budget, with their best sentences
+        and scores; the packing's trace; how well they match the question."""
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
@@ -98,17 +113,7 @@ class Retriever:
                       term_hits=None if bm25 is None else len(bm25), empty=self.store.generation == 0)
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
-        t_end = time.perf_counter()
-        units = self._named_units(r) if name_units else {}
-        timings = dict(r.timings_ms)
-        timings.update({"expand_and_pack": (t_end - t_found) * 1000, "total": (time.perf_counter() - t0) * 1000})
-        trace = Trace(
-            query=r.query, language=r.language, channels=r.channels, fusion=fusion_trace(r, q),
-            filter=filter_spec, generation=self.store.generation, timings_ms=timings,
-            fused=tuple(r.fused.ranking[:FUSED_IN_TRACE]), packing=packing,
-            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
-            strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
-        return Result(r.query, tuple(passages), trace, match=match)
+        return passages, packing, match
 
     def _nothing_to_search(self, query: str, s: Settings, filter_spec: dict[str, Any] | None, t0: float) -> Result:
         """The result of a question with nothing to search (``confidence.searchable``): no passages,
