@@ -52,11 +52,12 @@ demo: $(VENV)/.base
 # what the tests drive besides Python: Debian's chromium (the web page), pandoc and LibreOffice
 # (the documents the loaders read are written by real writers), CJK fonts (Chinese in those
 # documents and in screenshots); installed when missing (root, apt-get)
-TOOLS := chromium pandoc libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui fonts-noto-cjk
+TOOLS := chromium pandoc fonts-dejavu-core libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui fonts-noto-cjk
 
 tools:
 	@missing=""; for c in chromium pandoc soffice; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	fc-list 2>/dev/null | grep -qi "Noto.*CJK" || missing="$$missing fonts"; \
+	test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || missing="$$missing dejavu"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TOOLS) >/dev/null; \

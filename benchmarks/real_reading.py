@@ -26,7 +26,9 @@ text (the same parts left out), and its tables' cells.
 - glued words: the share of the output's words that are not reference words but split into two or
   more of them ("Recentadvancesin...");
 - table cell recall: the share of reference cells (non-empty, normalized) found in output tables;
-- pages a second (the PDF's pages over the reading time, one process, in this run).
+- pages a second (the PDF's pages over the reading time, one process, in this run), by the wall
+  clock and by the CPU time of the reading (``pages_per_cpu_s``: what the code costs on a shared
+  machine whose load varies).
 
 Writes benchmarks/results/real_reading.json (with the command and the commit measured).
 """
@@ -198,13 +200,18 @@ def score(ref: dict[str, Any], markdown: str) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ readers
+#: the CPU seconds of each read_ragsift call, in order (the machine is shared: wall time is its load's)
+read_file_cpu: list[float] = []
+
+
 def read_ragsift(pdf: Path) -> tuple[str, float, int]:
     from ragsift.ingest.loaders import LoadLimits, load_file
     from ragsift.ingest.splitter import take_marks
 
-    t = time.perf_counter()
-    res = load_file(pdf, pdf.name, LoadLimits(max_seconds=3600))
+    t, cpu = time.perf_counter(), time.process_time()
+    res = load_file(pdf, pdf.name, LoadLimits(max_seconds=3600))  # in this process: its CPU is ours
     took = time.perf_counter() - t
+    read_file_cpu.append(time.process_time() - cpu)
     if not res.documents:
         raise RuntimeError(res.skipped[0].reason if res.skipped else "nothing read")
     doc = res.documents[0]
@@ -244,6 +251,12 @@ def main() -> None:
             kept.write_text(md, encoding="utf-8")
         row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
                "pages_per_s": round(pages / took, 2), **score(ref, md)}
+        if not args.rescore:
+            row["cpu_seconds"] = round(read_file_cpu[-1], 2)
+            row["pages_per_cpu_s"] = round(pages / max(1e-9, read_file_cpu[-1]), 2)
+        elif "cpu_seconds" in rows.get(d["name"], {}).get(args.tag, {}):
+            old_row = rows[d["name"]][args.tag]
+            row.update(cpu_seconds=old_row["cpu_seconds"], pages_per_cpu_s=old_row["pages_per_cpu_s"])
         rows.setdefault(d["name"], {})[args.tag] = row
         print(d["name"], args.tag, row, flush=True)
     for spec in args.anchor:

@@ -13,7 +13,8 @@
 #   exact_pass.py, graph_width.py, sign_bits.py, commit_cost.py, lance_cache.py
 #  need files outside ../shared (not in the repository: ../data-ext, Apache POI's and docling's
 #  test files, PDF manuals), LibreOffice or headless Chromium:
-#   hostile.py, legacy_formats.py, real_reading.py, scans.py, web_screenshots.py
+#   hostile.py, legacy_formats.py, real_reading.py, real_questions.py, rtl_reading.py, scans.py,
+#   web_screenshots.py, layout_model_cost.py (and rapid-layout, installed beside: not a dependency)
 #  need sets fetched by benchmarks/datasets/fetch_*.py (LawBench, InsuranceQA, PhantomWiki) and the
 #  knowledge bases entries.py builds from them (hours each):
 #   entries.py, router.py, two_embedders.py, whole_sections.py, whole_weights.py, whole_vectors.py

@@ -6,7 +6,10 @@
 - every script is named in ``benchmarks/run_all.sh``: run there, or listed with why it is not;
 - every script that writes a result writes it through ``harness.write_result`` (command, commit,
   date and host stamped), and every one imports without ``../shared`` nor its optional tools;
-- ``docs/benchmarks.md`` is what ``benchmarks/report.py`` renders from the stored results.
+- ``docs/benchmarks.md`` is what ``benchmarks/report.py`` renders from the stored results (through a
+  renderer per script, ``benchmarks/render/``), and ``benchmarks/README.md`` what it renders of its index;
+- that index (``report.INDEX``) names every script, result files that are there, headings the page has,
+  and says truly whether ``run_all.sh`` runs each.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 SCRIPTS = sorted([*BENCH.glob("*.py"), *(BENCH / "datasets").glob("*.py")])
+RENDERERS = sorted((BENCH / "render").glob("*.py"))  # docs/benchmarks.md's sections, imported by report.py
 LIBRARIES = {"harness.py", "beir.py"}  # imported by the scripts, never run
 # private names that are not ragsift's: (script, attribute) -> whose
 NOT_RAGSIFT = {("readers.py", "_install_spacy_model"): "unstructured's tokenizer, patched to refuse a download"}
@@ -74,7 +78,7 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SCRIPTS + RENDERERS, ids=lambda p: p.relative_to(BENCH).as_posix())
 def test_no_benchmark_reaches_into_a_private_ragsift_name(path):
     assert _private_uses(path) == [], f"{path.name}: give it a public, documented name in src"
 
@@ -106,7 +110,8 @@ def test_every_result_goes_through_the_harness():
 
 def test_every_script_imports_without_the_shared_datasets(tmp_path):
     """Each script imports (its main not run) with DATASETS pointing nowhere; a package missing from
-    this environment may only be one of benchmarks/requirements-*.txt (the anchors' own venvs)."""
+    this environment may only be one of benchmarks/requirements-*.txt (the anchors' own venvs). Each
+    renderer of benchmarks/render/ imports too. Not marked slow: `make check` runs it."""
     optional = set()
     for req in BENCH.glob("requirements-*.txt"):
         for line in req.read_text(encoding="utf-8").splitlines():
@@ -130,7 +135,7 @@ def test_every_script_imports_without_the_shared_datasets(tmp_path):
         "    sys.path.remove(folder)\n"
         "print(json.dumps(out))\n"
     )
-    groups = [[str(BENCH), [p.stem for p in SCRIPTS if p.parent == BENCH]],
+    groups = [[str(BENCH), [p.stem for p in SCRIPTS if p.parent == BENCH] + [f"render.{p.stem}" for p in RENDERERS]],
               [str(BENCH / "datasets"), [p.stem for p in SCRIPTS if p.parent != BENCH]]]
     env = {**os.environ, "DATASETS": str(tmp_path / "no-shared"), "HF_HUB_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-c", code], input=json.dumps(groups), capture_output=True, text=True,
@@ -166,3 +171,55 @@ def test_docs_benchmarks_is_what_report_renders():
     r = subprocess.run([sys.executable, str(BENCH / "report.py"), "--check"], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, "docs/benchmarks.md differs from `python benchmarks/report.py`: " + r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def index() -> dict:
+    """report.INDEX, read in a child (benchmarks/ on this process's path would make datasets/ a package)."""
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import report; "
+            "print(json.dumps({'index': {k: v._asdict() for k, v in report.INDEX.items()}, 'not_run': report.NOT_RUN}))")
+    r = subprocess.run([sys.executable, "-c", code, str(BENCH)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout)
+
+
+def test_the_index_names_every_script(index):
+    scripts = {p.name for p in BENCH.glob("*.py")} | {p.name for p in BENCH.glob("*.sh")}
+    assert set(index["index"]) == scripts, "report.INDEX: add (or drop) a row for each script in benchmarks/"
+
+
+def test_the_index_names_the_result_files_there(index):
+    """Each result file it names is in benchmarks/results (or the row says "not run"), and each file
+    there is named by one row: a result no section reads, or a section reading a file nobody writes, fails."""
+    results = BENCH / "results"
+    named: dict[str, str] = {}
+    for script, row in index["index"].items():
+        if row["results"] == index["not_run"]:
+            continue
+        assert not isinstance(row["results"], str), f"{script}: results are file names or {index['not_run']!r}"
+        for name in row["results"]:
+            assert (results / name).is_file(), f"{script}: benchmarks/results/{name} is not there (or say 'not run')"
+            assert name not in named, f"{name}: named by {named[name]} and {script}"
+            named[name] = script
+    stored = {p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file()}
+    assert stored - set(named) == set(), "result files no row of report.INDEX names"
+
+
+def test_the_index_names_headings_of_the_page(index):
+    headings = {line[3:] for line in (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("## ")}
+    for script, row in index["index"].items():
+        assert set(row["sections"]) <= headings, f"{script}: no such heading in docs/benchmarks.md"
+        assert row["sections"] or not row["results"], f"{script}: its results show in no section"
+
+
+def test_the_index_says_truly_what_run_all_runs(index):
+    """run_all: True exactly when run_all.sh (or llm.sh, which it runs) runs the script, outside a comment."""
+    def commands(name: str) -> str:
+        text = (BENCH / name).read_text(encoding="utf-8")
+        return "\n".join(line.split(" #")[0] for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+    run = commands("run_all.sh") + commands("llm.sh")
+    for script, row in index["index"].items():
+        runs = script == "run_all.sh" or f"benchmarks/{script}" in run
+        assert row["run_all"] == runs, f"{script}: report.INDEX says run_all={row['run_all']}, run_all.sh says {runs}"

@@ -217,7 +217,7 @@ def test_version_and_help_load_nothing_of_the_engine():
     p = ragsift("--version")
     assert p.stdout.strip() == f"ragsift {__version__}"
     # a command's flags still come from the settings once the command is chosen
-    assert "--unit {parent,child,document,window,auto}" in ragsift("query", "--help").stdout
+    assert "--unit {parent,child,document,window,auto,...}" in ragsift("query", "--help").stdout
 
 
 @slow
@@ -420,7 +420,9 @@ HOSTILE = [
      f"ragsift query: error: argument --context-tokens: must be 1 or more, not -{'9' * 20}", ""),
     ("zero-questions", ["--kb", "{root}/kb", "tune", "--generate", "0"], "ragsift tune: error: argument --generate: "
                                                                         "must be 1 or more, not 0", ""),
-    ("not-a-choice", ["query", "x", "--unit", "页"], "ragsift query: error: argument --unit: invalid choice: '页'", ""),
+    ("not-a-choice", ["query", "x", "--fusion", "页"], "ragsift query: error: argument --fusion: invalid choice: '页'",
+     ""),
+    ("not-a-unit", ["--kb", "{root}/kb", "query", "x", "--unit", "页"], "unknown unit '页'; valid: 'parent'", ""),
     ("not-a-command", ["frobnicate"], "ragsift: error: argument command: invalid choice: 'frobnicate'", ""),
     ("restore-negative", ["--kb", "{root}/kb", "check", "--restore", "-1"], "--restore takes a generation number", ""),
     ("restore-huge", ["--kb", "{root}/kb", "check", "--restore", "9" * 30], "no kept generation can be restored "

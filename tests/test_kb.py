@@ -472,7 +472,7 @@ def test_unit_document_returns_whole_documents(tmp_path, question, source):
 
 
 def test_unknown_unit_is_a_clear_error(sample_kb):
-    with pytest.raises(ConfigError, match="unknown unit 'page'; valid values: 'parent', 'child', 'document'"):
+    with pytest.raises(ConfigError, match="unknown unit 'page'; valid: 'parent', 'child', 'document'"):
         sample_kb.query("reset", unit="page")
 
 

@@ -313,3 +313,88 @@ def test_an_outline_entry_names_its_numbered_heading_not_the_body_line_under_it(
         assert body in text and not any(body[len(title):len(title) + 8] in h for h in headings), headings
     assert f"## {sub}" in headings and sub_body in text, headings
     assert [h for h in headings if h.startswith("# 7.41")] == [f"# 7.41 {long_title}"], headings
+
+
+SPARSE_TABLE = {
+    "en": [("", "CPU", "Versions", "Provider"), ("Debian", "i386/amd64", "squeeze/wheezy", "Johannes Ranke"),
+           ("", "armel", "wheezy", "Johannes Ranke"), ("Ubuntu", "i386/amd64", "lucid/precise", "Michael Rutter")],
+    "zh": [("", "架构", "版本", "维护者"), ("银河", "i386/amd64", "一号/二号", "张三"),
+           ("", "armel", "二号", "张三"), ("星云", "i386/amd64", "三号/四号", "李四")],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_table_whose_header_leaves_the_row_names_column_empty(tmp_path, lang):
+    """An unruled table as texinfo's @multitable sets it (R-FAQ's): the header row has no cell over
+    the row names, so its columns alone put "Debian" in one cell with "i386/amd64"."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    font = "STSong-Light" if lang == "zh" else "Times-Roman"
+    path = tmp_path / f"table-{lang}.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont(font, 10)
+    prose = {"en": ["Binary distributions of the system are provided for several platforms, each maintained",
+                    "by a volunteer who builds the packages from the sources released by the team and",
+                    "publishes them on the mirrors, as the table below says for each of them in turn."],
+             "zh": ["本系统的二进制发行版由志愿者为多个平台维护，他们根据团队发布的源代码构建软件包，",
+                    "并把软件包发布到各个镜像站点上，下表逐一列出每个平台的架构、版本和维护者的情况。",
+                    "其他平台的用户可以从源代码自行构建，构建所需的工具和步骤在安装手册中有详细说明。"]}[lang]
+    for n, line in enumerate(prose):  # lines across the page, as a manual's body text runs
+        c.drawString(72, 780 - 13 * n, line)
+    for r, row in enumerate(SPARSE_TABLE[lang]):
+        for x, cell in zip((119, 175, 248, 358), row):
+            c.drawString(x, 730 - 13 * r, cell)
+    for n, line in enumerate(prose):
+        c.drawString(72, 660 - 13 * n, line)
+    c.showPage()
+    c.save()
+    text, _ = _read(path)
+    rows = [[cell.strip() for cell in ln.strip().strip("|").split("|")] for ln in text.splitlines()
+            if ln.startswith("|") and not set(ln) <= set("|- ")]
+    assert rows == [list(r) for r in SPARSE_TABLE[lang]], text
+
+
+# a Persian line as XeTeX sets it, in presentation forms drawn left to right: each word's glyphs,
+# the space between words squeezed by justification to 0.12 of the size (below the 0.15 that parts
+# words elsewhere), a gap of 0.07 after the letters that join nothing on their left (ا, ر, آ), and
+# the zero-width non-joiner of "می‌کند" drawn as a space that starts a hair inside the letter after
+# the break and runs over it
+PERSIAN = [("ﺪﻨﮐ", "ﯽﻣ"), ("ﻥﺎﺳﺁ",), ("ﺍﺭ",), ("ﺭﺎﮐ",), ("ﻢﺘﺴﯿﺳ",), ("ﻦﯾﺍ",)]  # visual, left to right
+PERSIAN_TEXT = "این سیستم کار را آسان می کند"  # logical: the non-joiner read as the break it is
+
+
+def test_a_justified_persian_line_reads_word_by_word(tmp_path):
+    """A Persian book set by XeTeX read as glued words ("یکسیستمحروف...", 416 of them in 147 pages)
+    and split one letter off at each non-joiner ("م یکند"); the English line beside it reads as before."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVu", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"))
+    size = 11.0
+    path = tmp_path / "persian.pdf"
+    c = canvas.Canvas(str(path), invariant=1)
+    c.setFont("DejaVu", size)
+    c.drawString(72, 760, "The system makes the work easy, and so does this line in English.")
+    for y in (730, 712):  # two lines alike: a paragraph
+        x = 100.0
+        for word in PERSIAN:
+            for k, part in enumerate(word):
+                if k:  # the non-joiner: a blank over the first letter of this part
+                    c.drawString(x + 0.02, y, " ")
+                for ch in part:
+                    c.drawString(x, y, ch)
+                    x += pdfmetrics.stringWidth(ch, "DejaVu", size)
+                    if ch in "ﺎﺍﺭﺁ" and ch != part[-1]:
+                        x += 0.07 * size
+            x += 0.12 * size
+    c.showPage()
+    c.save()
+    text, _ = _read(path)
+    lines = [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
+    assert any(PERSIAN_TEXT + " " + PERSIAN_TEXT in ln or ln == PERSIAN_TEXT for ln in lines), lines
+    assert any("The system makes the work easy, and so does this line in English." in ln for ln in lines), lines

@@ -254,7 +254,7 @@ def test_every_limit_is_a_clear_4xx(server):
         problem(c.post("/v1/query", json={"question": "x" * 5000}), 400, "limit is 4000")
         problem(c.post("/v1/query", json={"question": "   "}), 400, "the query is empty")
         problem(c.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}), 422, "")
-        problem(c.post("/v1/query", json={"question": "x", "unit": "page"}), 422, "unit")
+        problem(c.post("/v1/query", json={"question": "x", "unit": "page"}), 400, "unknown unit 'page'")
         problem(c.post("/v1/query", json={"question": "x", "colour": "red"}), 422, "colour")
         problem(c.post("/v1/query", json={"question": "x", "channel_depth": 10**9}), 422, "channel_depth")
         problem(c.post("/v1/query", json={"question": "x", "embedder": "minilm"}), 400, "embedder")

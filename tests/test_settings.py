@@ -24,6 +24,7 @@ from ragsift.config import (
 )
 from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
+from ragsift.retrieve.pipeline import Retriever
 
 # a ragsift.toml as the previous version wrote it: every setting flat, by hand
 OLD_FLAT_TOML = '''# ragsift knowledge-base settings. Index settings are fixed at creation;
@@ -123,7 +124,18 @@ def test_flat_names_and_groups_are_the_same_settings():
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"unit": "page"}, "unknown unit 'page'; valid values: 'parent', 'child', 'document', 'window', 'auto'"),
+    ({"unit": "page"}, "unknown unit 'page'; valid: 'parent', 'child', 'document', 'window', 'auto'"),
+    ({"unit": "parnet"}, "unknown unit 'parnet'; did you mean 'parent'? valid: 'parent', 'child'"),
+    ({"unit": "auto", "index_kinds": ["sentence"]}, "auto-merging measures the share of a section's chunks"),
+])
+def test_units_are_checked_where_settings_meet_the_query_layer(change, message):
+    s = Settings().replace(**change)  # an open set: the settings take any name
+    with pytest.raises(ConfigError) as e:
+        Retriever.check(s)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("change,message", [
     ({"fusion": "sum"}, "unknown fusion 'sum'; valid values: 'rrf', 'weighted'"),
     ({"store_kind": "mysql"}, "unknown store_kind 'mysql'; valid values: 'lancedb', 'milvus'"),
     ({"index_kinds": ["paragraph"]}, "unknown index_kinds 'paragraph'"),
@@ -143,7 +155,6 @@ def test_flat_names_and_groups_are_the_same_settings():
     ({"colour": "red"}, "unknown setting 'colour'"),
     ({"max_passage": 2}, "unknown setting 'max_passage'; did you mean 'max_passages'?"),
     ({"chekpoint_documents": 5}, "unknown setting 'chekpoint_documents'; did you mean 'checkpoint_documents'?"),
-    ({"unit": "parnet"}, "unknown unit 'parnet'; did you mean 'parent'? valid values: 'parent', 'child'"),
 ])
 def test_bad_settings_are_one_clear_line(change, message):
     with pytest.raises(ConfigError) as e:
@@ -165,8 +176,8 @@ def test_settings_files_are_toml_tables_and_old_flat_files_still_open(tmp_path):
     assert old.query.unit is Unit.WINDOW and old.query.fusion is FusionMode.WEIGHTED
     assert old.query.weights == {"dense": 0.7, "bm25": 0.3} and old.query.channel_timeouts == {"hyde": 60.0}
     assert old.llm.prompts["hyde.zh"]["user"] == "问题：{question}"
-    (tmp_path / "bad.toml").write_text(OLD_FLAT_TOML.replace('unit = "window"', 'unit = "page"'), encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"bad.toml: unknown unit 'page'"):
+    (tmp_path / "bad.toml").write_text(OLD_FLAT_TOML.replace('fusion = "weighted"', 'fusion = "sum"'), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad.toml: unknown fusion 'sum'"):
         Settings.load(tmp_path / "bad.toml")
 
 
@@ -200,7 +211,8 @@ def test_cli_choices_and_help_come_from_the_settings():
     parser = build_parser()
     query = parser._subparsers._group_actions[0].choices["query"]
     actions = {a.dest: a for a in query._actions}
-    for dest, enum in (("unit", Unit), ("fusion", FusionMode), ("normalization", Normalization),
+    assert actions["unit"].choices is None  # units are an open set: the unit registry checks the name
+    for dest, enum in (("fusion", FusionMode), ("normalization", Normalization),
                        ("hyde_mode", HydeMode), ("multihop_mode", MultiHop)):
         assert actions[dest].choices == [m.value for m in enum]
         assert " ".join(Settings.field_info(dest).description.split()) in actions[dest].help

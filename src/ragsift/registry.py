@@ -12,14 +12,14 @@ A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of na
     STEPS             retrieve/steps     LLM steps a query's channels share (hyde, multi_query);
                                          register_step
     UNITS             retrieve/units     what a query returns: parent, child, document, window, auto;
-                                         UNITS.add in the package's __init__
+                                         @register_unit
     FUSIONS           retrieve/fusion    how channel rankings are fused: rrf, weighted, adaptive;
                                          @FUSIONS.register
     EMBEDDERS         models/embedders   e5-small, minilm, use-multilingual, st:<model>; add, add_family
     SPARSE_ENCODERS   models/sparse      e5-sparse, splade-tiny, splade:<model>; add, add_family
     CROSS_ENCODERS    models/rerankers   cross-encoder:<model>; add_family
     LOADERS           ingest/loaders     file readers by suffix (.pdf, .docx, ...); @register(*suffixes)
-    STORES            store              where an index lives: lancedb, milvus; @STORES.register
+    STORES            store              where an index lives: lancedb, milvus; @register_store
     ANALYZERS         text/analyzer      BM25 analyzers: ragsift-unicode-v2, ragsift-zh-en-v1; add
 
 Not registries: the language models (``models.llm.load_llm``: ``local:`` and ``openai:``), the
@@ -28,17 +28,16 @@ rerankers besides cross-encoders (``models.rerankers.load_reranker``: ``llm-judg
 their prefix where they are loaded.
 
 What a new part takes today:
-- a channel or a file loader: its module, its registration (the decorator) and the import of
-  its module in its package's ``__init__`` (channels are listed in that order); a step is
-  registered in the channel module that uses it;
+- a channel, a unit or a file loader: its module, its registration (the decorator) and the
+  import of its module in its package's ``__init__`` (channels and units are listed in that
+  order); a step is registered in the channel module that uses it; a unit's rule on the settings
+  is its own ``check``;
 - an embedder, a sparse encoder, a cross-encoder or an analyzer: its class and its registration
   in the module above (an analyzer: its class in the tuple registered there);
-- a fusion mode or a unit: also its member of ``FusionMode`` or ``Unit`` in ``ragsift.config``
-  (a unit: its module, imported and added in ``retrieve/units/__init__``, and its rule in
-  ``config`` if it has one, as ``auto`` has);
-- a binary file format: also its signature in ``ingest/loaders/sniff.py``;
-- a store: also the branches on the store kind in ``store/__init__``, ``kb``, ``kb/files`` and
-  ``retrieve/channels/engine``.
+- a fusion mode: also its member of ``FusionMode`` in ``ragsift.config``;
+- a store: its module and its registration (``register_store``: what opens it, and what else its
+  backend can do without opening it); a file loader gives its format's signature in its
+  registration (``register(".ext", signature=...)``).
 Issue 54 is making each of these one module and one registration.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsift.cancel import Deadline, RWLock
-from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, StoreKind, current_name
+from ragsift.config import INDEX_KEYS, NOT_PER_QUERY, EntryKind, Settings, current_name
 from ragsift.errors import ConfigError, InputError, NotFound, StoreError, os_reason
 from ragsift.kb.files import (
     SETTINGS_FILE,
@@ -36,7 +36,7 @@ from ragsift.models.embedders import Embedder, load_embedder
 from ragsift.process import release
 from ragsift.retrieve.pipeline import Retriever
 from ragsift.retrieve.search import SearchRound
-from ragsift.store import check_store, committed_stats, default_store_name, embedded_identity, open_store
+from ragsift.store import check_store, committed_stats, named, open_store, stored_identity
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.store.filters import asked_values, missing_values, parse_filter
 from ragsift.text.analyzer import DEFAULT_ANALYZER, analyzer_for
@@ -177,8 +177,7 @@ class KnowledgeBase:
                 # whole sections indexed are searched beside the chunks, mixed by whole_weights
                 settings = settings.replace(index_kinds=[EntryKind.CHUNK, EntryKind.PARENT])
             Retriever.check(settings)
-            if settings.store.kind is StoreKind.MILVUS and not settings.store.name:
-                settings = settings.replace(store_name=default_store_name(path))
+            settings = named(settings, path)  # a store kept apart from the directory named from it
             dim = load_embedder(settings.index.embedder, settings.embedding).dim
             vectors = {name: load_embedder(name, settings.embedding).dim for name in settings.index.extra_embedders}
             made = [p for p in (path, *path.parents) if not p.exists()]  # the folders this creation makes
@@ -538,8 +537,9 @@ class KnowledgeBase:
 
     @staticmethod
     def committed_stats(path: str | Path) -> dict[str, Any] | None:
-        """``stats()`` of the knowledge base at ``path`` without opening its store, for an embedded
-        one whose manifest records its counts (every commit since they were); None otherwise (then
+        """``stats()`` of the knowledge base at ``path`` without opening its store, where its
+        backend reads what the last commit recorded (``StoreBackend.committed_stats``: the embedded
+        store's manifest records its counts at every commit since they were); None otherwise (then
         open it). The settings file is checked against the store's record as ``open`` checks it."""
         path = Path(path)
         try:
@@ -553,12 +553,10 @@ class KnowledgeBase:
         if not sfile.exists():
             return None
         settings = Settings.load(sfile)
-        if settings.store.kind is not StoreKind.LANCEDB:
-            return None
-        st = committed_stats(path)
+        st = committed_stats(path, settings)
         if st is None:
             return None
-        check_identity(settings, embedded_identity(path), sfile)
+        check_identity(settings, stored_identity(path, settings), sfile)
         return _with_settings(st, settings, analyzer_for(settings.index.analyzer).name)
 
     def close(self) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsift.config import INDEX_KEYS, Settings, StoreKind, current_name
+from ragsift.config import INDEX_KEYS, Settings, current_name
 from ragsift.errors import ConfigError, StoreError, os_reason
-from ragsift.store import check_store, default_store_name, embedded_identity, open_store, restore_store
+from ragsift.store import check_store, open_store, placed, restore_store, stored_identity
 from ragsift.store.base import CheckReport, Store, StoredDocument, StoredParent
 from ragsift.types import Child
 
@@ -52,11 +52,11 @@ def _same(v: Any) -> Any:
 
 
 def rewrite_settings(path: str | Path) -> Settings:
-    """Write ``ragsift.toml`` of an embedded knowledge base from the index settings its store
-    recorded at creation (query defaults go back to the package's); for a settings file that
+    """Write ``ragsift.toml`` of a knowledge base whose store is kept in its directory from the
+    index settings its store recorded at creation (query defaults go back to the package's); for a settings file that
     was lost, emptied or edited. Returns the settings written."""
     path = Path(path)
-    recorded = embedded_identity(path)
+    recorded = stored_identity(path)
     if recorded is None:
         raise StoreError(f"no embedded knowledge base at {path} (manifest.json missing)")
     if not recorded:
@@ -68,9 +68,9 @@ def rewrite_settings(path: str | Path) -> Settings:
 
 
 def missing_settings(path: Path) -> ConfigError | None:
-    """The error for a directory that holds an embedded store but no settings file (None when it
-    holds no store): never made again with defaults over the old store."""
-    recorded = embedded_identity(path)
+    """The error for a directory that holds a store but no settings file (None when it holds no
+    store): never made again with defaults over the old store."""
+    recorded = stored_identity(path)
     if recorded is None:
         return None
     named = ", ".join(f"{k}={shown(v)}" for k, v in recorded.items() if k in IDENTITY_SHOWN)
@@ -133,10 +133,7 @@ def copy_settings(settings: Settings, path: Path, store: dict[str, Any]) -> Sett
             raise StoreError(f"{path} already holds a knowledge base; copy into a new directory")
     except OSError as e:
         raise StoreError(f"cannot copy the knowledge base to {path}: {os_reason(e, path)}") from None
-    settings = settings.replace(**{"store_name": "", **store})
-    if settings.store.kind is StoreKind.LANCEDB:
-        return settings.replace(store_uri="", store_name="")
-    return settings if settings.store.name else settings.replace(store_name=default_store_name(path))
+    return placed(settings.replace(**{"store_name": "", **store}), path)
 
 
 def copy_store(src: Store, path: Path, settings: Settings, progress: Any = None) -> Store:

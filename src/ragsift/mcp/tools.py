@@ -255,16 +255,19 @@ def filter_description(fields: dict[str, str] | None = None) -> str:
 KB = Annotated[str | None, Field(description="The knowledge base to use, by name; omit for the default one")]
 
 
-def _without_kb(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` as a tool without its ``kb`` parameter (one knowledge base: nothing to name)."""
+def _without_kb(fn: Callable[..., Any], described: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """``fn`` as a tool without its ``kb`` parameter (one knowledge base: nothing to name), with the
+    parameters in ``described`` annotated anew (their descriptions made for that knowledge base)."""
     sig = inspect.signature(fn, eval_str=True)
+    hints = {**typing.get_type_hints(fn, include_extras=True), **(described or {})}
 
     def one(**kwargs: Any) -> Any:
         return fn(**kwargs)
 
     one.__name__, one.__doc__ = fn.__name__, fn.__doc__
-    one.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != "kb"])  # type: ignore[attr-defined]
-    one.__annotations__ = {k: v for k, v in typing.get_type_hints(fn, include_extras=True).items() if k != "kb"}
+    one.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
+        p.replace(annotation=hints[p.name]) for p in sig.parameters.values() if p.name != "kb"])
+    one.__annotations__ = {k: v for k, v in hints.items() if k != "kb"}
     return one
 
 
@@ -324,25 +327,20 @@ def _refuse_unknown(what: str, where: str, given: dict[str, Any], known: list[st
                         f"{', '.join(known) or 'no arguments'}" + (f"; {' '.join(hints)}" if hints else ""))
 
 
-def build_mcp(pool: Pool, *, allow_ingest: bool = False,
-              may_write: Callable[[Any], bool] | None = None) -> MCPServer:
-    """The MCP server over a pool of knowledge bases. ``may_write``: over HTTP, whether the
-    request's key may write (the server's own check); none over stdio, where the user is the operator.
-    Over one knowledge base (``SinglePool``) the tools take no ``kb`` parameter."""
-    server = _Server("ragsift", version=__version__,
-                     instructions="Search the knowledge base with `search` and cite passages by their [n]; "
-                                  "`get_section` returns a passage's whole section; `list_documents` shows the "
-                                  "documents and the fields a filter can name.")
-    single = isinstance(pool, SinglePool)
-    fields = _call(lambda: _fields(pool.kb)) if isinstance(pool, SinglePool) else None
+class Tools:
+    """The tools over a pool of knowledge bases, one method each (``TOOLS`` gives each its title,
+    description and hints). ``may_write``: over HTTP, whether the request's key may write (the
+    server's own check); none over stdio, where the user is the operator. ``fields``: one
+    knowledge base's metadata fields, which ``search``'s filter parameter then names."""
 
-    def tool(fn: Callable[..., Any], title: str, description: str, annotations: ToolAnnotations) -> None:
-        server.add_tool(_without_kb(fn) if single else fn, title=title, description=description,
-                        annotations=annotations)
+    def __init__(self, pool: Pool, may_write: Callable[[Any], bool] | None = None,
+                 fields: dict[str, str] | None = None) -> None:
+        self.pool, self.may_write, self.fields = pool, may_write, fields
 
     def search(
+        self,
         question: Annotated[str, Field(description="The question, in Chinese or English (a sentence or keywords)")],
-        filter: Annotated[dict[str, Any] | None, Field(description=filter_description(fields))] = None,
+        filter: Annotated[dict[str, Any] | None, Field(description=filter_description())] = None,
         passages: Annotated[int, Field(ge=1, le=MAX_PASSAGES,
                                        description="How many passages to return, best first")] = 4,
         max_tokens: Annotated[int, Field(ge=MIN_TOKENS, le=MAX_TOKENS, description=(
@@ -350,23 +348,14 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
             "(the last one kept may be cut) and the text says so"))] = DEFAULT_TOKENS,
         kb: KB = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        result = _call(lambda: pool.get(kb).query(question, filter=filter, trace=False, max_passages=passages,
-                                                  token_budget=max_tokens))
+        result = _call(lambda: self.pool.get(kb).query(question, filter=filter, trace=False, max_passages=passages,
+                                                       token_budget=max_tokens))
         fit = fit_to_tokens(result, max_tokens)
         return CallToolResult(content=[TextContent(type="text", text=fit.text)],
                               structured_content=citations(result, fit))
 
-    tool(search, "Search the knowledge base",
-         "Search the knowledge base (Chinese or English) for passages that answer a question. The text result "
-         "is the passages as context ready for a prompt, each headed '[n] source › heading'; cite them by [n]. "
-         f"It holds at most max_tokens ({TOKEN_UNIT}). When nothing matches the question well it begins "
-         "'No good match:' with the reason, and any passages after it are weak; when nothing was found and it "
-         "can tell why (an empty knowledge base, a filter value no document holds) a line 'Why: ...' says so, "
-         "with the nearest values to try instead. The structured result has no_good_match and its reason, "
-         "warnings, and each passage's citation, source, heading, parent_id, doc_id, unit, "
-         "score, similarity, term_match, location and text.", READ_ONLY)
-
     def list_documents(
+        self,
         offset: Annotated[int, Field(ge=0, description="Documents to skip (for the next page)")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Documents to return")] = 50,
         q: Annotated[str | None, Field(max_length=200, description=(
@@ -378,7 +367,7 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
                                                                            "first)")] = "asc",
         kb: KB = None,
     ) -> Annotated[CallToolResult, DocumentList]:
-        base = _call(lambda: pool.get(kb))
+        base = _call(lambda: self.pool.get(kb))
         total, page = _call(lambda: base.list_documents(offset, limit, q=q, sort=sort, order=order))
         out = DocumentList(total=total, fields=_call(lambda: _fields(base)), documents=[
             DocumentInfo(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
@@ -389,15 +378,12 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
         return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))],
                               structured_content=out.model_dump(mode="json"))
 
-    tool(list_documents, "List the documents",
-         "List the documents in the knowledge base (id, source, title, sections, metadata), a page at a time, "
-         "and the fields a search filter can name.", READ_ONLY)
-
     def get_section(
+        self,
         parent_id: Annotated[str, Field(description="A passage's parent_id (from search)")],
         kb: KB = None,
     ) -> Annotated[CallToolResult, Section]:
-        sp = _call(lambda: pool.get(kb).sections([parent_id]).get(parent_id))
+        sp = _call(lambda: self.pool.get(kb).sections([parent_id]).get(parent_id))
         if sp is None:
             raise ToolError(f"no section {parent_id!r}")
         d = sp.to_dict()
@@ -408,27 +394,76 @@ def build_mcp(pool: Pool, *, allow_ingest: bool = False,
         return CallToolResult(content=[TextContent(type="text", text=f"{head}\n{d['text']}")],
                               structured_content=out.model_dump(mode="json"))
 
-    tool(get_section, "Get a whole section",
-         "The whole section (parent) a passage was cut from, by the passage's parent_id.", READ_ONLY)
+    def add_documents(
+        self,
+        documents: Annotated[list[NewDocument], Field(min_length=1, description="The documents to add")],
+        ctx: Context,
+        kb: KB = None,
+    ) -> dict[str, Any]:
+        if self.may_write is not None and not self.may_write(ctx.request_context.request):
+            raise ToolError("this key may read only: adding documents needs a write key")
+        report = _call(lambda: self.pool.get(kb, create=True).add_documents(documents))
+        return report.to_dict()
 
-    if allow_ingest:
-        def add_documents(
-            documents: Annotated[list[NewDocument], Field(min_length=1, description="The documents to add")],
-            ctx: Context,
-            kb: KB = None,
-        ) -> dict[str, Any]:
-            if may_write is not None and not may_write(ctx.request_context.request):
-                raise ToolError("this key may read only: adding documents needs a write key")
-            report = _call(lambda: pool.get(kb, create=True).add_documents(documents))
-            return report.to_dict()
+    def tool(self, name: str, single: bool) -> Callable[..., Any]:
+        """The method ``name`` as a tool: over one knowledge base without its ``kb`` parameter, and
+        its filter described with that knowledge base's fields."""
+        fn = getattr(self, name)
+        if not single:
+            return fn
+        described = {"filter": Annotated[dict[str, Any] | None, Field(description=filter_description(self.fields))]}
+        return _without_kb(fn, described)
 
-        server.may_write, server.writing = may_write, {"add_documents"}
-        tool(add_documents, "Add documents",
+
+class ToolSpec(NamedTuple):
+    """A tool as a client lists it: its method on ``Tools``, title, description and hints; ``writes``:
+    offered only with ingest allowed, and listed only to keys that may write."""
+
+    name: str
+    title: str
+    description: str
+    annotations: ToolAnnotations
+    writes: bool = False
+
+
+TOOLS = (
+    ToolSpec("search", "Search the knowledge base",
+             "Search the knowledge base (Chinese or English) for passages that answer a question. The text result "
+             "is the passages as context ready for a prompt, each headed '[n] source › heading'; cite them by [n]. "
+             f"It holds at most max_tokens ({TOKEN_UNIT}). When nothing matches the question well it begins "
+             "'No good match:' with the reason, and any passages after it are weak; when nothing was found and it "
+             "can tell why (an empty knowledge base, a filter value no document holds) a line 'Why: ...' says so, "
+             "with the nearest values to try instead. The structured result has no_good_match and its reason, "
+             "warnings, and each passage's citation, source, heading, parent_id, doc_id, unit, "
+             "score, similarity, term_match, location and text.", READ_ONLY),
+    ToolSpec("list_documents", "List the documents",
+             "List the documents in the knowledge base (id, source, title, sections, metadata), a page at a time, "
+             "and the fields a search filter can name.", READ_ONLY),
+    ToolSpec("get_section", "Get a whole section",
+             "The whole section (parent) a passage was cut from, by the passage's parent_id.", READ_ONLY),
+    ToolSpec("add_documents", "Add documents",
              "Add documents ({id, text, title?, source?, metadata?}) to the knowledge base. A document whose id "
              "is stored already replaces it (the same documents twice leave the same knowledge base).",
-             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                             open_world_hint=False))
+             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+             writes=True),
+)
 
+
+def build_mcp(pool: Pool, *, allow_ingest: bool = False,
+              may_write: Callable[[Any], bool] | None = None) -> MCPServer:
+    """The MCP server over a pool of knowledge bases: each of ``TOOLS`` (those that write with
+    ``allow_ingest`` only). Over one knowledge base (``SinglePool``) the tools take no ``kb`` parameter."""
+    server = _Server("ragsift", version=__version__,
+                     instructions="Search the knowledge base with `search` and cite passages by their [n]; "
+                                  "`get_section` returns a passage's whole section; `list_documents` shows the "
+                                  "documents and the fields a filter can name.")
+    single = isinstance(pool, SinglePool)
+    tools = Tools(pool, may_write, _call(lambda: _fields(pool.kb)) if isinstance(pool, SinglePool) else None)
+    for spec in (t for t in TOOLS if allow_ingest or not t.writes):
+        server.add_tool(tools.tool(spec.name, single), title=spec.title, description=spec.description,
+                        annotations=spec.annotations)
+    if allow_ingest:
+        server.may_write, server.writing = may_write, {t.name for t in TOOLS if t.writes}
     return server
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsift.config import Settings, StoreKind
+from ragsift.config import Settings
 from ragsift.retrieve.channels import CHANNELS
-from ragsift.retrieve.channels.base import NO_ENGINE, NO_MODEL
+from ragsift.retrieve.channels.base import NO_MODEL
+from ragsift.retrieve.channels.engine import engine_unavailable
 
 #: per-query settings whose values can run only with a language model: setting -> values (as JSON text)
 NEEDS_MODEL: dict[str, tuple[str, ...]] = {
@@ -27,8 +28,9 @@ def unavailable(settings: Settings) -> dict[str, dict[str, str]]:
     if not settings.llm.model:
         for name, values in NEEDS_MODEL.items():
             out[name] = dict.fromkeys(values, NO_MODEL)
-    if settings.store.kind is not StoreKind.MILVUS:
-        out["store_fusion"] = {"engine": NO_ENGINE.format(kind=settings.store.kind.value)}
+    no_engine = engine_unavailable(settings)
+    if no_engine:
+        out["store_fusion"] = {"engine": no_engine}
     return {k: v for k, v in out.items() if v}
 
 

@@ -28,6 +28,7 @@ from ragsift.retrieve.found import Candidate
 from ragsift.retrieve.highlight import best_sentences
 from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
+from ragsift.retrieve.units import check_unit
 from ragsift.retrieve.whole import parts_of
 from ragsift.store.base import Store
 from ragsift.store.filters import Node
@@ -59,8 +60,10 @@ class Retriever:
 
     @staticmethod
     def check(s: Settings) -> None:
-        """Settings the query layer must accept: channels, their weights and timeouts."""
+        """Settings the query layer must accept: channels, their weights and timeouts; the unit
+        (registered, and its own rule)."""
         CHANNELS.check(s)
+        check_unit(s)
 
     def search(self, query: str, s: Settings, where: Node | None, deadline: Deadline | None = None,
                shown: bool = True) -> SearchRound:

@@ -22,341 +22,28 @@ jobs of the one that died, not those of the others. The knowledge base's write l
 writers of different workers."""
 from __future__ import annotations
 
-import contextlib
 import errno
-import json
-import logging
-import os
 import queue
-import re
 import shutil
 import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ragsift.errors import Busy, RagsiftError, StorageFull, WriterBusy
+from ragsift.server.job import JOB_ID_RE, STOPPED, Committed, Job, JobKind, JobState, Probe, _ask, interrupted, log
+from ragsift.server.job_records import OWNERS, JobRecords
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no other process is known to be alive
-    fcntl = None  # type: ignore[assignment]
+__all__ = ["JOB_ID_RE", "KEEP_JOBS", "OWNERS", "STOPPED", "Committed", "Job", "JobKind", "JobQueue", "JobRecords",
+           "JobState", "Probe", "Run", "interrupted"]
 
-log = logging.getLogger(__name__)
 KEEP_JOBS = 200  # finished jobs remembered (by a process, and on disk for each knowledge base)
 PUBLISH_EVERY_S = 0.5  # a running job's progress reaches its record at most this often
-JOB_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 WRITER_WAIT_POLL_S = 1.0  # with workers: how often a job tries again for a lock another worker holds
 STRAY_UPLOAD_S = 3600.0  # an upload folder no job names is removed after this long while other servers run
-STOPPED = "the server stopped before it finished"
-OWNERS = ".owners"
-
-
-class JobKind(StrEnum):
-    FILES = "files"  # an upload
-    DOCUMENTS = "documents"  # documents sent as JSON
-    DELETE = "delete"  # documents deleted
-    SYNC = "sync"  # the operator's folder mirrored
-
-
-class JobState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class Committed(StrEnum):
-    """What of a job the server stopped before it ended the knowledge base holds."""
-
-    NONE = "none"  # nothing
-    PART = "part"  # the checkpoints it committed (a checkpointed ingest), not what came after
-    ALL = "all"  # its one commit (or its delete) landed; only its report was lost
-    UNKNOWN = "unknown"  # it stopped during a commit that may have landed
-
-
-@dataclass
-class Job:
-    id: str
-    kb: str
-    kind: JobKind
-    items: int  # files, documents or ids sent
-    state: JobState = JobState.QUEUED
-    # queued | loading | embedding | committing | deleting | waiting (another worker writes) | done | failed
-    phase: str = "queued"
-    done: int = 0  # chunks embedded so far
-    total: int | None = 0  # chunks to embed (known once loading ends; None for a checkpointed ingest, which streams)
-    created_at: float = field(default_factory=time.time)
-    started_at: float | None = None
-    finished_at: float | None = None
-    report: dict[str, Any] | None = None  # an ingest's report, or a delete's {"deleted", "generation"}
-    error: str | None = None
-    error_kind: str | None = None  # the error's class (StorageFull, StoreError, Interrupted, ...) when failed
-    committed: Committed | None = None  # set when the server stopped before the job ended (``interrupted``)
-    # recorded, never answered:
-    owner: str = ""  # the process that runs it (JobRecords.token)
-    checkpointing: bool = False  # the knowledge base commits ingests in checkpoints
-    commits: int = 0  # commits of this job done
-    committing: bool = False  # a commit has begun and is not known to be done
-    before: int | None = None  # the committed generation when that commit began
-    targets: list[str] = field(default_factory=list)  # a delete's document ids
-    uploads: str | None = None  # the name of the folder its uploaded files wait in
-    cleanup: Path | None = field(default=None, repr=False)  # that folder (this process's own jobs)
-
-    @classmethod
-    def from_record(cls, d: dict[str, Any]) -> Job:
-        """A job as ``to_record`` wrote it."""
-        progress = d.get("progress") or {}
-        uploads = d.get("uploads")
-        return cls(str(d["id"]), str(d["kb"]), JobKind(d["kind"]), int(d["items"]), JobState(d["state"]),
-                   str(d["phase"]), int(progress.get("done") or 0), progress.get("total"), float(d["created_at"]),
-                   d.get("started_at"), d.get("finished_at"), d.get("report"), d.get("error"), d.get("error_kind"),
-                   Committed(d["committed"]) if d.get("committed") else None, str(d.get("owner") or ""),
-                   bool(d.get("checkpointing")), int(progress.get("commits") or 0), bool(d.get("committing")),
-                   d.get("before"), [str(t) for t in d.get("targets") or []],
-                   uploads if isinstance(uploads, str) and JOB_ID_RE.match(uploads) else None)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The job as the API answers it."""
-        return {"id": self.id, "kb": self.kb, "kind": self.kind.value, "items": self.items,
-                "state": self.state.value, "phase": self.phase,
-                "progress": {"done": self.done, "total": self.total, "commits": self.commits},
-                "created_at": self.created_at, "started_at": self.started_at, "finished_at": self.finished_at,
-                "report": self.report, "error": self.error,
-                "committed": self.committed.value if self.committed else None}
-
-    def to_record(self) -> dict[str, Any]:
-        """The job as its record holds it: what the API answers and what a restart needs."""
-        return {**self.to_dict(), "error_kind": self.error_kind, "owner": self.owner,
-                "checkpointing": self.checkpointing, "committing": self.committing,
-                "before": self.before, "targets": self.targets, "uploads": self.uploads}
-
-    @property
-    def finished(self) -> bool:
-        return self.state in (JobState.DONE, JobState.FAILED)
-
-
-class Probe(Protocol):
-    """What the server can tell of a knowledge base, for a job's record and its recovery."""
-
-    def generation(self, kb: str) -> int | None:
-        """Its committed generation now (None: not known)."""
-
-    def stored(self, kb: str, ids: list[str]) -> set[str] | None:
-        """Which of ``ids`` it holds (None: not known)."""
-
-
-def _ask(fn: Callable[..., Any], *args: Any) -> Any:
-    """A probe's answer, or None when asking failed (a recovery says "not known" rather than fail)."""
-    try:
-        return fn(*args)
-    except Exception as e:  # noqa: BLE001  # a knowledge base that cannot be opened: not known
-        log.warning("jobs: could not look at knowledge base %r: %s", args[0] if args else "", e)
-        return None
-
-
-def interrupted(job: Job, probe: Probe | None) -> tuple[str, Committed]:
-    """What is true of a job whose server stopped before it ended: the error it answers with and
-    what of it the knowledge base holds. A commit is recorded before it begins and after it is
-    done, so only a server stopped during a commit leaves doubt, which the generation settles
-    (unchanged: it did not land) or, for a delete, whether its documents are still stored."""
-    if job.state is JobState.QUEUED or job.started_at is None:
-        return f"{STOPPED} (it had not started); nothing of it was committed: send it again", Committed.NONE
-    now = _ask(probe.generation, job.kb) if probe is not None else None
-    at = f" (the knowledge base is at generation {now})" if now is not None else ""
-    landed: bool | None = False
-    if job.committing:
-        landed = None
-        if job.kind is JobKind.DELETE and job.targets and probe is not None:
-            stored = _ask(probe.stored, job.kb, job.targets)
-            if stored is not None and not stored:
-                landed = True
-            elif stored is not None and stored == set(job.targets):
-                landed = False
-        elif job.before is not None and now is not None and now == job.before:
-            landed = False
-    commits = job.commits + (landed is True)
-    named = ", ".join(repr(t) for t in job.targets[:10])
-    if landed is None:
-        moved = (f"the knowledge base went from generation {job.before} to {now} since"
-                 if job.before is not None and now is not None else "its generation then is not known")
-        kept = f"; the {job.commits} checkpoint(s) it committed before are kept" if job.commits else ""
-        how = (f"GET /documents/ID tells whether {named} is still stored" if job.kind is JobKind.DELETE else
-               "GET /documents shows what is stored, and sending it again is safe (unchanged documents are skipped)")
-        return f"{STOPPED}, during a commit that may have landed ({moved}){kept}; {how}", Committed.UNKNOWN
-    if commits == 0:
-        return f"{STOPPED}; nothing of it was committed{at}: send it again", Committed.NONE
-    gen = f"; the knowledge base is at generation {now}" if now is not None else ""
-    if job.kind is JobKind.DELETE:
-        return (f"{STOPPED}, but its delete was committed ({named} no longer stored{gen}): only its report was "
-                "lost", Committed.ALL)
-    if not job.checkpointing:
-        return (f"{STOPPED}, but its commit had landed{at}: all of it was committed, only its report was lost",
-                Committed.ALL)
-    return (f"{STOPPED}; the {commits} checkpoint(s) it committed are kept{at}, nothing after the last one: send "
-            "it again to resume (the documents they hold are skipped as unchanged)", Committed.PART)
-
-
-class JobRecords:
-    """The jobs of a server on disk: ``folder/<kb>/<id>.json``, and ``folder/.owners/<token>``,
-    the lock file of each live process that records jobs there (this one's is ``token``)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.token = uuid.uuid4().hex
-        self._owner_fd: int | None = None
-        self._lock = threading.Lock()
-
-    # ---------------------------------------------------------------- files
-    def path(self, kb: str, job_id: str) -> Path:
-        return self.folder / kb / f"{job_id}.json"
-
-    def write(self, job: Job, sync: bool) -> None:
-        """The job's record, replaced whole (never half written); ``sync``: on the disk before this
-        returns (a change of state; progress alone is not worth a sync)."""
-        self.own()
-        target = self.path(job.kb, job.id)
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = target.with_name(f".{job.id}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(json.dumps(job.to_record(), ensure_ascii=False))
-                if sync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        if sync:
-            _sync_dir(target.parent)
-
-    def read(self, kb: str, job_id: str) -> Job | None:
-        if not JOB_ID_RE.match(job_id):
-            return None
-        return self._read(self.path(kb, job_id), kb)
-
-    @staticmethod
-    def _read(path: Path, kb: str) -> Job | None:
-        try:
-            job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):  # gone, or not a job's record
-            return None
-        return job if job.kb == kb and job.id == path.stem else None
-
-    def kbs(self) -> list[str]:
-        try:
-            return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-        except OSError:
-            return []
-
-    def all(self, kb: str, skip: Collection[str] = ()) -> list[Job]:
-        """The jobs recorded for ``kb`` (but those of ids in ``skip``: known already)."""
-        try:
-            files = [f for f in (self.folder / kb).iterdir()
-                     if f.suffix == ".json" and JOB_ID_RE.match(f.stem) and f.stem not in skip]
-        except OSError:
-            return []
-        return [j for j in (self._read(f, kb) for f in files) if j is not None]
-
-    def prune(self, kb: str) -> None:
-        """Forget the finished jobs of ``kb`` past the newest ``KEEP_JOBS``."""
-        done = sorted((j for j in self.all(kb) if j.finished), key=lambda j: j.finished_at or j.created_at)
-        for j in done[: max(0, len(done) - KEEP_JOBS)]:
-            self.path(kb, j.id).unlink(missing_ok=True)
-
-    # ---------------------------------------------------------------- owners
-    def own(self) -> None:
-        """Hold this process's lock file (made locked: its name never names a free lock while this
-        process lives)."""
-        if self._owner_fd is not None or fcntl is None:
-            return
-        with self._lock:
-            if self._owner_fd is not None:
-                return
-            owners = self.folder / OWNERS
-            owners.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = owners / f".{self.token}.tmp"
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                os.replace(tmp, owners / self.token)
-            except BaseException:
-                os.close(fd)
-                raise
-            self._owner_fd = fd
-
-    def release(self) -> None:
-        """Let go of the lock (the process ends; its unfinished jobs become another's to recover)."""
-        with self._lock:
-            if self._owner_fd is not None:
-                os.close(self._owner_fd)
-                self._owner_fd = None
-
-    @contextlib.contextmanager
-    def claim(self, token: str) -> Iterator[bool]:
-        """Whether the process ``token`` is gone: its lock taken (then kept while the block runs,
-        and its lock file removed after), so one process alone recovers its jobs."""
-        if token == self.token:
-            yield False
-            return
-        if fcntl is None:  # pragma: no cover
-            yield True
-            return
-        if not JOB_ID_RE.match(token):
-            yield False
-            return
-        path = self.folder / OWNERS / token
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
-            yield False
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            gone = True
-        except OSError:  # alive (or being recovered by another process)
-            gone = False
-        try:
-            yield gone
-            if gone:
-                path.unlink(missing_ok=True)
-        finally:
-            os.close(fd)
-
-    def owners(self) -> list[str]:
-        try:
-            return [p.name for p in (self.folder / OWNERS).iterdir() if JOB_ID_RE.match(p.name)]
-        except OSError:
-            return []
-
-    def others_alive(self) -> bool:
-        """Whether another process records jobs here now."""
-        for token in self.owners():
-            if token != self.token:
-                with self.claim(token) as gone:
-                    if not gone:
-                        return True
-        return False
-
-
-def _sync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # a file system that cannot sync a directory
-        pass
-    finally:
-        os.close(fd)
 
 
 class _Progress:
@@ -531,7 +218,7 @@ class JobQueue:
                     recovered.append(j)
                     log.warning("job %s (%s, knowledge base %r): %s", j.id, j.kind.value, j.kb, j.error)
         for kb in {j.kb for j in recovered}:
-            self.records.prune(kb)
+            self.records.prune(kb, KEEP_JOBS)
         return recovered
 
     def sweep_uploads(self, roots: dict[str, Path]) -> list[Path]:
@@ -647,7 +334,7 @@ class JobQueue:
                 self._publish(job, True)
                 if self.records is not None:
                     try:
-                        self.records.prune(job.kb)
+                        self.records.prune(job.kb, KEEP_JOBS)
                     except OSError as e:
                         log.warning("jobs: could not forget old jobs of %r: %s", job.kb, e)
                 if self._on_finish is not None:

@@ -321,6 +321,7 @@ class DocumentView(_Open):
 class SettingsOut(BaseModel):
     settings: dict[str, Any]
     channels: list[str] = Field(description="The channels a query may run on this knowledge base.")
+    units: list[str] = Field(default_factory=list, description="The units a query may return (its unit setting).")
     unavailable: dict[str, dict[str, str]] = Field(
         default_factory=dict,
         description="What a query may not choose on this knowledge base and why, by setting and value "

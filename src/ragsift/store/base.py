@@ -1,4 +1,5 @@
-"""The store interface. The embedded LanceDB store and the scale-out Milvus store implement it.
+"""The store interface. The embedded LanceDB store and the scale-out Milvus store implement it;
+a store that fuses dense and BM25 in its own engine also implements ``HybridSearch``.
 
 Guarantees every implementation gives:
 
@@ -20,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -370,6 +371,22 @@ class Store(Protocol):
         span (entries with text of their own keep an empty text)."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class HybridSearch(Protocol):
+    """A store that fuses dense and BM25 in its own engine (Milvus' hybrid search): what the
+    channel ``engine_hybrid`` runs on (``store_fusion = "engine"``). A backend whose stores
+    implement it says so in its registration (``StoreBackend.provides``), so a query is checked
+    before a store opens; the channel checks the store it gets with ``isinstance``."""
+
+    def search_hybrid(self, vector: np.ndarray, terms: str, k: int, where: Node | None, *,
+                      fusion: str = "rrf", rrf_k: int = 60, weights: Sequence[float] = (0.5, 0.5),
+                      depth: int = 100, kinds: Sequence[str] = ("chunk",),
+                      normalize: bool = True) -> list[StoredHit]:
+        """The ``k`` best entries of dense and BM25 (analyzer ``terms``) fused in the engine:
+        ``fusion`` "rrf" (with ``rrf_k``) or "weighted" (``weights``: dense, bm25; scores
+        normalized first with ``normalize``), over the top ``depth`` of each."""
 
 
 def entry_of(r: dict[str, Any]) -> Child:

@@ -131,6 +131,14 @@ def _english_keywords(text: str) -> list[tuple[str, float, int]]:
     punctuation, numbers and a switch between a name and lower-case words ("Tokyo" | "offices");
     a word scores degree / frequency, a phrase the sum of its words' scores times
     1 + ln(how often the phrase occurs)."""
+    candidates = _rake_candidates(text)
+    if not candidates:
+        return []
+    return _rake_scored(candidates)
+
+
+def _rake_candidates(text: str) -> list[list[tuple[str, str, int]]]:
+    """RAKE's candidate phrases, each its words as (surface, stem key, position)."""
     analyzer = shared_analyzer()
     candidates: list[list[tuple[str, str, int]]] = []  # [(surface, stem key, position)]
     run: list[tuple[str, str, int]] = []
@@ -163,9 +171,11 @@ def _english_keywords(text: str) -> list[tuple[str, float, int]]:
         key = "-".join(analyzer.terms(word)) or word
         run.append((word, key, m.start()))
     flush()
-    if not candidates:
-        return []
+    return candidates
 
+
+def _rake_scored(candidates: list[list[tuple[str, str, int]]]) -> list[tuple[str, float, int]]:
+    """Each distinct phrase named by its most frequent surface form, with its score and first position."""
     freq: Counter[str] = Counter()
     degree: Counter[str] = Counter()
     for cand in candidates:
@@ -192,6 +202,24 @@ def _english_keywords(text: str) -> list[tuple[str, float, int]]:
 def _chinese_keywords(text: str, k: int, keep_latin: bool = True) -> list[tuple[str, float, int]]:
     """jieba TF-IDF words, Latin fragments mapped back to whole tokens ("Wi"+"Fi" -> "wi-fi"),
     and phrases of candidate words that stand side by side at least twice."""
+    weights = _zh_weights(text, k, keep_latin)
+    if not weights:
+        return []
+    positions: dict[str, int] = {}
+    lowered = text.lower()
+    for key in weights:
+        pos = lowered.find(key.lower())
+        positions[key] = pos if pos >= 0 else len(text)
+    out = [(w, s, positions[w]) for w, s in weights.items()]
+    phrase_count, phrase_parts, phrase_pos = _zh_phrases(text, weights)
+    for phrase, count in phrase_count.items():
+        if count >= 2 and phrase not in weights:
+            out.append((phrase, sum(weights[p] for p in phrase_parts[phrase]), phrase_pos[phrase]))
+    return out
+
+
+def _zh_weights(text: str, k: int, keep_latin: bool) -> dict[str, float]:
+    """jieba's TF-IDF words worth keeping and their weights, a Latin fragment under its whole token."""
     load_jieba()
     import jieba.analyse
 
@@ -215,16 +243,13 @@ def _chinese_keywords(text: str, k: int, keep_latin: bool = True) -> list[tuple[
             if len(key) < 2 or _NUMERIC.fullmatch(key) or key in _RAKE_STOP:
                 continue
         weights[key] = max(weights.get(key, 0.0), weight)
-    if not weights:
-        return []
+    return weights
 
-    positions: dict[str, int] = {}
-    lowered = text.lower()
-    for key in weights:
-        pos = lowered.find(key.lower())
-        positions[key] = pos if pos >= 0 else len(text)
 
-    # phrases: maximal runs of adjacent candidate words ("星云"+"智能"+"音箱")
+def _zh_phrases(text: str, weights: dict[str, float]
+                ) -> tuple[Counter[str], dict[str, tuple[str, ...]], dict[str, int]]:
+    """Phrases: maximal runs of adjacent candidate words ("星云"+"智能"+"音箱"), each with how often
+    it occurs, its words and its first position."""
     phrase_count: Counter[str] = Counter()
     phrase_parts: dict[str, tuple[str, ...]] = {}
     run: list[str] = []
@@ -250,12 +275,7 @@ def _chinese_keywords(text: str, k: int, keep_latin: bool = True) -> list[tuple[
             flush()
         pos += len(word)
     flush()
-
-    out = [(w, s, positions[w]) for w, s in weights.items()]
-    for phrase, count in phrase_count.items():
-        if count >= 2 and phrase not in weights:
-            out.append((phrase, sum(weights[p] for p in phrase_parts[phrase]), phrase_pos[phrase]))
-    return out
+    return phrase_count, phrase_parts, phrase_pos
 
 
 def keyword_terms(text: str, k: int = 10) -> str:

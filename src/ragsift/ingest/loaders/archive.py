@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ragsift.ingest.loaders.base import LOADERS, MAX_DEPTH, Budget, LoadLimits, LoadResult, OverLimit, register
+from ragsift.ingest.loaders.sniff import Zip
 from ragsift.types import Skipped
 
 MAX_MEMBERS = 10_000
@@ -20,7 +21,7 @@ MAX_RATIO = 200  # unpacked bytes per packed byte of one member
 MAX_UNPACKED_FACTOR = 20
 
 
-@register(".zip")
+@register(".zip", signature=Zip("ZIP archive"))
 def load_zip(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from ragsift.ingest.loaders.dispatch import load_bytes  # the loaders of every format, registered by then
 

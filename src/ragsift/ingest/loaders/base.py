@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragsift.errors import ConfigError
+from ragsift.ingest.loaders.sniff import SIGNATURES, Magic
 from ragsift.ingest.splitter import heading_of, page_mark
 from ragsift.registry import Registry
 from ragsift.text.clean import clean_str
@@ -231,14 +232,28 @@ Loader = Callable[[bytes, str, LoadLimits], LoadResult]
 LOADERS: Registry[LoadResult] = Registry("file type", ConfigError)
 
 
-def register(*suffixes: str) -> Callable[[Loader], Loader]:
-    """Decorator: register a loader for file suffixes (lower case, with the dot)."""
+def register(*suffixes: str, signature: Magic | None = None) -> Callable[[Loader], Loader]:
+    """Decorator: register a loader for file suffixes (lower case, with the dot), with the
+    signature a file of a binary format has (``sniff``: ``Magic``, ``Zip``, ``Ole``, ``Mail``): a
+    file whose bytes do not have it is skipped, saying what it is, before the loader sees it. A
+    loader whose suffixes differ in signature is registered once for each."""
 
     def wrap(fn: Loader) -> Loader:
         for s in suffixes:
             LOADERS.add(s, fn)
+            if signature is not None:
+                SIGNATURES[s] = signature
+            else:
+                SIGNATURES.pop(s, None)
         return fn
     return wrap
+
+
+def unregister(*suffixes: str) -> None:
+    """Forget the loaders (and signatures) of file suffixes."""
+    for s in suffixes:
+        LOADERS.remove(s)
+        SIGNATURES.pop(s, None)
 
 
 def skipped(source: str, reason: str) -> LoadResult:

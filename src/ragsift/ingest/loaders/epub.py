@@ -21,6 +21,7 @@ from ragsift.ingest.loaders.base import (
     skipped,
     structured,
 )
+from ragsift.ingest.loaders.sniff import Zip
 from ragsift.ingest.loaders.text import html_to_text
 
 MAX_CHAPTERS = 5000
@@ -35,7 +36,7 @@ def xml(data: bytes) -> Any:
     return ElementTree.fromstring(data, forbid_dtd=True)
 
 
-@register(".epub")
+@register(".epub", signature=Zip("EPUB book", "META-INF/container.xml"))
 def load_epub(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     z = zipfile.ZipFile(io.BytesIO(data))

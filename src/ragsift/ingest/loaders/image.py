@@ -24,11 +24,16 @@ from ragsift.ingest.loaders.base import (
 )
 from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.loaders.layout import Word
+from ragsift.ingest.loaders.sniff import Magic
 
 MAX_PIXELS = 60_000_000  # about 7,700 x 7,700: a page scanned at 600 dpi is 35 million
 
 
-@register(".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+@register(".png", signature=Magic("PNG image", "a PNG image"))
+@register(".jpg", ".jpeg", signature=Magic("JPEG image", "a JPEG image"))
+@register(".tif", ".tiff", signature=Magic("TIFF image", "a TIFF image"))
+@register(".bmp", signature=Magic("BMP image", "a BMP image"))
+@register(".webp", signature=Magic("WebP image", "a WebP image"))
 def load_image(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from PIL import Image, ImageSequence
 
@@ -85,7 +90,8 @@ def _as_shown(frame: Any) -> Any:
         return frame
 
 
-@register(".heic", ".heif")
+@register(".heic", signature=Magic("HEIF image", "a HEIF image"))
+@register(".heif")
 def load_heif(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     """A HEIF image (an iPhone's photo), where a HEIF decoder that Pillow opens with is installed."""
     try:

@@ -157,7 +157,7 @@ class Worker:
         assert self.proc.stdin is not None
         try:
             send(self.proc.stdin, ("read", str(path), source, limits,  # type: ignore[arg-type]
-                                   _loader_modules(path.suffix.lower()), list(sys.path)))
+                                   _loader_modules(), list(sys.path)))
         except OSError:
             self.proc.wait()
             raise WorkerGone(self._death(limits)) from None
@@ -246,16 +246,21 @@ def _spawner() -> ThreadPoolExecutor:
     return _spawners[pid]
 
 
-def _loader_modules(suffix: str) -> list[str]:
-    """The module that registered the loader of ``suffix``, when it is not one of ours: the worker
-    imports it (with this process's ``sys.path``) so a loader registered by an application reads
-    there too."""
+def _loader_module(suffix: str) -> str:
+    """The module that registered the loader of ``suffix`` ("" when none did)."""
     from ragsift.ingest.loaders.base import LOADERS
 
-    if suffix not in LOADERS:
-        return []
-    module = getattr(LOADERS.factory(suffix), "__module__", "") or ""
-    return [] if module.startswith("ragsift.") else [module]
+    return (getattr(LOADERS.factory(suffix), "__module__", "") or "") if suffix in LOADERS else ""
+
+
+def _loader_modules() -> list[str]:
+    """The modules that registered loaders besides ours: the worker imports them (with this
+    process's ``sys.path``) so a loader registered by an application reads there too, with its
+    signature, and a file no loader reads is told the same suffixes there as here."""
+    from ragsift.ingest.loaders.base import LOADERS
+
+    found = {_loader_module(s) for s in LOADERS.names()}
+    return sorted(m for m in found if m and m != "__main__" and not m.startswith("ragsift."))
 
 
 def _rss_mb(pid: int) -> float:
@@ -297,7 +302,7 @@ class Readers:
         is skipped with its reason."""
         from ragsift.ingest.loaders.dispatch import load_file
 
-        if "__main__" in _loader_modules(path.suffix.lower()):  # a script's own loader: only it has it
+        if _loader_module(path.suffix.lower()) == "__main__":  # a script's own loader: only it has it
             return load_file(path, source, limits)
         worker = self._take()
         if worker is None:

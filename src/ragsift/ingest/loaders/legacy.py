@@ -21,27 +21,30 @@ from ragsift.ingest.loaders.base import (
 )
 from ragsift.ingest.loaders.convert import Failed, Unavailable, convert, soffice
 from ragsift.ingest.loaders.files import source_title
+from ragsift.ingest.loaders.sniff import Magic, Ole
 from ragsift.ingest.loaders.text import html_to_text
 
 
-@register(".doc")
+@register(".doc", signature=Ole("Word 97-2003 document", "worddocument", also=("RTF", "a Word 2 document"),
+                                   holds="a Word document"))
 def load_doc(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     if data.lstrip()[:5] == b"{\\rtf":
         return load_rtf(data, source, limits)
     return _converted(data, source, limits, ".doc", "docx")
 
 
-@register(".xls")
+@register(".xls", signature=Ole("Excel 97-2003 workbook", "workbook", "book", also=("an Excel 2-4 worksheet",),
+                                   holds="an Excel workbook"))
 def load_xls(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     return _converted(data, source, limits, ".xls", "xlsx")
 
 
-@register(".ppt")
+@register(".ppt", signature=Ole("PowerPoint 97-2003 deck", "powerpoint document", holds="a PowerPoint deck"))
 def load_ppt(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     return _converted(data, source, limits, ".ppt", "pptx")
 
 
-@register(".rtf")
+@register(".rtf", signature=Magic("RTF document", "RTF"))
 def load_rtf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     if soffice() is not None:
         res = _converted(data, source, limits, ".rtf", "docx", fmt="rtf")

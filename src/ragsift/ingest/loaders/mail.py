@@ -28,13 +28,13 @@ from ragsift.ingest.loaders.base import (
 )
 from ragsift.ingest.loaders.encoding import decode
 from ragsift.ingest.loaders.files import source_title
-from ragsift.ingest.loaders.sniff import CONTROL
+from ragsift.ingest.loaders.sniff import CONTROL, Mail
 from ragsift.ingest.loaders.text import html_to_text
 
 MAX_ATTACHMENTS = 50
 
 
-@register(".eml")
+@register(".eml", signature=Mail())
 def load_eml(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     from dataclasses import replace
 

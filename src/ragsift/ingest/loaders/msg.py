@@ -29,6 +29,7 @@ from ragsift.ingest.loaders.base import (
 from ragsift.ingest.loaders.encoding import codec_name, decode
 from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.loaders.mail import MAX_ATTACHMENTS, _nested
+from ragsift.ingest.loaders.sniff import Ole
 from ragsift.ingest.loaders.text import html_to_text
 
 SUBJECT, BODY, HTML, RTF_COMPRESSED = 0x0037, 0x1000, 0x1013, 0x1009
@@ -46,7 +47,7 @@ RTF_PREBUF = (b"{\\rtf1\\ansi\\mac\\deff0\\deftab720{\\fonttbl;}{\\f0\\fnil \\fr
               b"\\pard\\plain\\f0\\fs20\\b\\i\\u\\tab\\tx")
 
 
-@register(".msg")
+@register(".msg", signature=Ole("Outlook message", "__properties_version1.0"))
 def load_msg(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     try:
         import olefile

@@ -116,6 +116,43 @@ def _parse_number(section: str) -> tuple[str, str, str, int, int, bool, int, int
     """A number section: (prefix, suffix, exponent sign or "", decimals (-1: General, -2: literal
     text only), integer zeros, grouping, percents, thousands scaling, General); None when it is not
     one read here (fractions, text between digits)."""
+    tokens = _number_tokens(section)
+    places = [k for k, (kind, _) in enumerate(tokens) if kind in ("digit", "general")]
+    if not places:
+        return ("".join(t for _, t in tokens), "", "", -2, 0, False, 0, 0, False)
+    first, last = places[0], places[-1]
+    while first > 0 and tokens[first - 1][0] == "point":
+        first -= 1
+    while last + 1 < len(tokens) and tokens[last + 1][0] in ("comma", "point"):
+        last += 1
+    core = tokens[first:last + 1]
+    if any(kind == "lit" for kind, t in core) or "/" in "".join(t for _, t in core):
+        return None  # fractions, digits with text between them: written shortest
+    prefix = "".join(t for _, t in tokens[:first])
+    suffix = "".join(t for _, t in tokens[last + 1:])
+    percents = sum(t.count("%") for kind, t in tokens if kind == "lit")
+    if any(kind == "general" for kind, _ in core):
+        return (prefix, suffix, "", -1, 0, False, percents, 0, True)
+    exp = next((t for kind, t in core if kind == "exp"), "")
+    mant = core[:next((k for k, (kind, _) in enumerate(core) if kind == "exp"), len(core))]
+    point = next((k for k, (kind, _) in enumerate(mant) if kind == "point"), len(mant))
+    ip, dp = mant[:point], mant[point + 1:]
+    scale = 0
+    while ip and ip[-1][0] == "comma":  # #,##0, : thousands
+        scale += 1
+        ip = ip[:-1]
+    while dp and dp[-1][0] == "comma":
+        scale += 1
+        dp = dp[:-1]
+    decimals = sum(1 for kind, _ in dp if kind == "digit")
+    digits = [t for kind, t in ip if kind == "digit"]
+    zeros = len(digits) - digits.index("0") if "0" in digits else 0  # "0#", "000": digits always shown
+    return (prefix, suffix, exp, decimals, zeros, any(kind == "comma" for kind, _ in ip), percents, scale, False)
+
+
+def _number_tokens(section: str) -> list[tuple[str, str]]:
+    """A number section's tokens as (kind, text): lit (literal text: quoted, escaped, a space for
+    ``_x``, a currency symbol), digit, point, comma, exp (its sign), general."""
     tokens: list[tuple[str, str]] = []  # (kind, text): lit, digit, point, comma, exp, general
     i, n = 0, len(section)
     while i < n:
@@ -152,37 +189,7 @@ def _parse_number(section: str) -> tuple[str, str, str, int, int, bool, int, int
         else:
             tokens.append(("point" if ch == "." else "comma" if ch == "," else "lit", ch))
             i += 1
-    places = [k for k, (kind, _) in enumerate(tokens) if kind in ("digit", "general")]
-    if not places:
-        return ("".join(t for _, t in tokens), "", "", -2, 0, False, 0, 0, False)
-    first, last = places[0], places[-1]
-    while first > 0 and tokens[first - 1][0] == "point":
-        first -= 1
-    while last + 1 < len(tokens) and tokens[last + 1][0] in ("comma", "point"):
-        last += 1
-    core = tokens[first:last + 1]
-    if any(kind == "lit" for kind, t in core) or "/" in "".join(t for _, t in core):
-        return None  # fractions, digits with text between them: written shortest
-    prefix = "".join(t for _, t in tokens[:first])
-    suffix = "".join(t for _, t in tokens[last + 1:])
-    percents = sum(t.count("%") for kind, t in tokens if kind == "lit")
-    if any(kind == "general" for kind, _ in core):
-        return (prefix, suffix, "", -1, 0, False, percents, 0, True)
-    exp = next((t for kind, t in core if kind == "exp"), "")
-    mant = core[:next((k for k, (kind, _) in enumerate(core) if kind == "exp"), len(core))]
-    point = next((k for k, (kind, _) in enumerate(mant) if kind == "point"), len(mant))
-    ip, dp = mant[:point], mant[point + 1:]
-    scale = 0
-    while ip and ip[-1][0] == "comma":  # #,##0, : thousands
-        scale += 1
-        ip = ip[:-1]
-    while dp and dp[-1][0] == "comma":
-        scale += 1
-        dp = dp[:-1]
-    decimals = sum(1 for kind, _ in dp if kind == "digit")
-    digits = [t for kind, t in ip if kind == "digit"]
-    zeros = len(digits) - digits.index("0") if "0" in digits else 0  # "0#", "000": digits always shown
-    return (prefix, suffix, exp, decimals, zeros, any(kind == "comma" for kind, _ in ip), percents, scale, False)
+    return tokens
 
 
 def _number(v: float | int, fmt: str) -> str:
@@ -238,7 +245,7 @@ def _is_date(section: str) -> bool:
     return False
 
 
-def _date(value: Any, fmt: str) -> str:  # noqa: C901 (one branch per date token: split up, it would be harder to check against the spec)
+def _date(value: Any, fmt: str) -> str:
     fmt = LOCALE_FORMATS.get(fmt, fmt)
     section = _sections(fmt)[0]
     if isinstance(value, dt.timedelta):
@@ -261,47 +268,48 @@ def _date(value: Any, fmt: str) -> str:  # noqa: C901 (one branch per date token
     d = value if isinstance(value, (dt.datetime, dt.date)) else None
     t = value if isinstance(value, dt.time) else (value.time() if isinstance(value, dt.datetime) else dt.time())
     tokens, twelve = _date_tokens(section)
-    out = []
-    for i, tok in enumerate(tokens):
-        low = tok.lower()
-        if tok[0] == '"':
-            out.append(tok[1:-1])
-        elif tok[0] == "\\" and len(tok) > 1:
-            out.append(tok[1])
-        elif tok[0] == "_":
-            out.append(" ")
-        elif tok[0] in "*[":
-            continue
-        elif low in ("yyyy", "e"):
-            out.append(f"{d.year:04d}" if d else "")
-        elif low == "yy":
-            out.append(f"{d.year % 100:02d}" if d else "")
-        elif low in ("m", "mm") and _minutes(tokens, i):
-            out.append(f"{t.minute:02d}" if low == "mm" else str(t.minute))
-        elif low in ("m", "mm", "mmm", "mmmm", "mmmmm"):
-            if d:
-                name = MONTHS[d.month - 1]
-                out.append({"m": str(d.month), "mm": f"{d.month:02d}", "mmm": name[:3], "mmmm": name,
-                            "mmmmm": name[0]}[low])
-        elif low in ("d", "dd"):
-            out.append((str(d.day) if low == "d" else f"{d.day:02d}") if d else "")
-        elif low in ("ddd", "dddd"):
-            out.append((DAYS[d.weekday()][:3] if low == "ddd" else DAYS[d.weekday()]) if d else "")
-        elif low in ("h", "hh"):
-            h = t.hour % 12 or 12 if twelve else t.hour
-            out.append(str(h) if low == "h" else f"{h:02d}")
-        elif low in ("s", "ss"):
-            out.append(str(t.second) if low == "s" else f"{t.second:02d}")
-        elif low.startswith(".0"):
-            frac = f"{t.microsecond / 1e6:.{len(low) - 1}f}"[1:]
-            out.append(frac)
-        elif low == "am/pm":
-            out.append("AM" if t.hour < 12 else "PM")
-        elif low == "a/p":
-            out.append("A" if t.hour < 12 else "P")
-        else:
-            out.append(tok)
-    return "".join(out).strip()
+    return "".join(_date_part(tokens, i, d, t, twelve) for i in range(len(tokens))).strip()
+
+
+def _date_part(tokens: list[str], i: int, d: dt.date | None, t: dt.time, twelve: bool) -> str:  # noqa: C901 (one branch per date token, as the spec lists them)
+    """What the date section's token ``i`` shows of the date ``d`` and the time ``t``."""
+    tok = tokens[i]
+    low = tok.lower()
+    if tok[0] == '"':
+        return tok[1:-1]
+    if tok[0] == "\\" and len(tok) > 1:
+        return tok[1]
+    if tok[0] == "_":
+        return " "
+    if tok[0] in "*[":
+        return ""
+    if low in ("yyyy", "e"):
+        return f"{d.year:04d}" if d else ""
+    if low == "yy":
+        return f"{d.year % 100:02d}" if d else ""
+    if low in ("m", "mm") and _minutes(tokens, i):
+        return f"{t.minute:02d}" if low == "mm" else str(t.minute)
+    if low in ("m", "mm", "mmm", "mmmm", "mmmmm"):
+        if not d:
+            return ""
+        name = MONTHS[d.month - 1]
+        return {"m": str(d.month), "mm": f"{d.month:02d}", "mmm": name[:3], "mmmm": name, "mmmmm": name[0]}[low]
+    if low in ("d", "dd"):
+        return (str(d.day) if low == "d" else f"{d.day:02d}") if d else ""
+    if low in ("ddd", "dddd"):
+        return (DAYS[d.weekday()][:3] if low == "ddd" else DAYS[d.weekday()]) if d else ""
+    if low in ("h", "hh"):
+        h = t.hour % 12 or 12 if twelve else t.hour
+        return str(h) if low == "h" else f"{h:02d}"
+    if low in ("s", "ss"):
+        return str(t.second) if low == "s" else f"{t.second:02d}"
+    if low.startswith(".0"):
+        return f"{t.microsecond / 1e6:.{len(low) - 1}f}"[1:]
+    if low == "am/pm":
+        return "AM" if t.hour < 12 else "PM"
+    if low == "a/p":
+        return "A" if t.hour < 12 else "P"
+    return tok
 
 
 @lru_cache(maxsize=1024)

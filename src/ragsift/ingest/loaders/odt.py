@@ -19,6 +19,7 @@ from ragsift.ingest.loaders.base import (
     structured,
 )
 from ragsift.ingest.loaders.epub import xml
+from ragsift.ingest.loaders.sniff import Zip
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
@@ -39,7 +40,7 @@ def office_body(data: bytes, budget: Budget, body: str, kind: str = "") -> tuple
     return z, el
 
 
-@register(".odt")
+@register(".odt", signature=Zip("OpenDocument text", "content.xml", holds="an OpenDocument file"))
 def load_odt(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     z, body = office_body(data, budget, "text", "damaged ODT")

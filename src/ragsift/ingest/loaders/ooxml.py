@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 from ragsift.ingest.loaders.base import Budget, OverLimit
@@ -332,67 +333,107 @@ def _g(s: str) -> str:
     return "{" + s + "}"
 
 
-def _math_el(c: Any, tag: str, d: int) -> str:  # noqa: C901 (one case per OMML element)
+def _math_el(c: Any, tag: str, d: int) -> str:
+    """One element of an equation as LaTeX: a run's text, or the element's own case (``MATH``);
+    any other (e, num, den, box, borderBox, oMath ...) is its content."""
     name = tag[len(M):] if tag.startswith(M) else ""
     if name == "r" or tag == W + "r":
         return "".join(t.text or "" for t in c if t.tag in (M + "t", W + "t"))
-    if name == "f":
-        num, den = _arg(c, "num", d), _arg(c, "den", d)
-        kind = _val(c, "fPr", "type", "bar")
-        if kind == "lin":
-            return f"{num}/{den}"
-        if kind == "noBar":
-            return f"\\genfrac{{}}{{}}{{0pt}}{{}}{_g(num)}{_g(den)}"
-        return f"\\frac{_g(num)}{_g(den)}"
-    if name in ("sSup", "sSub", "sSubSup"):
-        base = _arg(c, "e", d)
-        base = _g(base) if len(base) > 1 else base
-        sub = f"_{_g(_arg(c, 'sub', d))}" if name != "sSup" else ""
-        sup = f"^{_g(_arg(c, 'sup', d))}" if name != "sSub" else ""
-        return base + sub + sup
-    if name == "sPre":
-        return f"{{}}_{_g(_arg(c, 'sub', d))}^{_g(_arg(c, 'sup', d))}{_arg(c, 'e', d)}"
-    if name == "rad":
-        deg = "" if _val(c, "radPr", "degHide", "0") in ("1", "on", "true") else _arg(c, "deg", d)
-        return f"\\sqrt[{deg}]{_g(_arg(c, 'e', d))}" if deg else f"\\sqrt{_g(_arg(c, 'e', d))}"
-    if name == "nary":
-        ch = _val(c, "naryPr", "chr", "∫") or "∫"
-        op = NARY.get(ch, ch)
-        hide_sub = _val(c, "naryPr", "subHide", "0") in ("1", "on", "true")
-        hide_sup = _val(c, "naryPr", "supHide", "0") in ("1", "on", "true")
-        sub = "" if hide_sub else _arg(c, "sub", d)
-        sup = "" if hide_sup else _arg(c, "sup", d)
-        return op + (f"_{_g(sub)}" if sub else "") + (f"^{_g(sup)}" if sup else "") + " " + _arg(c, "e", d)
-    if name == "d":
-        beg = _val(c, "dPr", "begChr", "(")
-        end = _val(c, "dPr", "endChr", ")")
-        sep = _val(c, "dPr", "sepChr", "|") or "|"
-        inner = sep.join(_math(e, d) for e in c.findall(M + "e"))
-        return f"\\left{DELIMITERS.get(beg or '', beg) or '.'}{inner}\\right{DELIMITERS.get(end or '', end) or '.'}"
-    if name == "func":
-        fname = _arg(c, "fName", d).strip()
-        arg = _arg(c, "e", d)
-        head = "\\" + fname if fname in FUNCTIONS else fname
-        return f"{head}{arg}" if arg.startswith(("(", "\\left", "{")) else f"{head} {arg}"
-    if name == "acc":
-        ch = _val(c, "accPr", "chr", "\u0302") or "\u0302"
-        return f"{ACCENTS.get(ch, '')}{_g(_arg(c, 'e', d))}" if ch in ACCENTS else _arg(c, "e", d) + ch
-    if name == "bar":
-        pos = _val(c, "barPr", "pos", "bot")
-        return ("\\overline" if pos == "top" else "\\underline") + _g(_arg(c, "e", d))
-    if name == "groupChr":
-        pos = _val(c, "groupChrPr", "pos", "bot")
-        return ("\\overbrace" if pos == "top" else "\\underbrace") + _g(_arg(c, "e", d))
-    if name in ("limLow", "limUpp"):
-        base, lim = _arg(c, "e", d).strip(), _arg(c, "lim", d)
-        base = "\\" + base if base in FUNCTIONS else base
-        return f"{base}{'_' if name == 'limLow' else '^'}{_g(lim)}"
-    if name == "eqArr":
-        rows = [_math(e, d) for e in c.findall(M + "e")]
-        return rows[0] if len(rows) == 1 else "\\begin{array}{l}" + " \\\\ ".join(rows) + "\\end{array}"
-    if name == "m":
-        rows = [" & ".join(_math(e, d) for e in mr.findall(M + "e")) for mr in c.findall(M + "mr")]
-        return "\\begin{matrix}" + " \\\\ ".join(rows) + "\\end{matrix}"
-    if name == "phant":
-        return "" if _val(c, "phantPr", "show", "1") in ("0", "off", "false") else _arg(c, "e", d)
-    return _math(c, d)  # e, num, den, box, borderBox, oMath ... : their content
+    case = MATH.get(name)
+    return case(c, name, d) if case is not None else _math(c, d)
+
+
+def _on(v: str | None) -> bool:
+    return v in ("1", "on", "true")
+
+
+def _fraction(c: Any, name: str, d: int) -> str:
+    num, den = _arg(c, "num", d), _arg(c, "den", d)
+    kind = _val(c, "fPr", "type", "bar")
+    if kind == "lin":
+        return f"{num}/{den}"
+    if kind == "noBar":
+        return f"\\genfrac{{}}{{}}{{0pt}}{{}}{_g(num)}{_g(den)}"
+    return f"\\frac{_g(num)}{_g(den)}"
+
+
+def _script(c: Any, name: str, d: int) -> str:
+    base = _arg(c, "e", d)
+    base = _g(base) if len(base) > 1 else base
+    sub = f"_{_g(_arg(c, 'sub', d))}" if name != "sSup" else ""
+    sup = f"^{_g(_arg(c, 'sup', d))}" if name != "sSub" else ""
+    return base + sub + sup
+
+
+def _pre_script(c: Any, name: str, d: int) -> str:
+    return f"{{}}_{_g(_arg(c, 'sub', d))}^{_g(_arg(c, 'sup', d))}{_arg(c, 'e', d)}"
+
+
+def _radical(c: Any, name: str, d: int) -> str:
+    deg = "" if _on(_val(c, "radPr", "degHide", "0")) else _arg(c, "deg", d)
+    return f"\\sqrt[{deg}]{_g(_arg(c, 'e', d))}" if deg else f"\\sqrt{_g(_arg(c, 'e', d))}"
+
+
+def _nary(c: Any, name: str, d: int) -> str:
+    ch = _val(c, "naryPr", "chr", "∫") or "∫"
+    op = NARY.get(ch, ch)
+    sub = "" if _on(_val(c, "naryPr", "subHide", "0")) else _arg(c, "sub", d)
+    sup = "" if _on(_val(c, "naryPr", "supHide", "0")) else _arg(c, "sup", d)
+    return op + (f"_{_g(sub)}" if sub else "") + (f"^{_g(sup)}" if sup else "") + " " + _arg(c, "e", d)
+
+
+def _delimited(c: Any, name: str, d: int) -> str:
+    beg = _val(c, "dPr", "begChr", "(")
+    end = _val(c, "dPr", "endChr", ")")
+    sep = _val(c, "dPr", "sepChr", "|") or "|"
+    inner = sep.join(_math(e, d) for e in c.findall(M + "e"))
+    return f"\\left{DELIMITERS.get(beg or '', beg) or '.'}{inner}\\right{DELIMITERS.get(end or '', end) or '.'}"
+
+
+def _function(c: Any, name: str, d: int) -> str:
+    fname = _arg(c, "fName", d).strip()
+    arg = _arg(c, "e", d)
+    head = "\\" + fname if fname in FUNCTIONS else fname
+    return f"{head}{arg}" if arg.startswith(("(", "\\left", "{")) else f"{head} {arg}"
+
+
+def _accent(c: Any, name: str, d: int) -> str:
+    ch = _val(c, "accPr", "chr", "\u0302") or "\u0302"
+    return f"{ACCENTS.get(ch, '')}{_g(_arg(c, 'e', d))}" if ch in ACCENTS else _arg(c, "e", d) + ch
+
+
+def _bar(c: Any, name: str, d: int) -> str:
+    pos = _val(c, "barPr", "pos", "bot")
+    return ("\\overline" if pos == "top" else "\\underline") + _g(_arg(c, "e", d))
+
+
+def _group_char(c: Any, name: str, d: int) -> str:
+    pos = _val(c, "groupChrPr", "pos", "bot")
+    return ("\\overbrace" if pos == "top" else "\\underbrace") + _g(_arg(c, "e", d))
+
+
+def _limit(c: Any, name: str, d: int) -> str:
+    base, lim = _arg(c, "e", d).strip(), _arg(c, "lim", d)
+    base = "\\" + base if base in FUNCTIONS else base
+    return f"{base}{'_' if name == 'limLow' else '^'}{_g(lim)}"
+
+
+def _equation_array(c: Any, name: str, d: int) -> str:
+    rows = [_math(e, d) for e in c.findall(M + "e")]
+    return rows[0] if len(rows) == 1 else "\\begin{array}{l}" + " \\\\ ".join(rows) + "\\end{array}"
+
+
+def _matrix(c: Any, name: str, d: int) -> str:
+    rows = [" & ".join(_math(e, d) for e in mr.findall(M + "e")) for mr in c.findall(M + "mr")]
+    return "\\begin{matrix}" + " \\\\ ".join(rows) + "\\end{matrix}"
+
+
+def _phantom(c: Any, name: str, d: int) -> str:
+    return "" if _val(c, "phantPr", "show", "1") in ("0", "off", "false") else _arg(c, "e", d)
+
+
+#: OMML elements by name: how each is written in LaTeX
+MATH: dict[str, Callable[[Any, str, int], str]] = {
+    "f": _fraction, "sSup": _script, "sSub": _script, "sSubSup": _script, "sPre": _pre_script, "rad": _radical,
+    "nary": _nary, "d": _delimited, "func": _function, "acc": _accent, "bar": _bar, "groupChr": _group_char,
+    "limLow": _limit, "limUpp": _limit, "eqArr": _equation_array, "m": _matrix, "phant": _phantom}

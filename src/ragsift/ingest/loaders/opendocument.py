@@ -24,6 +24,7 @@ from ragsift.ingest.loaders.epub import xml
 from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.loaders.odt import OFFICE, TB, T, _block, _text, office_body
 from ragsift.ingest.loaders.sheets import MAX_CELLS
+from ragsift.ingest.loaders.sniff import Zip
 
 DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 PRES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
@@ -44,7 +45,7 @@ def _title(z: zipfile.ZipFile) -> str:
 
 
 # ------------------------------------------------------------------ presentations
-@register(".odp")
+@register(".odp", signature=Zip("OpenDocument presentation", "content.xml", holds="an OpenDocument file"))
 def load_odp(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     z, body = office_body(data, budget, "presentation")
@@ -117,7 +118,7 @@ def _shape(shape: Any, md: Markdown, notes: list[str], budget: Budget) -> None:
 
 
 # ------------------------------------------------------------------ spreadsheets
-@register(".ods")
+@register(".ods", signature=Zip("OpenDocument spreadsheet", "content.xml", holds="an OpenDocument file"))
 def load_ods(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     z, body = office_body(data, budget, "spreadsheet")

@@ -39,6 +39,7 @@ from ragsift.ingest.loaders.base import (
     structured,
 )
 from ragsift.ingest.loaders.layout import Line, Word
+from ragsift.ingest.loaders.sniff import Magic
 from ragsift.text.lang import is_cjk_char
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ JUNK_TITLES = re.compile(r"^(untitled|microsoft word|document\d*|slide \d+|\s*)$
                          re.IGNORECASE)
 
 
-@register(".pdf")
+@register(".pdf", signature=Magic("PDF", "a PDF"))
 def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     outline, meta_title, why = _outline(data, budget)
@@ -65,30 +66,58 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     except (PDFPasswordIncorrect, PDFEncryptionError) as e:
         return skipped(source, f"encrypted PDF (it needs a password): {type(e).__name__}")
     with pdf:
-        n = len(pdf.pages)
-        if n > limits.max_pages:
-            raise OverLimit(f"has {n} pages; the limit is {limits.max_pages} (setting max_file_pages)")
-        pages: list[tuple[float, list[Line], list[tuple[float, list[list[str]]]]]] = []
-        ocr_pages: list[int] = []
-        ocr_missing: list[int] = []
-        ocr_rotated: dict[str, int] = {}  # pages found turned: degrees counterclockwise
-        ocr_empty: list[int] = []  # pages read by OCR that gave no text
-        for i, page in enumerate(pdf.pages, 1):
-            budget.page()
-            height = float(page.height)
-            lines, tables, unmapped = _read_page(page, i, budget)
-            if (not lines and not tables and page.images) or unmapped:  # a scan, or a font without a map
-                if limits.ocr and ocr.available():
-                    (lines, height, turned), tables = _ocr_page(page, i, budget), []
-                    ocr_pages.append(i)
-                    if turned:
-                        ocr_rotated[str(i)] = turned
-                    if not lines:
-                        ocr_empty.append(i)
-                else:
-                    ocr_missing.append(i)
-            pages.append((height, lines, tables))
-            page.close()  # its characters and layout objects: kept, a 1,000-page book needed 2 GB
+        pages, scans = _read_pages(pdf, limits, budget)
+    every, missing = _find_structure(pages, outline)
+    title = _title(meta_title, pages, every)
+    md = Markdown()
+    _write_pages(md, pages, missing)
+    metadata: dict[str, Any] = {"page_count": len(pages), **{k: v for k, v in scans.items() if v}}
+    if not md.has_text():
+        if scans["ocr_missing"]:
+            return skipped(source, f"scanned PDF ({len(scans['ocr_missing'])} page(s) without a text layer): "
+                                   "reading them needs OCR: pip install 'ragsift[ocr]'")
+        if scans["ocr_empty"]:
+            return skipped(source, f"scanned PDF: OCR found no text on its {len(scans['ocr_empty'])} scanned page(s)")
+        return skipped(source, "PDF has no text")
+    return structured(source, title, md, data, "pdf", metadata)
+
+
+Page = tuple[float, list[Line], list[tuple[float, list[list[str]]]]]  # height, lines, tables (top, rows)
+
+
+def _read_pages(pdf: Any, limits: LoadLimits, budget: Budget) -> tuple[list[Page], dict[str, Any]]:
+    """Every page's lines and tables, a scanned one (or one whose font maps no characters) read by
+    OCR when it is installed; and the pages OCR read (``ocr_pages``), could not read for want of
+    it (``ocr_missing``), found turned (``ocr_rotated``: degrees counterclockwise) or found empty
+    (``ocr_empty``)."""
+    n = len(pdf.pages)
+    if n > limits.max_pages:
+        raise OverLimit(f"has {n} pages; the limit is {limits.max_pages} (setting max_file_pages)")
+    pages: list[Page] = []
+    scans: dict[str, Any] = {"ocr_pages": [], "ocr_missing": [], "ocr_rotated": {}, "ocr_empty": []}
+    for i, page in enumerate(pdf.pages, 1):
+        budget.page()
+        height = float(page.height)
+        lines, tables, unmapped = _read_page(page, i, budget)
+        if (not lines and not tables and page.images) or unmapped:  # a scan, or a font without a map
+            if limits.ocr and ocr.available():
+                (lines, height, turned), tables = _ocr_page(page, i, budget), []
+                scans["ocr_pages"].append(i)
+                if turned:
+                    scans["ocr_rotated"][str(i)] = turned
+                if not lines:
+                    scans["ocr_empty"].append(i)
+            else:
+                scans["ocr_missing"].append(i)
+        pages.append((height, lines, tables))
+        page.close()  # its characters and layout objects: kept, a 1,000-page book needed 2 GB
+    return pages, scans
+
+
+def _find_structure(pages: list[Page], outline: list[tuple[str, int, int]]
+                    ) -> tuple[list[Line], list[tuple[str, int, int]]]:
+    """Running heads and feet, headings (the outline's, else by font) and tables set as text marked
+    on the pages' lines; every line, and the outline's entries no line matched."""
     layout.mark_margins([(h, lines) for h, lines, _ in pages])
     every = [ln for _, lines, _ in pages for ln in lines]
     missing = layout.match_outline(every, outline) if outline else []
@@ -97,26 +126,7 @@ def load_pdf(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     layout.mark_text_tables(every)
     if outline:  # after the tables: a table's bold header row is no heading
         layout.mark_headings_below_outline(every)
-    title = _title(meta_title, pages, every)
-    md = Markdown()
-    _write_pages(md, pages, missing)
-    metadata: dict[str, Any] = {"page_count": len(pages)}
-    if ocr_pages:
-        metadata["ocr_pages"] = ocr_pages
-    if ocr_missing:
-        metadata["ocr_missing"] = ocr_missing
-    if ocr_rotated:
-        metadata["ocr_rotated"] = ocr_rotated
-    if ocr_empty:
-        metadata["ocr_empty"] = ocr_empty
-    if not md.has_text():
-        if ocr_missing:
-            return skipped(source, f"scanned PDF ({len(ocr_missing)} page(s) without a text layer): reading "
-                                   "them needs OCR: pip install 'ragsift[ocr]'")
-        if ocr_empty:
-            return skipped(source, f"scanned PDF: OCR found no text on its {len(ocr_empty)} scanned page(s)")
-        return skipped(source, "PDF has no text")
-    return structured(source, title, md, data, "pdf", metadata)
+    return every, missing
 
 
 def _outline(data: bytes, budget: Budget) -> tuple[list[tuple[str, int, int]], str, str | None]:
@@ -209,8 +219,10 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     words = []
     # a gap of 0.15 of the font's size parts two words: pdfplumber's default of 3 points glued
     # tightly set text together ("Recentadvancesin..."), pdfTeX writes no space characters
+    gaps = layout.rtl_word_gaps(page.chars)
     raw = page.extract_words(extra_attrs=["size", "fontname", "upright"], keep_blank_chars=False,
                              use_text_flow=False, x_tolerance_ratio=WORD_GAP, return_chars=True)
+    raw = [part for w in raw for part in layout.split_joined_script(w, gaps)]
     glyphs = unmapped = 0
     for w in layout.without_furniture(raw, float(page.width)):
         chars = [c["text"] for c in w.pop("chars", ())]

@@ -16,6 +16,7 @@ from typing import Any
 
 import ragsift.ingest.loaders.ooxml as ooxml
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, register, skipped, structured
+from ragsift.ingest.loaders.sniff import Zip
 
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 A, C, R, MC = ooxml.A, ooxml.C, ooxml.R, ooxml.MC
@@ -31,7 +32,7 @@ Place = tuple[float, float, float, float]
 IDENTITY: Place = (1.0, 0.0, 1.0, 0.0)
 
 
-@register(".pptx", ".pptm")
+@register(".pptx", ".pptm", signature=Zip("PowerPoint deck", "ppt/"))
 def load_pptx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     budget = Budget(limits, packed_bytes=len(data))
     pkg = ooxml.Package(data, budget, "PPTX")

@@ -69,179 +69,229 @@ class RTF:
         self.md, self.html, self.title = md, html, title
 
 
-def read_rtf(data: bytes, budget: Budget | None = None) -> RTF:  # noqa: C901 (one pass, one branch per control word)
+#: control words that stand for a character
+CHARACTERS = {"line": "\n", "tab": "\t", "emdash": "\u2014", "endash": "\u2013", "lquote": "\u2018",
+              "rquote": "\u2019", "ldblquote": "\u201c", "rdblquote": "\u201d", "bullet": "\u2022"}
+
+
+def read_rtf(data: bytes, budget: Budget | None = None) -> RTF:
     """Read ``data`` (RTF) in one pass; ``budget`` checked as it goes."""
-    doc = _Doc()
-    stack: list[_Group] = []
-    g = _Group()
-    codepage = "cp1252"
-    fonts: dict[str, str] = {}
-    styles: dict[str, str] = {}
-    font_def: str | None = None
-    style_def: str | None = None
-    style_name: list[str] = []
-    para_style: str | None = None
-    from_html = False
-    pending = bytearray()  # bytes of the current code page not yet decoded
-    skip_chars = 0  # fallback characters still to skip after a \uN
-    starred = False  # the last token was ``\*``
-    pos, n, tokens = 0, len(data), 0
+    return _Reader(data, budget).read()
 
-    def flush() -> None:
-        if pending:
-            enc = fonts.get(g.font or "", codepage) if g.font is not None else codepage
-            emit(pending.decode(enc, errors="replace"))
-            pending.clear()
 
-    def emit(text: str) -> None:
+class _Reader:
+    """One pass over an RTF file's tokens: the groups open, the code pages, fonts and styles read so
+    far, and the document being written (``_Doc``). One method a kind of token: text, a brace, a
+    control symbol, a control word (the font table's and style sheet's, the document's, a
+    paragraph's)."""
+
+    def __init__(self, data: bytes, budget: Budget | None) -> None:
+        self.data, self.budget = data, budget
+        self.doc = _Doc()
+        self.stack: list[_Group] = []
+        self.g = _Group()
+        self.codepage = "cp1252"
+        self.fonts: dict[str, str] = {}
+        self.styles: dict[str, str] = {}
+        self.font_def: str | None = None
+        self.style_def: str | None = None
+        self.style_name: list[str] = []
+        self.para_style: str | None = None
+        self.from_html = False
+        self.pending = bytearray()  # bytes of the current code page not yet decoded
+        self.skip_chars = 0  # fallback characters still to skip after a \uN
+        self.starred = False  # the last token was ``\*``
+        self.pos = 0
+
+    def read(self) -> RTF:
+        data, n, tokens = self.data, len(self.data), 0
+        while self.pos < n:
+            m = TOKEN.match(data, self.pos)
+            if m is None:  # a lone backslash at the very end
+                break
+            self.pos = m.end()
+            tokens += 1
+            if self.budget is not None and tokens % TICK_EVERY == 0:
+                self.budget.tick()
+            word, arg, hexbyte, sym, brace, run = m.groups()
+            if run is not None or hexbyte is not None:
+                self.text(bytes.fromhex(hexbyte.decode()) if hexbyte is not None else run)
+            elif brace is not None:
+                self.brace(brace)
+            elif sym is not None:
+                self.symbol(sym)
+            elif word is not None:  # else a line break of the file: not text
+                self.word(word.decode("ascii"), arg)
+        return self.end()
+
+    def end(self) -> RTF:
+        doc = self.doc
+        self.flush()
+        _par(doc, self.from_html, self.g)
+        _table(doc)
+        if doc.notes:
+            doc.md.heading(1, "Notes")
+            for note in doc.notes:
+                doc.md.para(note)
+        title = " ".join("".join(doc.title).split())
+        if self.from_html:
+            return RTF(doc.md, _pairs("".join(doc.html)), title)
+        return RTF(doc.md, None, title)
+
+    def flush(self) -> None:
+        if self.pending:
+            g = self.g
+            enc = self.fonts.get(g.font or "", self.codepage) if g.font is not None else self.codepage
+            self.emit(self.pending.decode(enc, errors="replace"))
+            self.pending.clear()
+
+    def emit(self, text: str) -> None:
+        g, doc = self.g, self.doc
         if g.dest == "title":
             doc.title.append(text)
         elif g.dest == "stylesheet":
-            style_name.append(text)
+            self.style_name.append(text)
         elif g.skip or g.htmlrtf:
             return
-        elif from_html:
+        elif self.from_html:
             doc.html.append(text)
         elif doc.note is not None and g.dest == "footnote":
             doc.note.append(text)
         else:
             doc.para.append(text)
 
-    while pos < n:
-        m = TOKEN.match(data, pos)
-        if m is None:  # a lone backslash at the very end
-            break
-        pos = m.end()
-        tokens += 1
-        if budget is not None and tokens % TICK_EVERY == 0:
-            budget.tick()
-        word, arg, hexbyte, sym, brace, run = m.groups()
-        if run is not None or hexbyte is not None:
-            raw = bytes.fromhex(hexbyte.decode()) if hexbyte is not None else run
-            if skip_chars:
-                take = min(skip_chars, len(raw))
-                skip_chars -= take
-                raw = raw[take:]
-            if g.dest == "fonttbl" or g.dest == "stylesheet" and raw.endswith(b";"):
-                if g.dest == "stylesheet":
-                    pending += raw[:-1]
-                    flush()
-                    if style_def is not None:
-                        styles[style_def] = "".join(style_name).strip()
-                    style_name.clear()
-                continue
-            pending += raw
-            continue
-        if brace is not None:
-            flush()
-            skip_chars, starred = 0, False
-            if brace == b"{":
-                stack.append(g)
-                g = _Group(g.skip, g.uc, g.font, g.dest if g.dest in ("fonttbl", "stylesheet", "footnote") else "",
-                           g.htmlrtf)
-            else:
-                if g.dest == "footnote" and (not stack or stack[-1].dest != "footnote") and doc.note is not None:
-                    text = " ".join("".join(doc.note).split())
-                    if text:
-                        doc.notes.append(text)
-                    doc.note = None
-                g = stack.pop() if stack else _Group()
-            continue
-        if sym is not None:
-            s = sym.decode("latin-1")
-            if s == "*":  # an ignorable destination: skipped unless one of those read (``STARRED``)
-                starred = True
-                continue
-            if s in "\\{}":
-                pending += sym
-            elif s in ("\n", "\r"):
-                flush()
-                _par(doc, from_html, g)
-            elif s == "~":
-                pending += b" "
-            elif s == "_":
-                pending += b"-"
-            elif s == "-":
-                pass
-            continue
-        if word is None:  # a line break of the file: not text
-            continue
-        w = word.decode("ascii")
-        if starred:
-            starred = False
-            if w not in STARRED and not (from_html and w == "htmltag"):
+    def text(self, raw: bytes) -> None:
+        if self.skip_chars:
+            take = min(self.skip_chars, len(raw))
+            self.skip_chars -= take
+            raw = raw[take:]
+        g = self.g
+        if g.dest == "fonttbl" or g.dest == "stylesheet" and raw.endswith(b";"):
+            if g.dest == "stylesheet":
+                self.pending += raw[:-1]
+                self.flush()
+                if self.style_def is not None:
+                    self.styles[self.style_def] = "".join(self.style_name).strip()
+                self.style_name.clear()
+            return
+        self.pending += raw
+
+    def brace(self, brace: bytes) -> None:
+        self.flush()
+        self.skip_chars, self.starred = 0, False
+        g, doc = self.g, self.doc
+        if brace == b"{":
+            self.stack.append(g)
+            self.g = _Group(g.skip, g.uc, g.font, g.dest if g.dest in ("fonttbl", "stylesheet", "footnote") else "",
+                            g.htmlrtf)
+            return
+        if g.dest == "footnote" and (not self.stack or self.stack[-1].dest != "footnote") and doc.note is not None:
+            text = " ".join("".join(doc.note).split())
+            if text:
+                doc.notes.append(text)
+            doc.note = None
+        self.g = self.stack.pop() if self.stack else _Group()
+
+    def symbol(self, sym: bytes) -> None:
+        s = sym.decode("latin-1")
+        if s == "*":  # an ignorable destination: skipped unless one of those read (``STARRED``)
+            self.starred = True
+        elif s in "\\{}":
+            self.pending += sym
+        elif s in ("\n", "\r"):
+            self.flush()
+            _par(self.doc, self.from_html, self.g)
+        elif s == "~":
+            self.pending += b" "
+        elif s == "_":
+            self.pending += b"-"
+
+    def word(self, w: str, arg: bytes | None) -> None:
+        g = self.g
+        if self.starred:
+            self.starred = False
+            if w not in STARRED and not (self.from_html and w == "htmltag"):
                 g.skip = True
-                continue
-        if skip_chars and w not in ("u",):
-            skip_chars = 0
+                return
+        if self.skip_chars and w not in ("u",):
+            self.skip_chars = 0
         if w == "bin":  # binary data of the given length: skipped
-            length = max(0, min(int(arg or 0), n - pos))
-            pos += length
-            continue
-        flush()
-        if from_html and w == "htmltag":
-            g.skip, g.dest = (stack[-1].skip if stack else False), "htmltag"
-            continue
-        if g.dest == "fonttbl":
-            if w == "f":
-                font_def = (arg or b"0").decode()
-            elif w == "fcharset" and font_def is not None:
-                fonts[font_def] = CHARSETS.get(int(arg or 0), codepage)
-            elif w == "cpg" and font_def is not None:
-                fonts[font_def] = codec_name(f"cp{int(arg or 0)}") or fonts.get(font_def, codepage)
-            continue
-        if g.dest == "stylesheet":
+            self.pos += max(0, min(int(arg or 0), len(self.data) - self.pos))
+            return
+        self.flush()
+        if self.from_html and w == "htmltag":
+            g.skip, g.dest = (self.stack[-1].skip if self.stack else False), "htmltag"
+        elif g.dest == "fonttbl":
+            self.font_word(w, arg)
+        elif g.dest == "stylesheet":
             if w in ("s", "cs", "ds", "ts"):
-                style_def = (arg or b"0").decode() if w == "s" else None
-            continue
-        if w == "fonttbl" or w == "stylesheet":
+                self.style_def = (arg or b"0").decode() if w == "s" else None
+        elif w == "fonttbl" or w == "stylesheet":
             g.dest, g.skip = w, True
-            continue
-        if w in SKIP or (g.skip and w != "title" and g.dest != "title"):
+        elif w in SKIP or (g.skip and w != "title" and g.dest != "title"):
             g.skip = True
-            continue
+        else:
+            if not self.document_word(w, arg):
+                self.paragraph_word(w, arg)
+            if self.budget is not None and len(self.doc.para) > 10_000:
+                self.budget.tick()
+
+    def font_word(self, w: str, arg: bytes | None) -> None:
+        """A control word of the font table: a font's number, character set or code page."""
+        if w == "f":
+            self.font_def = (arg or b"0").decode()
+        elif w == "fcharset" and self.font_def is not None:
+            self.fonts[self.font_def] = CHARSETS.get(int(arg or 0), self.codepage)
+        elif w == "cpg" and self.font_def is not None:
+            self.fonts[self.font_def] = codec_name(f"cp{int(arg or 0)}") or self.fonts.get(self.font_def,
+                                                                                            self.codepage)
+
+    def document_word(self, w: str, arg: bytes | None) -> bool:
+        """A control word of the document or its text (code pages, Unicode, fonts, footnotes,
+        characters); False when it is none of those."""
+        g, doc = self.g, self.doc
         if w == "title":  # the last one read is kept: {\upr{\title ANSI}{\*\ud{\title Unicode}}}
             g.dest, g.skip = "title", True
             doc.title = []
         elif w == "ansicpg":
-            codepage = codec_name(f"cp{int(arg or 1252)}") or codepage
+            self.codepage = codec_name(f"cp{int(arg or 1252)}") or self.codepage
         elif w == "fromhtml":
-            from_html = True
+            self.from_html = True
         elif w == "htmlrtf":
             g.htmlrtf = arg != b"0"
         elif w == "uc":
             g.uc = max(0, min(int(arg or 1), 8))
         elif w == "u":
             c = int(arg or 0)
-            emit(chr(c + 65536 if c < 0 else c) if -32768 <= c <= 0x10FFFF else "\ufffd")
-            skip_chars = g.uc
+            self.emit(chr(c + 65536 if c < 0 else c) if -32768 <= c <= 0x10FFFF else "\ufffd")
+            self.skip_chars = g.uc
         elif w == "f":
             g.font = (arg or b"0").decode()
         elif w == "footnote":
             g.dest = "footnote"
             doc.note = []
         elif w in ("par", "sect", "page"):
-            _par(doc, from_html, g)
-        elif w == "line":
-            emit("\n")
-        elif w == "tab":
-            emit("\t")
-        elif w in ("emdash", "endash"):
-            emit("\u2014" if w == "emdash" else "\u2013")
-        elif w in ("lquote", "rquote", "ldblquote", "rdblquote", "bullet"):
-            emit({"lquote": "\u2018", "rquote": "\u2019", "ldblquote": "\u201c", "rdblquote": "\u201d",
-                  "bullet": "\u2022"}[w])
-        elif w == "pard":
-            doc.heading, doc.list_level, doc.in_table, para_style = None, None, False, None
+            _par(doc, self.from_html, g)
+        elif w in CHARACTERS:
+            self.emit(CHARACTERS[w])
+        else:
+            return False
+        return True
+
+    def paragraph_word(self, w: str, arg: bytes | None) -> None:
+        """A control word of a paragraph's properties (headings, lists, tables) or of a table's cells and rows."""
+        doc = self.doc
+        if w == "pard":
+            doc.heading, doc.list_level, doc.in_table, self.para_style = None, None, False, None
         elif w == "outlinelevel":
             level = int(arg or 0)
             doc.heading = level + 1 if 0 <= level < 6 else None
         elif w == "s":
-            para_style = (arg or b"0").decode()
-            hm = HEADING_STYLE.match(styles.get(para_style, ""))
+            self.para_style = (arg or b"0").decode()
+            hm = HEADING_STYLE.match(self.styles.get(self.para_style, ""))
             if hm:
                 doc.heading = max(1, min(6, int(hm.group(1))))
-            elif styles.get(para_style, "").lower() == "title":
+            elif self.styles.get(self.para_style, "").lower() == "title":
                 doc.heading = 1
         elif w in ("ls", "ilvl"):
             level = int(arg or 0) if w == "ilvl" else (doc.list_level or 0)
@@ -252,23 +302,11 @@ def read_rtf(data: bytes, budget: Budget | None = None) -> RTF:  # noqa: C901 (o
             doc.cell_parts.append(_para_text(doc))
             doc.row.append(" ".join(" ".join(doc.cell_parts).split()))
             doc.cell_parts = []
-        elif w in ("row", "nestrow"):
-            if doc.row:
-                doc.rows.append(doc.row)
+        elif w in ("row", "nestrow") and doc.row:
+            doc.rows.append(doc.row)
             doc.row = []
-        if budget is not None and len(doc.para) > 10_000:
-            budget.tick()
-    flush()
-    _par(doc, from_html, g)
-    _table(doc)
-    if doc.notes:
-        doc.md.heading(1, "Notes")
-        for note in doc.notes:
-            doc.md.para(note)
-    title = " ".join("".join(doc.title).split())
-    if from_html:
-        return RTF(doc.md, _pairs("".join(doc.html)), title)
-    return RTF(doc.md, None, title)
+        elif w in ("row", "nestrow"):
+            doc.row = []
 
 
 def _para_text(doc: _Doc) -> str:

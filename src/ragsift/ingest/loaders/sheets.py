@@ -26,6 +26,7 @@ import ragsift.ingest.loaders.ooxml as ooxml
 from ragsift.ingest.loaders.base import Budget, LoadLimits, LoadResult, Markdown, OverLimit, register, structured
 from ragsift.ingest.loaders.files import source_title
 from ragsift.ingest.loaders.numfmt import shown
+from ragsift.ingest.loaders.sniff import Zip
 from ragsift.ingest.loaders.text import text_of
 
 MAX_CELLS = 5_000_000
@@ -40,7 +41,7 @@ MERGE = re.compile(rb"<(?:[A-Za-z_][\w.-]{0,30}:)?mergeCell\s[^>]{0,200}?"  # at
 CHUNK = 1 << 20
 
 
-@register(".xlsx", ".xlsm")
+@register(".xlsx", ".xlsm", signature=Zip("Excel workbook", "xl/"))
 def load_xlsx(data: bytes, source: str, limits: LoadLimits) -> LoadResult:
     import openpyxl
 

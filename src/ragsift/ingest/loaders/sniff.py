@@ -1,41 +1,108 @@
 """A file's content against its suffix: a file that says it is a PDF but is a ZIP archive (or a
 Word document that is plain text, an image that is HTML, a mail that is a PDF) is skipped with
-what it really is, never handed to the wrong reader."""
+what it really is, never handed to the wrong reader.
+
+The mechanism only: each binary format's signature is given where its loader registers
+(``base.register(".docx", signature=Zip("Word document", "word/"))``) and kept in ``SIGNATURES``
+by suffix. ``Magic``: a format known by its first bytes (what ``what_it_is`` says of them, or
+the bytes a new format's files start with);
+``Zip``: a ZIP archive holding a member that marks the format; ``Ole``: an old Office (OLE) file
+holding one of the format's streams; ``Mail``: headers, or text. A suffix without a signature
+(a text format) is not checked."""
 from __future__ import annotations
 
 import io
 import re
 import zipfile
 
-ZIP_SUFFIXES = {".docx": "word/", ".docm": "word/", ".pptx": "ppt/", ".pptm": "ppt/", ".xlsx": "xl/",
-                ".xlsm": "xl/", ".odt": "content.xml", ".odp": "content.xml", ".ods": "content.xml",
-                ".epub": "META-INF/container.xml", ".zip": ""}
-KINDS = {".pdf": "PDF", ".png": "PNG image", ".jpg": "JPEG image", ".jpeg": "JPEG image", ".tif": "TIFF image",
-         ".tiff": "TIFF image", ".bmp": "BMP image", ".webp": "WebP image", ".heic": "HEIF image",
-         ".docx": "Word document", ".docm": "Word document", ".pptx": "PowerPoint deck",
-         ".pptm": "PowerPoint deck", ".xlsx": "Excel workbook", ".xlsm": "Excel workbook", ".odt": "OpenDocument text",
-         ".odp": "OpenDocument presentation", ".ods": "OpenDocument spreadsheet", ".epub": "EPUB book",
-         ".zip": "ZIP archive", ".doc": "Word 97-2003 document", ".xls": "Excel 97-2003 workbook",
-         ".ppt": "PowerPoint 97-2003 deck", ".msg": "Outlook message", ".rtf": "RTF document"}
-#: what a file of each suffix may really be (its ``what_it_is``): a ZIP archive unless said here
-EXPECTED = {"PDF": ("a PDF",), "PNG image": ("a PNG image",), "JPEG image": ("a JPEG image",),
-            "TIFF image": ("a TIFF image",), "BMP image": ("a BMP image",), "WebP image": ("a WebP image",),
-            "HEIF image": ("a HEIF image",), "Word 97-2003 document": ("an old Office (OLE) file", "RTF",
-                                                                       "a Word 2 document"),
-            "Excel 97-2003 workbook": ("an old Office (OLE) file", "an Excel 2-4 worksheet"),
-            "PowerPoint 97-2003 deck": ("an old Office (OLE) file",), "Outlook message": ("an old Office (OLE) file",),
-            "RTF document": ("RTF",)}
-#: the stream an OLE file of each suffix holds (a .xls that holds a Word document is not read as one)
-OLE_STREAMS = {".doc": ("worddocument",), ".xls": ("workbook", "book"), ".ppt": ("powerpoint document",),
-               ".msg": ("__properties_version1.0",)}
+ZIP = "a ZIP archive"
+OLE = "an old Office (OLE) file"
+
+
+class Magic:
+    """A format known by its first bytes: ``what_it_is`` says one of ``what`` of a file of it;
+    ``kind`` names it in messages ("PDF": "not a PDF as its name says: ..."). A format
+    ``what_it_is`` does not know gives the bytes its files start with (``starts``): then
+    ``what_it_is`` knows it too, by ``kind``, for a file of it under another suffix."""
+
+    def __init__(self, kind: str, *what: str, starts: bytes | tuple[bytes, ...] = ()) -> None:
+        self.starts = (starts,) if isinstance(starts, bytes) else tuple(starts)
+        self.kind, self.what = kind, what or ((_a(kind),) if self.starts else ())
+
+    def mismatch(self, data: bytes) -> str | None:
+        """Why ``data`` is not a file of this format (None when it is)."""
+        actual = what_it_is(data)
+        if actual not in self.what:
+            return self.wrong(data, actual)
+        return self.inside(data, actual)
+
+    def wrong(self, data: bytes, actual: str) -> str:
+        shown = _zip_kind(data) if actual == ZIP else actual
+        return f"not {_a(self.kind)} as its name says: its content is {shown}"
+
+    def inside(self, data: bytes, actual: str) -> str | None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.kind!r})"
+
+
+class Zip(Magic):
+    """A ZIP archive that holds a member whose name starts with ``marker`` ("": any ZIP archive);
+    ``holds``: what a ZIP archive with that member is called when it comes under another suffix
+    (default: ``kind``, "a Word document")."""
+
+    def __init__(self, kind: str, marker: str = "", holds: str = "") -> None:
+        super().__init__(kind, ZIP)
+        self.marker, self.holds = marker, holds or _a(kind)
+
+    def wrong(self, data: bytes, actual: str) -> str:
+        if actual == OLE and "encrypted" in (_ole_mismatch(data, (), self.kind) or ""):
+            return f"encrypted {self.kind} (a password protects it)"  # Office keeps it in an OLE file
+        return super().wrong(data, actual)
+
+    def inside(self, data: bytes, actual: str) -> str | None:
+        if not self.marker:
+            return None
+        try:
+            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+        except (zipfile.BadZipFile, ValueError, OSError) as e:
+            return f"damaged {self.kind}: {e}"
+        if not any(n.startswith(self.marker) for n in names):
+            return f"not {_a(self.kind)} as its name says: a ZIP archive without {self.marker}"
+        return None
+
+
+class Ole(Magic):
+    """An old Office (OLE) file holding one of ``streams`` (lower case); ``also``: what else
+    ``what_it_is`` may say of a file of it ("RTF" for a .doc); ``holds``: what an OLE file with
+    those streams is called when it comes under another suffix."""
+
+    def __init__(self, kind: str, *streams: str, also: tuple[str, ...] = (), holds: str = "") -> None:
+        super().__init__(kind, OLE, *also)
+        self.streams, self.holds = streams, holds or _a(kind)
+
+    def inside(self, data: bytes, actual: str) -> str | None:
+        return _ole_mismatch(data, self.streams, self.kind) if actual == OLE else None
+
+
+class Mail(Magic):
+    """A mail: headers, or a body alone that is text (``not_a_mail``)."""
+
+    def __init__(self) -> None:
+        super().__init__("mail")
+
+    def mismatch(self, data: bytes) -> str | None:
+        return not_a_mail(data)
+
+
+#: each suffix's signature, as its loader registered it (``base.register(..., signature=)``)
+SIGNATURES: dict[str, Magic] = {}
 
 #: formats a mail is not, by their first bytes (besides what ``what_it_is`` knows)
 NOT_MAIL = ((b"GIF87a", "a GIF image"), (b"GIF89a", "a GIF image"), (b"\x1f\x8b", "a gzip archive"),
             (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"), (b"Rar!\x1a\x07", "a RAR archive"),
             (b"\x7fELF", "a program (ELF)"))
-#: what a ZIP archive holds, by the folder (or file) that marks it
-ZIP_KINDS = (("word/", "a Word document"), ("ppt/", "a PowerPoint deck"), ("xl/", "an Excel workbook"),
-             ("META-INF/container.xml", "an EPUB book"), ("content.xml", "an OpenDocument file"))
 #: a mail's first line: a header field ("Subject: ...", RFC 5322 field names) or an mbox "From " line
 HEADER = re.compile(rb"(?:From |[\x21-\x39\x3b-\x7e]+[ \t]*:)")
 #: a mail header a little further down (after a program's preamble line, such as Outlook's
@@ -74,6 +141,9 @@ def what_it_is(data: bytes) -> str:
         return "a Word 2 document"
     if head[:2] in (b"\x09\x00", b"\x09\x02", b"\x09\x04") and head[2:4] in (b"\x04\x00", b"\x06\x00"):
         return "an Excel 2-4 worksheet"
+    for sig in SIGNATURES.values():  # formats registered with the bytes their files start with
+        if sig.starts and head.startswith(sig.starts):
+            return _a(sig.kind)
     if head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "HTML"
     if b"\x00" not in head:
@@ -82,41 +152,34 @@ def what_it_is(data: bytes) -> str:
 
 
 def mismatch(data: bytes, suffix: str) -> str | None:
-    """Why a file's content does not fit its suffix (None when it does, or the suffix is a text format)."""
-    if suffix == ".eml":
-        return not_a_mail(data)
-    kind = KINDS.get(suffix)
-    if kind is None:
-        return None
-    actual = what_it_is(data)
-    if actual not in EXPECTED.get(kind, ("a ZIP archive",)):
-        if actual == "an old Office (OLE) file" and suffix in ZIP_SUFFIXES and "encrypted" in (
-                _ole_mismatch(data, suffix, kind) or ""):
-            return f"encrypted {kind} (a password protects it)"
-        shown = _zip_kind(data) if actual == "a ZIP archive" else actual
-        return f"not {_a(kind)} as its name says: its content is {shown}"
-    if actual == "an old Office (OLE) file":
-        return _ole_mismatch(data, suffix, kind)
-    marker = ZIP_SUFFIXES.get(suffix)
-    if marker:
-        try:
-            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-        except (zipfile.BadZipFile, ValueError, OSError) as e:
-            return f"damaged {kind}: {e}"
-        if not any(n.startswith(marker) for n in names):
-            return f"not {_a(kind)} as its name says: a ZIP archive without {marker}"
-    return None
+    """Why a file's content does not fit its suffix (None when it does, or the suffix has no
+    signature: a text format)."""
+    signature = SIGNATURES.get(suffix)
+    return signature.mismatch(data) if signature is not None else None
 
 
-#: what an OLE file holds, by the stream that says so
-OLE_KINDS = (("worddocument", "a Word document"), ("workbook", "an Excel workbook"), ("book", "an Excel workbook"),
-             ("powerpoint document", "a PowerPoint deck"), ("__properties_version1.0", "an Outlook message"),
-             ("encryptedpackage", "an encrypted Office file"),
-             ("pp40", "a PowerPoint 4 deck (older than PowerPoint 97: not read)"))
+#: what an OLE file holds besides the formats registered (``Ole.holds``), by the stream that says so
+OLE_OTHERS = (("encryptedpackage", "an encrypted Office file"),
+              ("pp40", "a PowerPoint 4 deck (older than PowerPoint 97: not read)"))
 
 
-def _ole_mismatch(data: bytes, suffix: str, kind: str) -> str | None:
-    """Why an OLE file does not hold what its suffix says (None when it does)."""
+def _ole_kinds() -> list[tuple[str, str]]:
+    """What an OLE file holds, by the stream that says so: the registered formats', then others."""
+    return [(stream, sig.holds) for sig in SIGNATURES.values() if isinstance(sig, Ole)
+            for stream in sig.streams] + list(OLE_OTHERS)
+
+
+def _zip_kinds() -> list[tuple[str, str]]:
+    """What a ZIP archive holds, by the member that marks it (the registered formats')."""
+    out: dict[str, str] = {}
+    for sig in SIGNATURES.values():
+        if isinstance(sig, Zip) and sig.marker:
+            out.setdefault(sig.marker, sig.holds)
+    return list(out.items())
+
+
+def _ole_mismatch(data: bytes, streams: tuple[str, ...], kind: str) -> str | None:
+    """Why an OLE file does not hold one of ``streams``, as a file of ``kind`` does (None when it does)."""
     try:
         import olefile
     except ImportError:  # the msg reader says what to install
@@ -131,9 +194,9 @@ def _ole_mismatch(data: bytes, suffix: str, kind: str) -> str | None:
         ole.close()
     if "encryptedpackage" in names:
         return f"encrypted {kind} (a password protects it)"
-    if any(s in names for s in OLE_STREAMS.get(suffix, ())):
+    if any(s in names for s in streams):
         return None
-    held = next((what for stream, what in OLE_KINDS if stream in names), None)
+    held = next((what for stream, what in _ole_kinds() if stream in names), None)
     if held is None:
         return f"damaged {kind}: an OLE file without the streams of any document (cut short?)"
     return f"not {_a(kind)} as its name says: an OLE file holding {held}"
@@ -150,7 +213,7 @@ def _zip_kind(data: bytes) -> str:
         names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError):
         return "a ZIP archive"
-    for marker, kind in ZIP_KINDS:
+    for marker, kind in _zip_kinds():
         if any(n.startswith(marker) for n in names):
             return f"a ZIP archive ({kind})"
     return "a ZIP archive"

@@ -1,7 +1,7 @@
 """Units as strategies: what a query returns, from the entries its channels found. One module
-per unit (``parent``, the default, is the base class, ``base.UnitStrategy``, named here), each
-registered in ``UNITS`` (``ragsift.registry``) below; single-shot retrieval, multi-hop,
-reranking and ``rank_documents`` all go through it.
+per unit, each a ``base.UnitStrategy`` subclass registered in ``UNITS`` (``ragsift.registry``)
+by ``@register_unit`` on its class; single-shot retrieval, multi-hop, reranking and
+``rank_documents`` all go through it.
 
 | unit | key | returned |
 |---|---|---|
@@ -11,35 +11,23 @@ reranking and ``rank_documents`` all go through it.
 | ``window`` | entry id | the entry widened by ``window_sentences`` sentences, overlapping windows merged |
 | ``auto`` | entry id | entries, or their section, or their document, by the share found (auto-merging) |
 
-A new unit is a module with a ``UnitStrategy`` subclass, its member of ``config.Unit``, and
-its instance in the tuple registered below (with its rule in ``config`` if it has one, as
-``auto`` has: chunk entries only).
+A new unit is a module with a ``UnitStrategy`` subclass decorated with ``@register_unit`` (its
+rule on the settings in its ``check``, as ``auto`` has: chunk entries only), imported below.
 """
-from ragsift.config import Unit
-from ragsift.errors import ConfigError
-from ragsift.registry import Registry
+# isort: off
+# one line per unit: importing its module registers it (in this order: the order errors list them)
+from ragsift.retrieve.units import parent  # noqa: F401
+from ragsift.retrieve.units import child  # noqa: F401
+from ragsift.retrieve.units import document  # noqa: F401
+from ragsift.retrieve.units import window  # noqa: F401
+from ragsift.retrieve.units import auto  # noqa: F401
+# isort: on
 from ragsift.retrieve.units.auto import AutoUnit, auto_merge
-from ragsift.retrieve.units.base import UnitStrategy, considered
+from ragsift.retrieve.units.base import UNITS, UnitStrategy, check_unit, considered, register_unit, unit_strategy
 from ragsift.retrieve.units.child import ChildUnit
 from ragsift.retrieve.units.document import DocumentUnit
+from ragsift.retrieve.units.parent import ParentUnit
 from ragsift.retrieve.units.window import WindowUnit, window_bounds
 
-
-class ParentUnit(UnitStrategy):
-    """``parent``: the whole section a matching entry belongs to (small-to-big, the default)."""
-
-    name = Unit.PARENT
-
-
-UNITS: Registry[UnitStrategy] = Registry("unit", ConfigError)
-for _u in (ParentUnit(), ChildUnit(), DocumentUnit(), WindowUnit(), AutoUnit()):
-    UNITS.add(_u.name.value, lambda u=_u: u)
-
-
-def unit_strategy(unit: Unit | str) -> UnitStrategy:
-    """The strategy of a unit (one shared object per unit: they hold no state)."""
-    return UNITS.make(Unit(unit).value)
-
-
 __all__ = ["UNITS", "UnitStrategy", "ParentUnit", "ChildUnit", "DocumentUnit", "WindowUnit", "AutoUnit",
-           "auto_merge", "considered", "unit_strategy", "window_bounds"]
+           "auto_merge", "check_unit", "considered", "register_unit", "unit_strategy", "window_bounds"]

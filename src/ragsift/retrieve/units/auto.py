@@ -6,15 +6,17 @@ from collections.abc import Mapping, Set
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from ragsift.config import QuerySettings, Unit
+from ragsift.config import EntryKind, QuerySettings, Settings, Unit
+from ragsift.errors import ConfigError
 from ragsift.retrieve.found import Candidate, Found
-from ragsift.retrieve.units.base import UnitStrategy, considered, parent_candidates
+from ragsift.retrieve.units.base import UnitStrategy, considered, parent_candidates, register_unit
 from ragsift.retrieve.units.child import child_candidates
 from ragsift.retrieve.units.document import document_candidates
 from ragsift.store.base import Store, StoredHit
 from ragsift.types import Ranking, Span
 
 
+@register_unit
 class AutoUnit(UnitStrategy):
     """Auto-merging over the top entries found (as many as other units consider), then
     candidates at each merged level."""
@@ -23,6 +25,12 @@ class AutoUnit(UnitStrategy):
 
     def key(self, h: StoredHit) -> str:
         return h.child_id
+
+    def check(self, settings: Settings) -> None:
+        kinds = settings.query.index_kinds
+        if EntryKind.CHUNK not in kinds or not set(kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}:
+            raise ConfigError("auto-merging measures the share of a section's chunks that were found: "
+                              "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
 
     def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:

@@ -7,13 +7,14 @@ from typing import Any
 
 from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found, candidate
-from ragsift.retrieve.units.base import UnitStrategy, considered
+from ragsift.retrieve.units.base import UnitStrategy, considered, register_unit
 from ragsift.store.base import Store, StoredHit, StoredParent
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens
 from ragsift.types import Ranking, Span
 
 
+@register_unit
 class WindowUnit(UnitStrategy):
     name = Unit.WINDOW
 

@@ -12,6 +12,7 @@ from ragsift.config import CALLER_RERANKERS, OPERATOR_KEYS, Settings, shown_url
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.offer import unavailable
+from ragsift.retrieve.units import UNITS
 from ragsift.server.deps import read_kb
 from ragsift.server.schemas import QuerySettingsBody, SettingsOut, StatsOut
 
@@ -59,6 +60,8 @@ def caller_schema(settings: Settings, missing: dict[str, dict[str, str]]) -> dic
         why = "; ".join(f"{v}: {r}" for v, r in missing[name].items())
         props[name]["description"] = f"{props[name].get('description', '')} Not on this knowledge base: {why}."
 
+    # units are an open set (the registry's): the names registered in this process
+    props["unit"]["anyOf"] = [{"type": "string", "enum": UNITS.names()}, {"type": "null"}]
     for name, values in missing.items():
         if name not in props:
             continue
@@ -83,5 +86,5 @@ def settings(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
     missing = unavailable(kb.settings)
     ok = [c for c in CHANNELS.names(kb.settings) if c not in missing.get("channels", {})]
     return {"settings": without_credentials(kb.settings.to_dict()), "channels": ok,
-            "unavailable": missing, "query_schema": caller_schema(kb.settings, missing),
+            "units": UNITS.names(), "unavailable": missing, "query_schema": caller_schema(kb.settings, missing),
             "operator_settings": list(OPERATOR_KEYS)}

@@ -1,213 +1,48 @@
-"""Settings, grouped by concern: frozen, typed, validated once, saved as TOML tables.
-
-    Settings
-      index       how documents are cut and indexed, by which models (fixed when a knowledge base
-                  is created)
-      store       where the index lives (the embedded LanceDB store, or a Milvus server), the
-                  writers' lock, generations kept, where Milvus fuses
-      embedding   how an embedder behind an endpoint (openai:<model>) is called
-      ingest      limits of an ingest (file size, pages, reading time and memory, chunks per
-                  document), OCR, its checkpoints
-      query       channels, fusion, the strategy, the unit returned, budgets, deadlines and limits
-      llm         the language model (HyDE, rewriting, translation, the judge, multi-hop,
-                  summaries) and its client: endpoint, answer cache, retries, prompts
-      transforms  HyDE, rewriting, translation and multi-query
-      rerank      the reranker
-      multihop    recursive retrieval
-
-Every field has one *flat name*, unique across the groups: ``unit``, ``hyde_mode``,
-``store_kind``, ``llm_model``, ``reranker``, ``multihop_mode`` (``FLAT``; a group's ``FLAT``
-says where the flat name differs from the field's). Flat names are what
-``KnowledgeBase.open(..., **settings)``, ``kb.query(..., **overrides)``, ``Settings.replace``
-and old flat ``ragsift.toml`` files use; ``Settings(unit="auto")`` works too. Earlier spellings
-(``store``, ``llm``, ``rerank``, ``multihop``, ``max_parents``) are still read (``DEPRECATED``).
-The groups are what the code reads (``settings.query.unit``), what ``ragsift.toml`` holds (one
-table per group) and what ``Settings.model_json_schema()`` exports.
-
-Each group validates its own fields (types, ranges, enums, and rules within the group: auto
-units need chunk entries); ``Settings`` checks what spans groups (a step or a strategy that needs
-a language model, a small index that needs one, embedding prefixes for an embedder that takes
-them). Who may set what: ``INDEX_KEYS`` are fixed at creation, ``NOT_PER_QUERY`` cannot change
-per query, ``OPERATOR_KEYS`` only the operator sets (a caller of the server may not:
-``check_caller_overrides``), ``CALLER_KEYS`` are the rest. Channel names are an open set: the
-channel registry (``ragsift.retrieve.channels``) checks them, and the knowledge base runs that
-check whenever it makes settings.
-"""
+"""The nine groups of settings (``GROUPS``), each a frozen pydantic model validating its own fields
+and the rules within it; the flat names (``FLAT``, earlier spellings in ``DEPRECATED``) and how a
+validation error is said in one line (``config_error``)."""
 from __future__ import annotations
 
-import contextlib
-import tomllib
 import warnings
-from collections.abc import Iterable
-from enum import Enum, StrEnum
-from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-import tomli_w
 from pydantic import (
-    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     Strict,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
-from pydantic.fields import FieldInfo
 
+from ragsift.config.values import (
+    Bool,
+    EmbedPrefixes,
+    EntryKind,
+    Float,
+    FusionMode,
+    HydeMode,
+    Int,
+    MultiHop,
+    Names,
+    Normalization,
+    Seconds,
+    StoreFusion,
+    StoreKind,
+    Str,
+    Strategy,
+    Unit,
+    UnitName,
+    _as_tuple,
+    _entry_kinds,
+    parse_enum,
+)
 from ragsift.errors import ConfigError
 from ragsift.names import did_you_mean, unknown
 from ragsift.text.analyzer import ANALYZERS, DEFAULT_ANALYZER
 from ragsift.text.prompts import validate_prompts
-
-
-class FusionMode(StrEnum):
-    """How channel rankings are fused."""
-
-    RRF = "rrf"  # reciprocal rank fusion
-    WEIGHTED = "weighted"  # weighted sum of normalized scores
-    ADAPTIVE = "adaptive"  # weighted, each channel's weight scaled per query by how far its best hit stands out
-
-
-class Normalization(StrEnum):
-    """How a channel's raw scores are scaled before weighted fusion."""
-
-    MINMAX = "minmax"
-    ZSCORE = "zscore"
-    NONE = "none"
-
-
-class Unit(StrEnum):
-    """What a query returns: the parent section (small-to-big), the child chunk itself
-    (flat chunks), the whole document, a sentence window, or auto-merged units."""
-
-    PARENT = "parent"
-    CHILD = "child"
-    DOCUMENT = "document"
-    WINDOW = "window"  # sentence window: the entry found with window_sentences on each side
-    AUTO = "auto"  # auto-merging: entries, or their section, or their document, by the share hit
-
-
-class MultiHop(StrEnum):
-    OFF = "off"
-    KEYWORDS = "keywords"  # follow-ups without a model: documents named (titles), else key terms
-    LLM = "llm"  # follow-up queries written by the language model
-
-
-class Strategy(StrEnum):
-    """How a question is searched: as the settings say, or a named strategy over them."""
-
-    SETTINGS = "settings"  # the channels, multi-hop mode and unit as set (default)
-    HYBRID = "hybrid"  # one round of the query channels: no HyDE, no multi-hop
-    HYDE = "hyde"  # one round, with the HyDE channels beside the query channels (needs llm)
-    MULTIHOP = "multihop"  # multi-hop (keywords, or llm when multihop_mode = 'llm'), no HyDE
-    COMBINED = "combined"  # HyDE on the question, multi-hop from what it found, parent expansion
-    AUTO = "auto"  # chosen per question from cheap signals: hybrid, hyde (with llm) or multihop
-
-
-class HydeMode(StrEnum):
-    HYPOTHESIS = "hypothesis"
-    QUERY_HYPOTHESIS = "query+hypothesis"
-    MEAN = "mean"
-
-
-class EmbedPrefixes(StrEnum):
-    """Instructions an embedding model expects before queries and passages (endpoint and
-    sentence-transformers embedders; the packaged ones add their own)."""
-
-    NONE = "none"
-    E5 = "e5"  # "query: " / "passage: "
-    BGE = "bge"  # "Represent this sentence for searching relevant passages: " before queries
-    QWEN3 = "qwen3"  # "Instruct: ...\nQuery: " before queries
-
-
-class StoreKind(StrEnum):
-    LANCEDB = "lancedb"
-    MILVUS = "milvus"
-
-
-class StoreFusion(StrEnum):
-    """Where dense and BM25 are fused on a store that can do it itself (Milvus)."""
-
-    RAGSIFT = "ragsift"  # each channel deduplicated by unit, then fused by ragsift (default)
-    ENGINE = "engine"  # one hybrid search in the engine (RRFRanker / WeightedRanker over children)
-
-
-class EntryKind(StrEnum):
-    """The kind of a small-index entry, as stored: what a knowledge base's small index holds
-    (``small_index``, fixed at creation; ``ragsift.ingest.small_index``) and what a query searches
-    (``index_kinds``)."""
-
-    CHUNK = "chunk"
-    SENTENCE = "sentence"
-    KEYS = "keys"
-    SUMMARY = "summary"
-    RAPTOR = "raptor"
-    KEYWORDS = "keywords"
-    ENTITIES = "entities"
-    PARENT = "parent"
-
-
-def shown_url(url: str) -> str:
-    """A URL as it may be shown (a name in a trace, an error, a settings listing): without a user,
-    password or query string, which may carry credentials."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        if not (parts.username or parts.password or parts.query):
-            return url
-        netloc = ("***@" if parts.username or parts.password else "") + (parts.hostname or "") + \
-            (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:  # not a URL one can parse: shown as its scheme only
-        return url.split("://", 1)[0] + "://***"
-
-
-#: the plural spellings ``small_index`` took before it shared ``EntryKind`` with ``index_kinds``
-#: (still read, in files and arguments)
-OLD_SMALL_INDEX = {"chunks": "chunk", "sentences": "sentence", "keysentences": "keys", "summaries": "summary",
-                   "parents": "parent"}
-
-
-def _entry_kinds(v: Any) -> Any:
-    v = _as_tuple(v)
-    return tuple(OLD_SMALL_INDEX.get(x, x) if isinstance(x, str) else x for x in v) if isinstance(v, tuple) else v
-
-
-def parse_enum(enum_cls: type[Enum], value: Any, what: str) -> Enum:
-    try:
-        return enum_cls(value)
-    except ValueError:
-        values = [str(m.value) for m in enum_cls]  # type: ignore[attr-defined]
-        hint = did_you_mean(value, values)
-        raise ConfigError(f"unknown {what} {value!r}; {hint + ' ' if hint else ''}"
-                          f"valid values: {', '.join(map(repr, values))}") from None
-
-
-# steps besides channels that take a timeout of their own in ``channel_timeouts``
-TIMED_STEPS = ("rewrite", "translate", "rerank", "follow_up", "summary")
-
-
-def _as_tuple(v: Any) -> Any:
-    """Lists become tuples; one string is a one-item tuple (``channels="dense"``)."""
-    if isinstance(v, str):
-        return (v,)
-    if isinstance(v, list):
-        return tuple(v)
-    return v
-
-
-# value types: numbers and flags are strict (no "5" for 5, no 1 for True) and finite
-Int = Annotated[int, Strict()]
-Float = Annotated[float, Strict()]
-Bool = Annotated[bool, Strict()]
-Str = Annotated[str, Strict()]
-Names = Annotated[tuple[Str, ...], BeforeValidator(_as_tuple)]
-Seconds = Annotated[float, Strict(), Field(gt=0, le=86_400)]
 
 
 class Group(BaseModel):
@@ -287,6 +122,17 @@ class StoreSettings(Group):
                                       "index": "store_index", "fusion": "store_fusion"}
     kind: StoreKind = StoreKind.LANCEDB
     """lancedb (embedded, default) or milvus."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _registered_kind(cls, v: Any) -> Any:
+        """A kind a registered backend added is valid too (its name is no member of the enum)."""
+        if isinstance(v, str) and not isinstance(v, StoreKind):
+            try:
+                return parse_enum(StoreKind, v, "store_kind")
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
+        return v
     uri: Str = ""
     """Milvus: http(s)://host:19530; may change when the cluster moves."""
     name: Str = ""
@@ -408,9 +254,10 @@ class QuerySettings(Group):
     choice and its reason are in the trace), settings (as set, multi-hop as multihop_mode says),
     hybrid, hyde, multihop or combined (the seed's three: HyDE, then multi-hop, then parent
     expansion)."""
-    unit: Unit = Unit.PARENT
+    unit: UnitName = Unit.PARENT
     """What comes back: parent (the section, default), child (the chunk), document, window
-    (a sentence window), auto (auto-merged)."""
+    (a sentence window), auto (auto-merged), or a unit a module registers (units are an open set:
+    ragsift.retrieve.units checks the name and the unit's own rule)."""
     index_kinds: Annotated[tuple[EntryKind, ...], BeforeValidator(_as_tuple)] = Field(
         (EntryKind.CHUNK,), min_length=1)
     """Small-index entries the channels search."""
@@ -452,10 +299,6 @@ class QuerySettings(Group):
 
     @model_validator(mode="after")
     def _check(self) -> QuerySettings:
-        if self.unit is Unit.AUTO and (EntryKind.CHUNK not in self.index_kinds
-                                       or not set(self.index_kinds) <= {EntryKind.CHUNK, EntryKind.PARENT}):
-            raise ValueError("auto-merging measures the share of a section's chunks that were found: "
-                             "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
         if (self.fusion in (FusionMode.WEIGHTED, FusionMode.ADAPTIVE) and len(self.channels) > 1
                 and not any(self.weight(c) > 0 for c in self.channels)):
             raise ValueError("weighted fusion needs a weight above 0 for at least one channel")
@@ -601,8 +444,12 @@ GROUPS: dict[str, type[Group]] = {
     "llm": LLMSettings,
     "transforms": TransformSettings, "rerank": RerankSettings, "multihop": MultiHopSettings,
 }
+
+
 #: flat name -> (group, field)
 FLAT: dict[str, tuple[str, str]] = {cls.flat_name(f): (g, f) for g, cls in GROUPS.items() for f in cls.model_fields}
+
+
 #: earlier spellings of flat names, still read (a DeprecationWarning from code; silently from
 #: files): four were also the names of groups, one named passages "parents"
 DEPRECATED: dict[str, str] = {"max_parents": "max_passages", "llm": "llm_model", "rerank": "reranker",
@@ -619,266 +466,23 @@ def current_name(name: str, warn: bool = True) -> str:
         warnings.warn(f"the setting {name!r} is now called {new!r}; {name!r} still works but will go",
                       DeprecationWarning, stacklevel=4)
     return new
-#: settings fixed when a knowledge base is created (flat names)
-INDEX_KEYS: tuple[str, ...] = tuple(IndexSettings.model_fields) + ("store_kind", "store_name", "store_index")
-#: settings a single query may not change (flat names)
-NOT_PER_QUERY: tuple[str, ...] = INDEX_KEYS + tuple(
-    g.flat_name(f) for g in (StoreSettings, EmbeddingSettings, IngestSettings) for f in g.model_fields
-    if g.flat_name(f) != "store_fusion")  # where a store fuses is how a query searches
-#: the operator's settings among the query-time ones (flat names): what the server calls, reads
-#: or writes (models, endpoints, cache files, prompts) and the limits it enforces. A Python
-#: caller owns the process and may change them per query; a caller of the server (HTTP, MCP) may
-#: not (``check_caller_overrides``).
-OPERATOR_KEYS: tuple[str, ...] = tuple(
-    g.flat_name(f) for g in GROUPS.values() for f in g.model_fields
-    if g.flat_name(f) not in NOT_PER_QUERY and f in g.OPERATOR)
-#: what a caller of the server may change per query: how to search (flat names)
-CALLER_KEYS: tuple[str, ...] = tuple(n for n in FLAT if n not in NOT_PER_QUERY and n not in OPERATOR_KEYS)
-#: rerankers a caller may ask for per query besides the operator's own: none, or the judge that
-#: runs on the operator's language model
-CALLER_RERANKERS = ("", "llm-judge")
 
 
-def refused_per_query(names: Iterable[str]) -> str | None:
-    """Why a caller of the server may not set these settings per query (None: it may): index and
-    store settings are fixed at creation; the operator's (models, endpoints, cache paths, prompts,
-    limits) are set when the server starts."""
-    names = [current_name(n, warn=False) for n in names]
-    fixed = sorted(n for n in names if n in NOT_PER_QUERY)
-    if fixed:
-        return f"index settings cannot change per query: {', '.join(fixed)}"
-    operator = sorted(n for n in names if n in OPERATOR_KEYS)
-    if operator:
-        return (f"{', '.join(operator)}: set by the server's operator (the knowledge base's settings), not per "
-                f"query; a query may choose how to search ({', '.join(CALLER_KEYS[:6])}, ...), not which models, "
-                "endpoints, files or limits the server uses")
-    return None
-
-
-def check_caller_overrides(overrides: dict[str, Any], settings: Settings) -> None:
-    """Refuse per-query settings that a caller of the server may not choose (ConfigError naming
-    them, ``refused_per_query``). A caller may ask for ``reranker`` only as '' (off), 'llm-judge'
-    (on the operator's language model) or the reranker the operator configured."""
-    why = refused_per_query(overrides)
-    if why:
-        raise ConfigError(why)
-    asked = overrides.get("reranker")
-    if asked is not None and asked not in CALLER_RERANKERS and asked != settings.rerank.model:
-        allowed = [repr(r) for r in dict.fromkeys((*CALLER_RERANKERS, settings.rerank.model))]
-        raise ConfigError(f"reranker {asked!r}: a query may ask for {', '.join(allowed)}; other rerankers are "
-                          "set by the server's operator")
-
-
-def _route(data: dict[str, Any], warn: bool = True) -> dict[str, Any]:
-    """Flat names into their groups; groups given whole are kept (and flat names added to them).
-    Flat names are unique; four earlier spellings were also group names (``store``, ``llm``,
-    ``rerank``, ``multihop``): there a table or a group object is the group, anything else the
-    earlier flat name."""
-    out: dict[str, Any] = {}
-    flat: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        if key in GROUPS and isinstance(value, (dict, Group)):
-            out[key] = value.model_dump() if isinstance(value, Group) else dict(value)
-        elif key in FLAT or key in DEPRECATED:
-            flat.append((current_name(key, warn), value))
-        else:
-            out[key] = value  # unknown: rejected by the model, named in the error
-    for key, value in flat:
-        group, field = FLAT[key]
-        out.setdefault(group, {})[field] = value
-    return out
-
-
-class Settings(BaseModel):
-    """All settings of a knowledge base, one group per concern (see the module docstring).
-
-    ``Settings(unit="auto", llm="openai:qwen")`` and ``Settings(query={"unit": "auto"})`` are the
-    same; ``replace(**flat)`` returns a changed copy; ``flat()`` and ``to_dict()`` give the flat
-    and the grouped form; ``save`` / ``load`` write and read ``ragsift.toml``.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    # the ignores below: pydantic's Field stubs reject these group classes as default_factory
-    index: IndexSettings = Field(default_factory=IndexSettings)  # type: ignore[arg-type]
-    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
-    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
-    ingest: IngestSettings = Field(default_factory=IngestSettings)  # type: ignore[arg-type]
-    query: QuerySettings = Field(default_factory=QuerySettings)  # type: ignore[arg-type]
-    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
-    transforms: TransformSettings = Field(default_factory=TransformSettings)  # type: ignore[arg-type]
-    rerank: RerankSettings = Field(default_factory=RerankSettings)  # type: ignore[arg-type]
-    multihop: MultiHopSettings = Field(default_factory=MultiHopSettings)  # type: ignore[arg-type]
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as e:
-            raise config_error(e, Settings) from None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _flat_names(cls, data: Any) -> Any:
-        return _route(data) if isinstance(data, dict) else data
-
-    @model_validator(mode="after")
-    def _across_groups(self) -> Settings:
-        needs = []
-        if self.transforms.rewrite:
-            needs.append("rewrite")
-        if self.rerank.model == "llm-judge":
-            needs.append("reranker = 'llm-judge'")
-        if self.multihop.mode is MultiHop.LLM:
-            needs.append("multihop_mode = 'llm'")
-        if self.query.strategy in (Strategy.HYDE, Strategy.COMBINED):
-            needs.append(f"strategy = '{self.query.strategy}'")
-        if needs and not self.llm.model:
-            raise ValueError(f"{', '.join(needs)} needs a language model: set llm_model to "
-                             "'local:qwen2.5-coder-1.5b' (offline) or 'openai:<model>' (any compatible endpoint)")
-        prefixed = self.index.embedder.startswith(("openai:", "st:"))
-        if self.index.embed_prefixes is not EmbedPrefixes.NONE and not prefixed:
-            raise ValueError(f"embed_prefixes applies to openai:<model> and st:<model> embedders; "
-                             f"{self.index.embedder} adds its own")
-        if EntryKind.SUMMARY in self.index.small_index and not self.llm.model:
-            raise ValueError("small_index 'summary' needs a language model (llm_model) at ingest; "
-                             "'keys' (key sentences) is the extractive index that needs none")
-        return self
-
-    # ------------------------------------------------------------------ reading
-    def timeout(self, name: str) -> float:
-        """The timeout of a channel or step: its own in ``channel_timeouts``, else
-        ``channel_timeout_s`` (half of it for the rewrite and the translation, so that the channels
-        waiting for them still have time to search the original question when they fail)."""
-        q = self.query
-        default = q.channel_timeout_s / 2 if name in ("rewrite", "translate") else q.channel_timeout_s
-        return float(q.channel_timeouts.get(name, default))
-
-    def get(self, flat_name: str) -> Any:
-        """A setting by its flat name."""
-        flat_name = current_name(flat_name)
-        if flat_name not in FLAT:
-            raise ConfigError(unknown("setting", flat_name, FLAT))
-        group, field = FLAT[flat_name]
-        return getattr(getattr(self, group), field)
-
-    def flat(self) -> dict[str, Any]:
-        """Every setting by its flat name, as JSON values."""
-        grouped = self.to_dict()
-        return {name: grouped[g][f] for name, (g, f) in FLAT.items()}
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings by group, as JSON values (what ``ragsift.toml`` holds)."""
-        return self.model_dump(mode="json")
-
-    def identity(self) -> dict[str, Any]:
-        """The settings fixed at creation (``INDEX_KEYS``), by flat name, as JSON values: what a
-        store records when it is made, and checks a settings file against when it is opened."""
-        flat = self.flat()
-        return {k: flat[k] for k in INDEX_KEYS}
-
-    # ------------------------------------------------------------------ changing
-    def replace(self, **changes: Any) -> Settings:
-        """A copy with settings changed by flat name (``None`` leaves a setting as it is)."""
-        changes = {current_name(k): v for k, v in changes.items() if v is not None}
-        if not changes:
-            return self
-        wrong = sorted(set(changes) - set(FLAT))
-        if wrong:
-            raise ConfigError("; ".join(unknown("setting", k, FLAT) for k in wrong))
-        data = {g: dict(getattr(self, g)) for g in GROUPS}
-        for key, value in changes.items():
-            group, field = FLAT[key]
-            data[group][field] = value
-        return Settings.from_dict(data)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Settings:
-        """Settings from a grouped or a flat mapping (an old flat ``ragsift.toml``)."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"settings must be a mapping, not {type(data).__name__}")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as e:
-            raise config_error(e, cls) from None
-
-    # ------------------------------------------------------------------ TOML
-    def save(self, path: Path) -> None:
-        """Write ``ragsift.toml`` (one table per group) atomically."""
-        text = ("# ragsift knowledge-base settings. [index] and the store kind, name and index are fixed\n"
-                "# at creation; the rest are defaults that a query may override.\n\n"
-                + tomli_w.dumps(self.to_dict()))
-        tmp = path.with_suffix(".tmp")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
-        except OSError as e:  # a folder that cannot be written, a directory where the file goes
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise ConfigError(f"cannot write settings {path}: {e.strerror or e}") from None
-
-    @classmethod
-    def load(cls, path: Path) -> Settings:
-        """Read ``ragsift.toml``: grouped tables, or the flat form of earlier versions."""
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            raise ConfigError(f"cannot read settings {path}: {e}") from None
-        except RecursionError:  # arrays or tables nested thousands deep
-            raise ConfigError(f"cannot read settings {path}: nested too deeply") from None
-        index = data.get("index", data) if isinstance(data.get("index"), dict) else data
-        if "analyzer" not in index:  # written before analyzers had versions: made with the first
-            index["analyzer"] = FIRST_ANALYZER
-        if isinstance(data.get("query"), dict) and "max_parents" in data["query"]:  # the earlier spelling
-            data["query"]["max_passages"] = data["query"].pop("max_parents")
-        if not isinstance(data.get("index"), dict):  # the flat form: earlier spellings read silently
-            data = _route(data, warn=False)
-        try:
-            return cls.from_dict(data)
-        except ConfigError as e:
-            raise ConfigError(f"{path}: {e}") from None
-
-    # ------------------------------------------------------------------ schema
-    @staticmethod
-    def field_info(flat_name: str) -> FieldInfo:
-        """The definition of a setting (type, default, constraints, description) by flat name."""
-        group, field = FLAT[flat_name]
-        return GROUPS[group].model_fields[field]
-
-    @staticmethod
-    def query_model() -> type[BaseModel]:
-        """A flat model of the settings a caller of the server may override per query (how to
-        search: ``CALLER_KEYS``), every field optional: the body schema of a query over HTTP."""
-        return _query_model()
-
-
-_QUERY_MODEL: type[BaseModel] | None = None
-
-
-def _query_model() -> type[BaseModel]:
-    global _QUERY_MODEL
-    if _QUERY_MODEL is None:
-        fields: dict[str, Any] = {}
-        old = {new: o for o, new in DEPRECATED.items()}
-        for name in CALLER_KEYS:
-            info = Settings.field_info(name)
-            typ: Any = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
-            alias = AliasChoices(name, old[name]) if name in old else None  # the earlier spelling still read
-            fields[name] = (typ | None, Field(None, description=info.description, validation_alias=alias))
-        _QUERY_MODEL = create_model("QueryOverrides", __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
-                                    **fields)
-    return _QUERY_MODEL
+class Grouped(BaseModel):
+    """A model whose fields are the groups (``Settings``): its errors name a group's field by its
+    flat name, and an unknown name with the nearest flat names and groups."""
 
 
 def unknown_setting(loc: list[str], model: type[BaseModel]) -> str:
     """What to say of a name no setting has, with the nearest one: a flat name (``Settings(...)``,
     a query's overrides), a key in a group's table of ``ragsift.toml`` (``[ingest]
     chekpoint_documents``: the group's own keys), or a table no group has."""
-    if model is Settings and len(loc) >= 2 and loc[0] in GROUPS:
+    if issubclass(model, Grouped) and len(loc) >= 2 and loc[0] in GROUPS:
         return unknown("setting", ".".join(loc), [f"{loc[0]}.{f}" for f in GROUPS[loc[0]].model_fields])
     if issubclass(model, Group) and len(loc) == 1:
         return unknown("setting", loc[0], [model.flat_name(f) for f in model.model_fields])
     name = ".".join(loc) or "settings"
-    return unknown("setting", name, [*FLAT, *GROUPS] if model is Settings else list(model.model_fields))
+    return unknown("setting", name, [*FLAT, *GROUPS] if issubclass(model, Grouped) else list(model.model_fields))
 
 
 def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
@@ -887,7 +491,7 @@ def config_error(e: ValidationError, model: type[BaseModel]) -> ConfigError:
     named: set[str] = set()
     for err in e.errors(include_url=False):
         loc = [str(x) for x in err["loc"] if not isinstance(x, int)]
-        if model is Settings and len(loc) >= 2 and loc[0] in GROUPS:
+        if issubclass(model, Grouped) and len(loc) >= 2 and loc[0] in GROUPS:
             name = GROUPS[loc[0]].flat_name(loc[1]) if loc[1] in GROUPS[loc[0]].model_fields else ".".join(loc)
         elif issubclass(model, Group) and loc and loc[0] in model.model_fields:
             name = model.flat_name(loc[0])
