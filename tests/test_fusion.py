@@ -1,9 +1,10 @@
-"""Fusion is checked against ranx's implementation on real channel runs over the sample KB."""
+"""Fusion is checked against ranx's implementation on real channel runs over the sample KB; a mode
+registered by a test is fused and traced with no other module edited."""
 import pytest
 from ranx import Run
 from ranx import fuse as ranx_fuse
 
-from ragsift.retrieve.fusion import normalize, rrf, weighted
+from ragsift.retrieve.fusion import FUSIONS, Fused, FusionInput, normalize, rrf, weighted
 from ragsift.retrieve.search import dedupe
 from ragsift.retrieve.units import UNITS
 
@@ -137,3 +138,49 @@ def test_where_the_engine_fuses_adaptive_fusion_runs_with_the_fixed_weights():
     EngineHybridChannel().check(Settings(store_kind="milvus", store_fusion="engine", fusion="adaptive"))  # no error
     assert (engine_fusion(FusionMode.ADAPTIVE), engine_fusion(FusionMode.WEIGHTED), engine_fusion(FusionMode.RRF)) \
         == ("weighted", "weighted", "rrf")
+
+
+# ------------------------------------------------------------------ a mode added by a test
+@pytest.fixture
+def round_robin():
+    """A toy mode: the channels take turns, each adding its best unit not yet taken; its info says
+    which channel gave which place and the question's language. Registered under rrf's name (the
+    settings take ``FusionMode``'s members), rrf's own registration put back after."""
+    rrf_mode = FUSIONS.factory("rrf")
+
+    @FUSIONS.register("rrf")
+    def turns(inp: FusionInput) -> Fused:
+        queues = {c: [u for u, _ in r] for c, r in inp.rankings.items()}
+        ranking: list[tuple[str, float]] = []
+        by: list[str] = []
+        while any(queues.values()):
+            for c, q in queues.items():
+                while q and q[0] in {u for u, _ in ranking}:
+                    q.pop(0)
+                if q:
+                    ranking.append((q.pop(0), 1.0 / (len(ranking) + 1)))
+                    by.append(c)
+        return Fused(ranking, {"turns": by[:5], "language": inp.language})
+
+    yield turns
+    FUSIONS.add("rrf", rrf_mode)
+
+
+@pytest.mark.parametrize("question,language", [("What does the amber LED mean?", "en"), ("橙色指示灯表示什么？", "zh")])
+def test_a_registered_mode_is_fused_and_its_info_traced(sample_kb, round_robin, question, language):
+    res = sample_kb.query(question, fusion="rrf", channels=["dense", "bm25"])
+    assert res.trace.strategy["chosen"] == "hybrid"  # one round: its fused order is the mode's
+    f = dict(res.trace.fusion)
+    f.pop("cross_language", None)  # BM25 hits on chunks in the other language of the sample, if any
+    assert f == {"mode": "rrf", "channels": ["dense", "bm25"], "turns": ["dense", "bm25", "dense", "bm25", "dense"],
+                 "language": language}
+    lists = {c.name: list(dict.fromkeys(h.parent_id for h in c.hits)) for c in res.trace.channels}
+    fused = [u for u, _ in res.trace.fused]
+    assert fused[0] == lists["dense"][0] and fused[1] == next(u for u in lists["bm25"] if u != fused[0])
+    assert res.to_dict()["trace"]["fusion"]["turns"][:2] == ["dense", "bm25"]  # JSON as it is
+
+
+def test_a_registered_mode_is_gone_when_put_back(sample_kb):
+    assert set(FUSIONS.names()) == {"rrf", "weighted", "adaptive"}
+    res = sample_kb.query("What does the amber LED mean?", fusion="rrf", rrf_k=60)
+    assert "turns" not in res.trace.fusion and res.trace.fusion["k"] == 60

@@ -9,6 +9,10 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: a ranking: (id, score) pairs, best first; the ids are units (a parent, entry or document id: a
+#: query's ``unit``) or documents. Each channel's list, fusion's, reranking's and multi-hop's are one.
+Ranking = list[tuple[str, float]]
+
 
 @dataclass(frozen=True)
 class Document:

@@ -65,6 +65,7 @@ from ragsift.text.entities import new_terms, residual_words
 from ragsift.text.prompts import answer_lines, get_prompt
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import cut_to_tokens
+from ragsift.types import Ranking
 
 FOUND_IN_PROMPT = 3  # passages shown to the model when it writes the next query
 TOKENS_PER_PASSAGE = 120
@@ -146,7 +147,7 @@ class _State:
     spans: dict[str, dict[str, Any]]
     entries: dict[str, Found]
     provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # the follow-ups' rankings
+    rankings: dict[str, Ranking] = field(default_factory=dict)  # the follow-ups' rankings
     weights: dict[str, float] = field(default_factory=dict)
     question_names: list[tuple[str, list[str]]] = field(default_factory=list)
     named: list[str] = field(default_factory=list)  # units of the documents the question names
@@ -439,18 +440,19 @@ class MultiHopSearch:
             ranked, rerank_info = rerank(self.question, merged, s, st.entries, st.first.unit, self.searcher.store,
                                          lambda: self.searcher.llm(s), self.deadline)
             timings["rerank"] = (time.perf_counter() - t_hops) * 1000
-        return replace(st.first, found=st.entries, spans=st.spans, fused=merged, ranked=ranked, rerank=rerank_info,
-                       timings_ms=timings, multihop=info, provenance=st.provenance)
+        # the question's round's fusion (what the trace shows) with the hops' merged ranking
+        return replace(st.first, found=st.entries, spans=st.spans, fused=replace(st.first.fused, ranking=merged),
+                       ranked=ranked, rerank=rerank_info, timings_ms=timings, multihop=info, provenance=st.provenance)
 
     @staticmethod
-    def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: list[tuple[str, float]], hop: int,
+    def _provenance(prov: dict[str, list[dict[str, Any]]], ranked: Ranking, hop: int,
                     query: str, depth: int = 20) -> None:
         for rank, (u, _) in enumerate(ranked[:depth], 1):
             prov.setdefault(u, []).append({"hop": hop, "query": query, "rank": rank})
 
 
-def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, list[tuple[str, float]]],
-               weights: dict[str, float], protect: int, k: int) -> list[tuple[str, float]]:
+def merge_hops(question_ranking: Ranking, follow_ups: dict[str, Ranking], weights: dict[str, float],
+               protect: int, k: int) -> Ranking:
     """The question's own top ``protect`` units first, then its ranking and the follow-ups'
     (fused by weighted RRF) taken in turn, one each, without repeats. Scores are 1/(k + rank)."""
     ours = [u for u, _ in question_ranking]
@@ -469,8 +471,7 @@ def merge_hops(question_ranking: list[tuple[str, float]], follow_ups: dict[str, 
     return [(u, 1.0 / (k + r)) for r, u in enumerate(out, 1)]
 
 
-def with_links(ranking: list[tuple[str, float]], named: list[str], linked: dict[str, list[str]],
-               k: int) -> list[tuple[str, float]]:
+def with_links(ranking: Ranking, named: list[str], linked: dict[str, list[str]], k: int) -> Ranking:
     """The documents the question names first, then ``ranking`` with each unit followed by the
     units of the documents its passage names (and theirs, in turn). Scores are 1/(k + rank)."""
     if not named and not linked:

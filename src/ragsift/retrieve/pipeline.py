@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragsift.cancel import Deadline
-from ragsift.config import FusionMode, Settings
+from ragsift.config import QuerySettings, Settings
 from ragsift.errors import RetrievalError
 from ragsift.models.embedders import Embedder
 from ragsift.retrieve import strategy
@@ -25,7 +25,6 @@ from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.channels.base import ENGINE_HYBRID
 from ragsift.retrieve.confidence import judge, question_terms, searchable, term_match, unsearchable
 from ragsift.retrieve.found import Candidate
-from ragsift.retrieve.fusion import adaptive_weights
 from ragsift.retrieve.highlight import best_sentences
 from ragsift.retrieve.packing import pack
 from ragsift.retrieve.search import Searcher, SearchRound, checked_query
@@ -35,7 +34,7 @@ from ragsift.store.base import Store
 from ragsift.store.filters import Node
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.lang import detect_language
-from ragsift.types import Result, Trace, located
+from ragsift.types import Match, Passage, Ranking, Result, Trace, located
 
 FUSED_IN_TRACE = 100
 
@@ -86,7 +85,22 @@ class Retriever:
         if r.channels and all(c.error for c in r.channels):
             raise RetrievalError("every channel failed: " + "; ".join(
                 f"{c.name}: {(c.error or '').splitlines()[0][:200]}" for c in r.channels))
-        q = s.query
+        passages, packing, match = self._passages(r, s.query)
+        t_end = time.perf_counter()
+        units = self._named_units(r) if name_units else {}
+        timings = {**r.timings_ms, "expand_and_pack": (t_end - t_found) * 1000,
+                   "total": (time.perf_counter() - t0) * 1000}
+        trace = Trace(
+            query=r.query, language=r.language, channels=r.channels, fusion=fusion_trace(r, s.query),
+            filter=filter_spec, generation=self.store.generation, timings_ms=timings,
+            fused=tuple(r.fused.ranking[:FUSED_IN_TRACE]), packing=packing,
+            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
+            strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
+        return Result(r.query, tuple(passages), trace, match=match)
+
+    def _passages(self, r: SearchRound, q: QuerySettings) -> tuple[list[Passage], dict[str, Any], Match]:
+        """The round's units expanded by its unit, packed into the budget, with their best sentences
+        and scores; the packing's trace; how well they match the question."""
         cands, extra = r.unit.candidates(r.ranked, r.found, r.span_lists(), self.store, q)
         if r.provenance is not None:
             cands = [_with_provenance(c, r.provenance) for c in cands]
@@ -102,43 +116,7 @@ class Retriever:
                       term_hits=None if bm25 is None else len(bm25), empty=self.store.generation == 0)
         packing["unit"] = r.unit.name  # a strategy may set its own
         packing.update(extra)
-        t_end = time.perf_counter()
-        fusion_info: dict[str, Any] = {"mode": q.fusion, "channels": list(r.rankings)}
-        if q.fusion is FusionMode.RRF:
-            fusion_info["k"] = q.rrf_k
-        else:
-            fusion_info["weights"] = {c: q.weight(c) for c in r.rankings}
-            fusion_info["normalization"] = q.normalization
-            if q.fusion is FusionMode.ADAPTIVE and ENGINE_HYBRID in r.rankings:
-                fusion_info["engine"] = (f"{ENGINE_HYBRID} fused dense and BM25 with the fixed weights "
-                                         "(adaptive needs each channel's own list)")
-            elif q.fusion is FusionMode.ADAPTIVE:  # the weights this query was fused with
-                fusion_info["adapted_weights"] = adaptive_weights(r.rankings, fusion_info["weights"],
-                                                                  power=q.adaptive_power)
-                fusion_info["adaptive_power"] = q.adaptive_power
-        if parts_of(q.index_kinds):
-            # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole;
-            # the engine's one hybrid search takes the better of the two)
-            used = {c: None if c == ENGINE_HYBRID else q.whole_weight(c) for c in r.rankings
-                    if CHANNELS.make(c).searches_kinds}
-            fusion_info["whole_weights"] = {c: "max" if w is None else w for c, w in used.items()}
-        if q.tuned_by:
-            fusion_info["tuned_by"] = q.tuned_by
-        if r.cross_language:
-            fusion_info["cross_language"] = {"question": r.language, "weight": q.cross_language_weight,
-                                             "hits": {c: len(v) for c, v in r.cross_language.items()}}
-        if len(r.rankings) == 1:
-            fusion_info["note"] = "single channel: its own order and raw scores"
-        units = self._named_units(r) if name_units else {}
-        timings = dict(r.timings_ms)
-        timings.update({"expand_and_pack": (t_end - t_found) * 1000, "total": (time.perf_counter() - t0) * 1000})
-        trace = Trace(
-            query=r.query, language=r.language, channels=r.channels, fusion=fusion_info,
-            filter=filter_spec, generation=self.store.generation, timings_ms=timings,
-            fused=tuple(r.fused[:FUSED_IN_TRACE]), packing=packing,
-            transforms=dict(r.transforms), rerank=r.rerank, multihop=r.multihop,
-            strategy=dict(r.strategy) if r.strategy is not None else None, units=units)
-        return Result(r.query, tuple(passages), trace, match=match)
+        return passages, packing, match
 
     def _nothing_to_search(self, query: str, s: Settings, filter_spec: dict[str, Any] | None, t0: float) -> Result:
         """The result of a question with nothing to search (``confidence.searchable``): no passages,
@@ -156,7 +134,7 @@ class Retriever:
         hit_of = {r.unit.key(f.hit): f.hit for f in r.found.values()}
         section_of = {h.parent_id: h.parent_id for c in r.channels for h in c.hits}
         documents: set[str] = set()
-        for key, _ in r.fused[:FUSED_IN_TRACE]:
+        for key, _ in r.fused.ranking[:FUSED_IN_TRACE]:
             h = hit_of.get(key)
             if h is not None:
                 section_of.setdefault(key, h.parent_id)
@@ -173,7 +151,7 @@ class Retriever:
         return out
 
     def rank_documents(self, query: str, s: Settings, k: int = 100, where: Node | None = None,
-                       details: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+                       details: dict[str, Any] | None = None) -> Ranking:
         """Document ids in final order (a document ranks as its best unit), for evaluation.
         ``details``, if given, receives the multi-hop and strategy traces."""
         r = self.search(query, s, where)
@@ -182,7 +160,7 @@ class Retriever:
             details["strategy"] = r.strategy
         doc_of = {r.unit.key(f.hit): f.hit.doc_id for f in r.found.values()}
         seen: set[str] = set()
-        out: list[tuple[str, float]] = []
+        out: Ranking = []
         for unit, score in r.ranked:
             d = doc_of[unit]
             if d not in seen:
@@ -197,6 +175,25 @@ def _cross_language(r: SearchRound) -> bool:
     found = r.found.get(best.child_id) if best is not None else None
     lang = found.hit.lang if found is not None else ""
     return lang in ("zh", "en") and r.language in ("zh", "en") and lang != r.language
+
+
+def fusion_trace(r: SearchRound, q: QuerySettings) -> dict[str, Any]:
+    """The trace's ``fusion``: what the fusion did (``Fused.info``: the mode, the channels, the mode's
+    own details, a single channel's note) and what made the channels' scores beside it."""
+    out = dict(r.fused.info)
+    note = out.pop("note", None)  # kept last, where the trace has always shown it
+    if parts_of(q.index_kinds):
+        # per channel, how a section's whole entry and its parts made its score (ragsift.retrieve.whole;
+        # the engine's one hybrid search takes the better of the two)
+        used = {c: None if c == ENGINE_HYBRID else q.whole_weight(c) for c in r.rankings
+                if CHANNELS.make(c).searches_kinds}
+        out["whole_weights"] = {c: "max" if w is None else w for c, w in used.items()}
+    if q.tuned_by:
+        out["tuned_by"] = q.tuned_by
+    if r.cross_language:
+        out["cross_language"] = {"question": r.language, "weight": q.cross_language_weight,
+                                 "hits": {c: len(v) for c, v in r.cross_language.items()}}
+    return out if note is None else {**out, "note": note}
 
 
 def channel_scores(evidence: Mapping[str, Mapping[str, float]], members: tuple[str, ...]) -> dict[str, float]:

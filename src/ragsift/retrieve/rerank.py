@@ -16,11 +16,12 @@ from ragsift.retrieve.found import Found, hits_by_unit
 from ragsift.retrieve.units import UnitStrategy
 from ragsift.store.base import Store
 from ragsift.text.tokens import cut_to_tokens
+from ragsift.types import Ranking
 
 
-def rerank(query: str, fused: list[tuple[str, float]], s: Settings, found: Mapping[str, Found],
+def rerank(query: str, fused: Ranking, s: Settings, found: Mapping[str, Found],
            unit: UnitStrategy, store: Store, llm: Callable[[], LLM], parent: Deadline | None = None
-           ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+           ) -> tuple[Ranking, dict[str, Any]]:
     t = time.perf_counter()
     r = s.rerank
     top = fused[: r.top_n]

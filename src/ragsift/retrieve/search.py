@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragsift.cancel import Deadline
-from ragsift.config import UNLISTED_WEIGHT, Settings
+from ragsift.config import Settings
 from ragsift.errors import QueryError
 from ragsift.models.embedders import Embedder
 from ragsift.models.llm import LLM, llm_for
 from ragsift.retrieve.channels import CHANNELS, ChannelContext
+from ragsift.retrieve.channels.base import ENGINE_HYBRID
 from ragsift.retrieve.found import Found
-from ragsift.retrieve.fusion import fuse
+from ragsift.retrieve.fusion import Fused, FusionInput, run_fusion
 from ragsift.retrieve.rerank import rerank
 from ragsift.retrieve.runner import run_channels
 from ragsift.retrieve.steps import Steps
@@ -28,9 +29,8 @@ from ragsift.text.analyzer import Analyzer
 from ragsift.text.clean import clean_str
 from ragsift.text.lang import detect_language
 from ragsift.text.links import TitleIndex
-from ragsift.types import ChannelTrace, Hit, Span
+from ragsift.types import ChannelTrace, Hit, Ranking, Span
 
-Ranking = list[tuple[str, float]]
 log = logging.getLogger(__name__)
 
 
@@ -50,7 +50,7 @@ class SearchRound:
     rankings: Mapping[str, Ranking]  # per channel that succeeded, unit ids with raw scores
     found: Mapping[str, Found]  # entry id -> its hit and the channels that found it
     spans: Mapping[str, Mapping[str, Span]]  # parent id -> entry id -> span in the parent
-    fused: Ranking  # after fusion
+    fused: Fused  # after fusion: the ranking, and what the fusion mode did (the trace's ``fusion``)
     ranked: Ranking  # after reranking (the fused order without a reranker)
     transforms: Mapping[str, Any] = field(default_factory=dict)  # rewrite, HyDE, multi-query traces
     rerank: dict[str, Any] | None = None
@@ -154,15 +154,14 @@ class Searcher:
                 chans = (cur.channels if cur else ()) + (name,)
                 spans[h.parent_id][h.child_id] = Span(h.child_id, h.start, h.end, chans)
                 found[h.child_id] = Found(found[h.child_id].hit if h.child_id in found else h, chans)
-        q = s.query
-        fused = fuse(rankings, q.fusion, k=q.rrf_k, weights=q.weights, normalization=q.normalization,
-                     unlisted=UNLISTED_WEIGHT, power=q.adaptive_power,
-                     discounts=discounts if w_cross != 1.0 else None) if rankings else []
+        fused = run_fusion(s.query.fusion, FusionInput.of_query(
+            rankings, s.query, query=query, language=language, discounts=discounts if w_cross != 1.0 else None,
+            fused_by_store=tuple(c for c in rankings if c == ENGINE_HYBRID)))
         t_fuse = time.perf_counter()
-        ranked, rerank_info = fused, None
+        ranked, rerank_info = fused.ranking, None
         timings = {"channels": (t_channels - t0) * 1000, "fusion": (t_fuse - t_channels) * 1000}
-        if s.rerank.model and fused:
-            ranked, rerank_info = rerank(query, fused, s, found, unit, self.store, lambda: self.llm(s), deadline)
+        if s.rerank.model and ranked:
+            ranked, rerank_info = rerank(query, ranked, s, found, unit, self.store, lambda: self.llm(s), deadline)
             timings["rerank"] = (time.perf_counter() - t_fuse) * 1000
         return SearchRound(query, language, unit, tuple(traces), rankings, found, spans, fused, ranked,
                            steps.trace(), rerank_info, timings, {c: frozenset(v) for c, v in discounts.items()},

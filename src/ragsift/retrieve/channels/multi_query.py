@@ -10,6 +10,7 @@ from ragsift.retrieve.fusion import rrf
 from ragsift.retrieve.steps import StepInput, error_text, register_step
 from ragsift.retrieve.transforms import multi_queries
 from ragsift.store.base import StoredHit
+from ragsift.types import Ranking
 
 
 @register_step("multi_query", trace=lambda queries, err, s: {"queries": queries or [], "error": error_text(err)})
@@ -25,7 +26,7 @@ class MultiQueryChannel(LLMChannel):
     def search(self, ctx: ChannelContext, deadline: Deadline) -> list[StoredHit]:
         queries = ctx.step("multi_query", deadline)
         vectors = ctx.embedder().embed_queries(queries)
-        lists: dict[str, list[tuple[str, float]]] = {}
+        lists: dict[str, Ranking] = {}
         by_id: dict[str, StoredHit] = {}
         for i, q in enumerate(queries):
             # each completed with the kinds searched (whole sections and their parts apart when mixed)

@@ -2,18 +2,18 @@
 (entries, or their section, or their document, by the share found)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from ragsift.config import EntryKind, QuerySettings, Settings, Unit
 from ragsift.errors import ConfigError
 from ragsift.retrieve.found import Candidate, Found
-from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered, parent_candidates, register_unit
+from ragsift.retrieve.units.base import UnitStrategy, considered, parent_candidates, register_unit
 from ragsift.retrieve.units.child import child_candidates
 from ragsift.retrieve.units.document import document_candidates
 from ragsift.store.base import Store, StoredHit
-from ragsift.types import Span
+from ragsift.types import Ranking, Span
 
 
 @register_unit
@@ -32,7 +32,7 @@ class AutoUnit(UnitStrategy):
             raise ConfigError("auto-merging measures the share of a section's chunks that were found: "
                               "use it with index_kinds ['chunk'] (or ['chunk', 'parent'])")
 
-    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+    def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = [(cid, score) for cid, score in ranked if cid in found][:considered(q)]
         parent_ids = {found[cid].hit.parent_id for cid, _ in top}
@@ -66,7 +66,7 @@ class Merged(NamedTuple):
     members: tuple[str, ...]
 
 
-def auto_merge(fused: Sequence[tuple[str, float]], hits: Mapping[str, Found],
+def auto_merge(fused: Ranking, hits: Mapping[str, Found],
                chunks_per_parent: dict[str, int], sections_per_doc: dict[str, int],
                threshold: float, whole: Set[str] = frozenset()) -> tuple[list[Merged], dict[str, Any]]:
     """Auto-merging up a three-level tree (chunk, section, document), as hierarchical merging

@@ -14,7 +14,7 @@ A unit (a ``UnitStrategy`` subclass, registered by name with ``@register_unit`` 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from ragsift.config import QuerySettings, Settings
@@ -22,9 +22,7 @@ from ragsift.errors import ConfigError
 from ragsift.registry import Registry
 from ragsift.retrieve.found import Candidate, Found, candidate
 from ragsift.store.base import Store, StoredHit, StoredParent
-from ragsift.types import Span
-
-Ranked = Sequence[tuple[str, float]]
+from ragsift.types import Ranking, Span
 
 
 def considered(q: QuerySettings) -> int:
@@ -47,7 +45,7 @@ class UnitStrategy(ABC):
         return parent.parent.text
 
     @abstractmethod
-    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+    def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         """The ranked units as packable candidates, and what the trace's packing should show."""
 
@@ -76,7 +74,7 @@ def check_unit(settings: Settings) -> None:
     unit_strategy(settings.query.unit).check(settings)
 
 
-def parent_candidates(fused: Sequence[tuple[str, float]], parents: dict[str, StoredParent],
+def parent_candidates(fused: Ranking, parents: dict[str, StoredParent],
                       spans: dict[str, list[Span]]) -> list[Candidate]:
     out = []
     for pid, score in fused:

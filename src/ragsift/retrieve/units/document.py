@@ -2,14 +2,14 @@
 the budget)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found, candidate
-from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered, register_unit
+from ragsift.retrieve.units.base import UnitStrategy, considered, register_unit
 from ragsift.store.base import Store, StoredHit, StoredParent
-from ragsift.types import Span
+from ragsift.types import Ranking, Span
 
 
 @register_unit
@@ -19,13 +19,13 @@ class DocumentUnit(UnitStrategy):
     def key(self, h: StoredHit) -> str:
         return h.doc_id
 
-    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+    def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = ranked[:considered(q)]
         return document_candidates(top, store.get_document_parents(d for d, _ in top), dict(spans)), {}
 
 
-def document_candidates(fused: Sequence[tuple[str, float]], doc_parents: dict[str, list[StoredParent]],
+def document_candidates(fused: Ranking, doc_parents: dict[str, list[StoredParent]],
                         spans: dict[str, list[Span]]) -> list[Candidate]:
     """Whole documents: their parents joined in order; child spans mapped into the joined text."""
     out = []

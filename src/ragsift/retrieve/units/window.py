@@ -2,16 +2,16 @@
 section; overlapping windows of one section merge (sentence-window retrieval)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ragsift.config import QuerySettings, Unit
 from ragsift.retrieve.found import Candidate, Found, candidate
-from ragsift.retrieve.units.base import Ranked, UnitStrategy, considered, register_unit
+from ragsift.retrieve.units.base import UnitStrategy, considered, register_unit
 from ragsift.store.base import Store, StoredHit, StoredParent
 from ragsift.text.sentences import sentence_spans
 from ragsift.text.tokens import count_tokens
-from ragsift.types import Span
+from ragsift.types import Ranking, Span
 
 
 @register_unit
@@ -25,7 +25,7 @@ class WindowUnit(UnitStrategy):
         start, end = window_bounds(parent.parent.text, h.start, h.end, q.window_sentences)
         return parent.parent.text[start:end]
 
-    def candidates(self, ranked: Ranked, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
+    def candidates(self, ranked: Ranking, found: Mapping[str, Found], spans: Mapping[str, list[Span]],
                    store: Store, q: QuerySettings) -> tuple[list[Candidate], dict[str, Any]]:
         top = ranked[:considered(q)]
         parents = store.get_parents(found[cid].hit.parent_id for cid, _ in top)
@@ -40,7 +40,7 @@ def window_bounds(text: str, start: int, end: int, window: int) -> tuple[int, in
     return sents[lo][0], sents[hi][1]
 
 
-def window_candidates(fused: Sequence[tuple[str, float]], hits: Mapping[str, Found],
+def window_candidates(fused: Ranking, hits: Mapping[str, Found],
                       parents: dict[str, StoredParent], window: int) -> list[Candidate]:
     """Each entry found, widened to whole sentences and ``window`` more on each side, within its
     section. Windows of one section that overlap a better one are merged into it."""
