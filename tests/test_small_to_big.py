@@ -368,8 +368,8 @@ def test_a_base_made_with_whole_sections_keeps_the_kinds_it_was_given(tmp_path):
 def test_whole_weights_are_checked(s2b_kb):
     with pytest.raises(ConfigError, match="whole_weights"):
         Settings(whole_weights={"dense": 1.5})
-    with pytest.raises(ConfigError, match="auto-merging"):
-        Settings(unit="auto", index_kinds=["chunk", "keys"])
+    with pytest.raises(ConfigError, match="auto-merging"):  # the unit's own check, where settings meet the kb
+        s2b_kb.query("reset", unit="auto", index_kinds=["chunk", "keys"])
     assert Settings(unit="auto", index_kinds=["chunk", "parent"]).query.unit == "auto"
     with pytest.raises(ConfigError, match="whole weight for unknown channel 'titles'"):
         s2b_kb.query("reset", index_kinds=["chunk", "parent"], whole_weights={"titles": 0.5})
