@@ -18,8 +18,9 @@ CHILD = textwrap.dedent("""
     import os, signal, sys
     import ragsift.store.lance_write as lance_write
     import ragsift.store.milvus as milvus
+    import ragsift.store.milvus_write as milvus_write
     lance_write.BATCH_CHILDREN = 40    # write to the tables often, so a kill lands between writes
-    milvus.BATCH_CHILDREN = 40
+    milvus_write.BATCH_CHILDREN = 40
     mode = sys.argv[3]
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -202,10 +202,10 @@ def test_parent_labels_name_the_parents_that_get_parents_returns(backend, tmp_pa
 
 def test_put_and_delete_within_one_transaction(backend, tmp_path, monkeypatch):
     import ragsift.store.lance_write as lance_write
-    import ragsift.store.milvus as milvus
+    import ragsift.store.milvus_write as milvus_write
 
     monkeypatch.setattr(lance_write, "BATCH_CHILDREN", 1)  # every put is written at once
-    monkeypatch.setattr(milvus, "BATCH_CHILDREN", 1)
+    monkeypatch.setattr(milvus_write, "BATCH_CHILDREN", 1)
     store = new_store(backend, tmp_path)
     with store.begin() as txn:
         txn.put_document(*make_doc("solar", DOCS["solar"][0]))
