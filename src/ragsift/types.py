@@ -1,6 +1,19 @@
 """Value objects that flow through ragsift: documents, parents, children, hits, results.
 
 All are frozen dataclasses; nothing in ragsift mutates a caller's objects.
+
+**One concept, its names.** The words differ by layer for one reason each; this is where they meet:
+
+- a *section* at the faces (CLI, HTTP, MCP, the page) is a ``Parent`` here (``parent_id``; the
+  ``parent`` unit): a document's heading path and its text, what is returned whole;
+- an *entry* (``EntryKind``, ``index_kinds``, ``get_entries``) is a row of the small index that
+  points to a section: a ``Child`` here (``child_id``, ``IndexedChild`` in the store, the
+  ``child`` unit), of one ``EntryKind``: a ``chunk`` of the section's text (the default), a
+  sentence, its key sentences, a summary or a RAPTOR node, its keywords or entities, the whole
+  section (``parent``); the store's ``child_id`` column and the wire's ``child`` keep the old
+  word, compatibly;
+- a *ranking* is ``Ranking`` (below): ids and scores, best first, whatever is ranked;
+- a *passage* is what a query returns (``Passage``): a unit's text, packed into the budget.
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ from ragsift.store.lance_files import (
     stats_of,
 )
 from ragsift.store.lance_write import LanceTransaction, table_schemas
-from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, Found, ParentTable, SparseIndex
+from ragsift.store.memindex import AnnIndex, BM25Index, FlatIndex, ParentTable, SegmentHits, SparseIndex
 from ragsift.store.segments import (
     SAVE_MIN,
     BM25Stats,
@@ -446,7 +446,7 @@ class LanceStore(ManifestStore):
         items = stats.weights(terms)
         if not items:
             return []
-        parts: list[Found] = []
+        parts: list[SegmentHits] = []
         # the largest (oldest) segment first: the k-th best score found so far is a floor later
         # segments prune with
         for seg, rows in zip(segs, self._select(where, kinds)):

@@ -41,8 +41,8 @@ from ragsift.store.memindex import (
     LANGUAGE_GROUPS,
     UNKNOWN_LANGUAGE,
     BM25Index,
-    Found,
     Rows,
+    SegmentHits,
     saved_folder,
     top_k,
 )
@@ -278,12 +278,12 @@ def norm_of(index: BM25Index, avgdl: float | np.ndarray) -> np.ndarray:
     return (BM25_K1 * (1 - BM25_B + BM25_B * index.dl.astype(np.float64) / avg)).astype(np.float32)
 
 
-def merge_hits(parts: list[Found], k: int) -> list[StoredHit]:
+def merge_hits(parts: list[SegmentHits], k: int) -> list[StoredHit]:
     """The k best hits of several segments' results (ties: the older segment's first); hits are
     built for those k rows only."""
     parts = [p for p in parts if len(p.idx)]
     if len(parts) <= 1:
-        return Found(parts[0].rows, parts[0].idx[:k], parts[0].scores[:k]).hits() if parts else []
+        return SegmentHits(parts[0].rows, parts[0].idx[:k], parts[0].scores[:k]).hits() if parts else []
     scores = np.concatenate([np.asarray(p.scores, np.float64) for p in parts])
     part = np.repeat(np.arange(len(parts)), [len(p.idx) for p in parts])
     at = np.concatenate([np.arange(len(p.idx)) for p in parts])
@@ -297,7 +297,7 @@ def merge_hits(parts: list[Found], k: int) -> list[StoredHit]:
     return [h for h in hits if h is not None]
 
 
-def kth_score(parts: list[Found], k: int) -> float:
+def kth_score(parts: list[SegmentHits], k: int) -> float:
     """The k-th best score of several segments' results (-1 while they hold fewer than k rows): a
     floor the next segment's rows must reach to enter the merged top k."""
     if sum(len(p.idx) for p in parts) < k:

@@ -4,7 +4,7 @@ Each is built from the generation's children table the first time a search needs
 answers without touching the table again; one module each:
 
 - ``rows``: the hit columns (ids, offsets, language, kind: ``Rows``), read once per generation and
-  shared by every index, and ``Found``, a search's rows and scores before hits are built.
+  shared by every index, and ``SegmentHits``, a search's rows and scores before hits are built.
 - ``flat``: ``FlatIndex``, exact cosine search, the L2-normalised vectors as one float32 matrix.
 - ``ann``: ``AnnIndex``, an HNSW graph (usearch) over int8-quantised vectors, its candidates
   re-ranked exactly with the full float32 vectors read from a memory-mapped file: the large-store path.
@@ -28,11 +28,11 @@ from ragsift.store.memindex.ann import AnnIndex
 from ragsift.store.memindex.bm25 import BM25_B, BM25_K1, BM25Index, weigh
 from ragsift.store.memindex.flat import FlatIndex, vectors_of
 from ragsift.store.memindex.quantised import Int4Copy, Int8Copy
-from ragsift.store.memindex.rows import LANGUAGE_GROUPS, NOTHING, UNKNOWN_LANGUAGE, Found, IdIndex, Rows, top_k
+from ragsift.store.memindex.rows import LANGUAGE_GROUPS, NOTHING, UNKNOWN_LANGUAGE, IdIndex, Rows, SegmentHits, top_k
 from ragsift.store.memindex.saved import saved_folder
 from ragsift.store.memindex.sparse import SparseIndex
 from ragsift.store.memindex.tables import ParentTable
 
 __all__ = ["BM25_B", "BM25_K1", "LANGUAGE_GROUPS", "NOTHING", "UNKNOWN_LANGUAGE", "AnnIndex", "BM25Index",
-           "FlatIndex", "Found", "IdIndex", "Int4Copy", "Int8Copy", "ParentTable", "Rows", "SparseIndex",
+           "FlatIndex", "SegmentHits", "IdIndex", "Int4Copy", "Int8Copy", "ParentTable", "Rows", "SparseIndex",
            "saved_folder", "top_k", "vectors_of", "weigh"]

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ragsift.store.memindex.flat import unit_rows, vectors_of
 from ragsift.store.memindex.quantised import Int4Copy, Int8Copy, _write_int4, _write_int8, compiled_scan
-from ragsift.store.memindex.rows import NOTHING, Found, Rows, top_k
+from ragsift.store.memindex.rows import NOTHING, Rows, SegmentHits, top_k
 from ragsift.store.memindex.saved import random_access_map, saved_folder
 
 
@@ -97,7 +97,7 @@ class AnnIndex:
             out[start:start + len(part)] = self.mapped[part] @ v
         return out
 
-    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> SegmentHits:
         """The k nearest rows (of ``rows``, when given: a filter's rows, sorted).
 
         A filter keeping m of the n rows is searched one of two ways: exactly over its m rows (cost

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsift.store.memindex.rows import LANGUAGE_GROUPS, NOTHING, Found, Rows
+from ragsift.store.memindex.rows import LANGUAGE_GROUPS, NOTHING, Rows, SegmentHits
 from ragsift.store.memindex.saved import saved_folder
 
 try:  # BM25's search compiled (``_bm25.c``, built at install when a C compiler is there)
@@ -158,7 +158,7 @@ class BM25Index:
         return new
 
     def _search_compiled(self, local: list[tuple[int, float | np.ndarray]], k: int, rows: np.ndarray | None,
-                         norm: np.ndarray, rest: np.ndarray, read: np.ndarray, floor: float) -> Found:
+                         norm: np.ndarray, rest: np.ndarray, read: np.ndarray, floor: float) -> SegmentHits:
         """``search`` by the compiled module: the same steps, rows and float32 scores."""
         assert compiled_bm25 is not None
         scratch = self._scratch()
@@ -183,7 +183,7 @@ class BM25Index:
         return self.rows.found(out_rows[:m], out_scores[:m])
 
     def search(self, items: Sequence[tuple[str, float | np.ndarray]], k: int, rows: np.ndarray | None,
-               norm: np.ndarray, avgdl: float | np.ndarray, floor: float = -1.0) -> Found:
+               norm: np.ndarray, avgdl: float | np.ndarray, floor: float = -1.0) -> SegmentHits:
         """The k best rows (of ``rows`` when given), exactly, without reading every posting of
         common terms (MaxScore). ``items``: the query's terms and weights in the order to add them.
         ``floor``: a score k rows elsewhere (other segments) already reach; rows that cannot reach

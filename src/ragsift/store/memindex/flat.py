@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ragsift.store.memindex.rows import NOTHING, Found, Rows, top_k
+from ragsift.store.memindex.rows import NOTHING, Rows, SegmentHits, top_k
 from ragsift.store.memindex.saved import saved_folder
 
 
@@ -48,7 +48,7 @@ class FlatIndex:
             with saved_folder(directory) as tmp:
                 self.matrix.tofile(tmp / "vectors.f32")
 
-    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> Found:
+    def search(self, vector: np.ndarray, k: int, rows: np.ndarray | None) -> SegmentHits:
         v = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
         matrix = self.matrix if rows is None else self.matrix[rows]
         if matrix.shape[0] == 0:

@@ -1,5 +1,5 @@
 """The hit columns of one generation's children (``Rows``), shared by every index of the
-generation, and a search's result before hits are built (``Found``).
+generation, and a search's result before hits are built (``SegmentHits``).
 
 The columns (ids, offsets, language, kind) are read once per generation and kept as Arrow and
 NumPy arrays, never as one Python object per row: a million children cost tens of megabytes, not
@@ -23,7 +23,7 @@ LANGUAGE_GROUPS = len(LANGUAGES) + 1
 UNKNOWN_LANGUAGE = len(LANGUAGES)
 
 
-class Found(NamedTuple):
+class SegmentHits(NamedTuple):
     """One segment's best rows (row numbers) and their scores, best first. Hits (ids, strings) are
     built only for the rows that win the merge of every segment's results (``hits``)."""
 
@@ -118,9 +118,9 @@ class Rows:
             self._rows[key] = None if mask.all() else np.flatnonzero(mask)
         return self._rows[key]
 
-    def found(self, rows: np.ndarray, scores: np.ndarray) -> Found:
+    def found(self, rows: np.ndarray, scores: np.ndarray) -> SegmentHits:
         """These row numbers and their scores, in rank order: a search's result before hits are built."""
-        return Found(self, np.asarray(rows, np.int64), np.asarray(scores))
+        return SegmentHits(self, np.asarray(rows, np.int64), np.asarray(scores))
 
     def hits(self, rows: np.ndarray, scores: np.ndarray) -> list[StoredHit]:
         """Hits for row numbers in rank order, with their scores."""

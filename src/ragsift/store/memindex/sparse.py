@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsift.store.memindex.rows import NOTHING, Found, Rows
+from ragsift.store.memindex.rows import NOTHING, Rows, SegmentHits
 
 
 class SparseIndex:
@@ -25,7 +25,7 @@ class SparseIndex:
         self.width = int(cols.max()) + 1 if len(cols) else 1
         self.matrix = csr_matrix((data, cols, offsets), shape=(n, self.width))
 
-    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> Found:
+    def search(self, query: dict[int, float], k: int, rows: np.ndarray | None) -> SegmentHits:
         q = np.zeros(self.width, np.float32)
         for i, w in query.items():
             if 0 <= i < self.width:
