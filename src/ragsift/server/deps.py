@@ -4,7 +4,7 @@ client goes away or the server's time for it is up."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from fastapi import Depends, Path, Request
@@ -73,3 +73,12 @@ async def run_cancellable(request: Request, fn: Callable[[Deadline], Any], secon
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+# the dependencies as types a route's parameters name (FastAPI's Annotated form), and the one
+# write-role check every writing route lists
+ServerDep = Annotated[Server, Depends(server)]
+KBName = Annotated[str, Depends(kb_name)]
+ReadKB = Annotated[KnowledgeBase, Depends(read_kb)]
+WRITE_ROLE = [Depends(require_write)]
+

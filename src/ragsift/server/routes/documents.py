@@ -7,14 +7,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
+from fastapi import APIRouter, Body, File, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ragsift.errors import InputError, NotFound
 from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
-from ragsift.server.deps import kb_name, read_kb, require_write, server
+from ragsift.server.deps import WRITE_ROLE, KBName, ReadKB, ServerDep
 from ragsift.server.jobs import JobKind
 from ragsift.server.schemas import (
     DOCUMENTS_EXAMPLES,
@@ -25,14 +25,12 @@ from ragsift.server.schemas import (
     JobOut,
     SectionOut,
 )
-from ragsift.server.service import Server
 from ragsift.server.uploads import save_uploads
 from ragsift.types import IngestReport
 
 router = APIRouter(tags=["documents"])
 #: what GET /documents sorts by: the knowledge base's own sorts (an enum, so the API docs list them)
 DocumentSort = StrEnum("DocumentSort", {name: name for name in DOCUMENT_SORTS})  # type: ignore[misc]
-WRITE = [Depends(require_write)]
 ACCEPTED: dict[int | str, dict[str, Any]] = {
     202: {"description": "Queued as a job: poll GET /jobs/{id} or stream /jobs/{id}/events"}}
 
@@ -45,7 +43,7 @@ def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
               sort: DocumentSort = Query(DocumentSort("source"),
                                          description="generation: the commit that wrote it (desc: newest first)."),
               order: Literal["asc", "desc"] = Query("asc"),
-              kb: KnowledgeBase = Depends(read_kb), srv: Server = Depends(server)) -> dict[str, Any]:
+              *, kb: ReadKB, srv: ServerDep) -> dict[str, Any]:
     if limit > srv.cfg.limits.max_page:
         raise HTTPException(413, f"a page may hold at most {srv.cfg.limits.max_page} documents")
     total, page = kb.list_documents(offset, limit, q=q, sort=sort, order=order)
@@ -54,7 +52,7 @@ def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
 
 @router.get("/documents/{doc_id:path}/view", summary="How a document was read: headings, sections, pages, chunks",
             response_model=DocumentView)
-def view(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+def view(doc_id: str, kb: ReadKB) -> dict[str, Any]:
     found = kb.view(doc_id)
     if found is None:
         raise NotFound(f"no document {doc_id[:200]!r}")
@@ -62,7 +60,7 @@ def view(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
 
 
 @router.get("/documents/{doc_id:path}", summary="A document and its sections", response_model=DocumentDetail)
-def document(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+def document(doc_id: str, kb: ReadKB) -> dict[str, Any]:
     found = kb.document(doc_id)
     if found is None:
         raise NotFound(f"no document {doc_id[:200]!r}")
@@ -70,10 +68,10 @@ def document(doc_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any
     return {**doc.__dict__, "sections": [sp.to_dict() for sp in sections]}
 
 
-@router.delete("/documents/{doc_id:path}", status_code=202, dependencies=WRITE, response_model=JobOut,
+@router.delete("/documents/{doc_id:path}", status_code=202, dependencies=WRITE_ROLE, response_model=JobOut,
                summary="Delete a document (a job)", responses=ACCEPTED)
-def delete(doc_id: str, kb: KnowledgeBase = Depends(read_kb), name: str = Depends(kb_name),
-           srv: Server = Depends(server)) -> dict[str, Any]:
+def delete(doc_id: str, kb: ReadKB, name: KBName,
+           srv: ServerDep) -> dict[str, Any]:
     found = kb.document(doc_id)
     if found is None:
         raise NotFound(f"no document {doc_id[:200]!r}")
@@ -89,17 +87,17 @@ def delete(doc_id: str, kb: KnowledgeBase = Depends(read_kb), name: str = Depend
 
 
 @router.get("/sections/{parent_id:path}", summary="A whole section (a passage's parent)", response_model=SectionOut)
-def section(parent_id: str, kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+def section(parent_id: str, kb: ReadKB) -> dict[str, Any]:
     sp = kb.sections([parent_id]).get(parent_id)
     if sp is None:
         raise NotFound(f"no section {parent_id[:200]!r}")
     return sp.to_dict()
 
 
-@router.post("/documents", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
+@router.post("/documents", status_code=202, dependencies=WRITE_ROLE, response_model=JobOut, responses=ACCEPTED,
              summary="Ingest documents sent as JSON (a job)")
-def add_documents(body: DocumentsRequest = Body(openapi_examples=DOCUMENTS_EXAMPLES), name: str = Depends(kb_name),
-                  srv: Server = Depends(server)) -> dict[str, Any]:
+def add_documents(body: DocumentsRequest = Body(openapi_examples=DOCUMENTS_EXAMPLES), *, name: KBName,
+                  srv: ServerDep) -> dict[str, Any]:
     limit = srv.cfg.limits.max_documents
     if len(body.documents) > limit:
         raise HTTPException(413, f"at most {limit} documents a request; got {len(body.documents)}")
@@ -112,10 +110,10 @@ def add_documents(body: DocumentsRequest = Body(openapi_examples=DOCUMENTS_EXAMP
     return job.to_dict()
 
 
-@router.post("/files", status_code=202, dependencies=WRITE, response_model=JobOut, responses=ACCEPTED,
+@router.post("/files", status_code=202, dependencies=WRITE_ROLE, response_model=JobOut, responses=ACCEPTED,
              summary="Ingest uploaded files (a job)")
 def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, PDF or JSONL files"),
-              name: str = Depends(kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+              *, name: KBName, srv: ServerDep) -> dict[str, Any]:
     limits = srv.cfg.limits
     if len(files) > limits.max_files:
         raise HTTPException(413, f"at most {limits.max_files} files an upload; got {len(files)}")
@@ -134,11 +132,12 @@ def add_files(files: list[UploadFile] = File(description="Markdown, text, HTML, 
     return job.to_dict()
 
 
-@router.post("/sync", dependencies=WRITE, summary="Mirror the operator's folder (a job; dry_run: what would change)",
+@router.post("/sync", dependencies=WRITE_ROLE,
+             summary="Mirror the operator's folder (a job; dry_run: what would change)",
              responses={202: {**ACCEPTED[202], "model": JobOut},
                         200: {"description": "With dry_run: the changes, nothing written", "model": IngestReport}})
-async def sync(request: Request, dry_run: bool = Query(False), name: str = Depends(kb_name),
-               srv: Server = Depends(server)) -> Any:
+async def sync(request: Request, dry_run: bool = Query(False), *, name: KBName,
+               srv: ServerDep) -> Any:
     """The folder is the operator's (``ragsift serve --sync-dir``): a caller chooses when, never which."""
     extra = sorted(set(request.query_params) - {"dry_run"})
     if extra or await request.body():

@@ -2,13 +2,12 @@
 in a worker thread, so they answer whatever the workers are doing."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ragsift.server.deps import server
+from ragsift.server.deps import ServerDep
 from ragsift.server.errors import problem
 from ragsift.server.schemas import Health, KBList, Ready
-from ragsift.server.service import Server
 
 router = APIRouter()
 
@@ -20,18 +19,18 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz", summary="Readiness: the default knowledge base and its models are loaded",
             response_model=Ready, responses={503: {"description": "Still loading"}}, tags=["health"])
-async def readyz(srv: Server = Depends(server)) -> JSONResponse:
+async def readyz(srv: ServerDep) -> JSONResponse:
     if not srv.ready:
         return problem(503, "Not ready", "loading the knowledge base and its models")
     return JSONResponse({"status": "ready", "default_kb": srv.pool.default})
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse, tags=["health"])
-async def metrics(srv: Server = Depends(server)) -> PlainTextResponse:
+async def metrics(srv: ServerDep) -> PlainTextResponse:
     body, ctype = srv.metrics.render()
     return PlainTextResponse(body, media_type=ctype)
 
 
 @router.get("/v1/kbs", summary="The knowledge bases served", response_model=KBList, tags=["knowledge bases"])
-async def kbs(srv: Server = Depends(server)) -> dict[str, object]:
+async def kbs(srv: ServerDep) -> dict[str, object]:
     return {"default": srv.pool.default, "kbs": srv.pool.names()}

@@ -6,14 +6,13 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from ragsift.config import CALLER_RERANKERS, OPERATOR_KEYS, Settings, shown_url
-from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.channels import CHANNELS
 from ragsift.retrieve.offer import unavailable
 from ragsift.retrieve.units import UNITS
-from ragsift.server.deps import read_kb
+from ragsift.server.deps import ReadKB
 from ragsift.server.schemas import QuerySettingsBody, SettingsOut, StatsOut
 
 router = APIRouter(tags=["knowledge bases"])
@@ -42,7 +41,7 @@ def without_credentials(value: Any) -> Any:
 
 
 @router.get("/stats", summary="Counts, generation and store details", response_model=StatsOut)
-def stats(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+def stats(kb: ReadKB) -> dict[str, Any]:
     st = without_credentials(kb.stats())
     st.pop("path", None)  # where the knowledge base is on the server: the operator's (ragsift stats shows it)
     if "://" not in str(st.get("uri", "://")):  # a Milvus Lite file, not a server's address
@@ -82,7 +81,7 @@ def caller_schema(settings: Settings, missing: dict[str, dict[str, str]]) -> dic
 
 
 @router.get("/settings", summary="The settings in force and what a query may change", response_model=SettingsOut)
-def settings(kb: KnowledgeBase = Depends(read_kb)) -> dict[str, Any]:
+def settings(kb: ReadKB) -> dict[str, Any]:
     missing = unavailable(kb.settings)
     ok = [c for c in CHANNELS.names(kb.settings) if c not in missing.get("channels", {})]
     return {"settings": without_credentials(kb.settings.to_dict()), "channels": ok,

@@ -13,10 +13,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 
 from ragsift.errors import NotFound
-from ragsift.server.deps import existing_kb_name, server
+from ragsift.server.deps import ServerDep, existing_kb_name
 from ragsift.server.jobs import Job
 from ragsift.server.schemas import JobList, JobOut
-from ragsift.server.service import Server
 
 router = APIRouter(tags=["jobs"])
 EVENTS = ("One event each time the job changes, named by its state (queued, running, done, failed), its data "
@@ -25,7 +24,7 @@ EVENTS_EXAMPLE = ('event: running\ndata: {"id": "j-1", "state": "running", "phas
                   '"progress": {"done": 3, "total": 10}, ...}\n\n')
 
 
-def _job(job_id: str, name: str = Depends(existing_kb_name), srv: Server = Depends(server)) -> Job:
+def _job(job_id: str, name: str = Depends(existing_kb_name), *, srv: ServerDep) -> Job:
     j = srv.jobs.get(job_id, kb=name)
     if j is None:
         raise NotFound(f"no job {job_id[:80]!r} in knowledge base {name!r}")
@@ -33,7 +32,7 @@ def _job(job_id: str, name: str = Depends(existing_kb_name), srv: Server = Depen
 
 
 @router.get("/jobs", summary="Write jobs (ingests, deletes), newest first", response_model=JobList)
-async def jobs(name: str = Depends(existing_kb_name), srv: Server = Depends(server)) -> dict[str, Any]:
+async def jobs(name: str = Depends(existing_kb_name), *, srv: ServerDep) -> dict[str, Any]:
     return {"jobs": [j.to_dict() for j in srv.jobs.list(name)]}
 
 
@@ -45,7 +44,7 @@ async def job(j: Job = Depends(_job)) -> dict[str, Any]:
 @router.get("/jobs/{job_id}/events", summary="A job's progress as Server-Sent Events",
             response_class=StreamingResponse, responses={200: {"description": EVENTS, "content": {
                 "text/event-stream": {"schema": {"type": "string"}, "example": EVENTS_EXAMPLE}}}})
-async def job_events(request: Request, j: Job = Depends(_job), srv: Server = Depends(server)) -> StreamingResponse:
+async def job_events(request: Request, j: Job = Depends(_job), *, srv: ServerDep) -> StreamingResponse:
     async def events() -> AsyncIterator[str]:
         nonlocal j
         last = None

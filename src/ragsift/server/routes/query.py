@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
+from fastapi import APIRouter, Body, Request
 from starlette.exceptions import HTTPException
 
 from ragsift.cancel import Deadline
@@ -14,7 +14,7 @@ from ragsift.config import check_caller_overrides
 from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve.offer import refused
-from ragsift.server.deps import read_kb, run_cancellable, server
+from ragsift.server.deps import ReadKB, ServerDep, run_cancellable
 from ragsift.server.schemas import (
     BATCH_EXAMPLES,
     QUERY_EXAMPLES,
@@ -51,7 +51,7 @@ def _query_fn(kb: KnowledgeBase, q: QueryRequest, srv: Server) -> Callable[[Dead
 
 @router.post("/query", summary="Ask a question", response_model=QueryResponse, response_model_exclude_unset=True)
 async def query(request: Request, body: QueryRequest = Body(openapi_examples=QUERY_EXAMPLES),
-                kb: KnowledgeBase = Depends(read_kb), srv: Server = Depends(server)) -> dict[str, Any]:
+                *, kb: ReadKB, srv: ServerDep) -> dict[str, Any]:
     fn = _query_fn(kb, body, srv)
     kb.query_settings(**body.overrides())  # a bad setting is a 400 before any work
     result = await run_cancellable(request, fn, srv.cfg.limits.max_query_seconds, srv.query_threads)
@@ -61,7 +61,7 @@ async def query(request: Request, body: QueryRequest = Body(openapi_examples=QUE
 @router.post("/query/batch", summary="Ask several questions", response_model=BatchResponse,
              response_model_exclude_unset=True)
 async def batch(request: Request, body: BatchRequest = Body(openapi_examples=BATCH_EXAMPLES),
-                kb: KnowledgeBase = Depends(read_kb), srv: Server = Depends(server)) -> dict[str, Any]:
+                *, kb: ReadKB, srv: ServerDep) -> dict[str, Any]:
     limits = srv.cfg.limits
     if len(body.queries) > limits.max_batch:
         raise HTTPException(413, f"a batch may hold at most {limits.max_batch} queries; got {len(body.queries)}")
