@@ -34,6 +34,7 @@ def faults():
     fault_loaders.uninstall()
 
 
+@pytest.mark.slow  # readers killed and limits waited for: `make test` runs it
 def test_a_reader_that_misbehaves_costs_its_own_file_only(tmp_path, faults, monkeypatch):
     monkeypatch.setattr(isolation, "STALL_SECONDS", 3.0)  # the watchdog of a reader that waits without working
     docs = write_files(tmp_path / "docs", {**GOOD, "loop.spin": "x", "backtrack.cspin": "x", "huge.hog": "x",
@@ -57,6 +58,7 @@ def test_a_reader_that_misbehaves_costs_its_own_file_only(tmp_path, faults, monk
     assert kb.query("restore factory settings", max_passages=1).passages[0].source == "reset_en.md"
 
 
+@pytest.mark.slow  # readers killed and limits waited for: `make test` runs it
 def test_queries_go_on_while_a_reader_spins_in_c(tmp_path, faults):
     """A regular expression backtracking inside C held the interpreter's lock for the whole
     process; in its own process, queries beside it never notice."""
@@ -189,6 +191,7 @@ def _xlsx(sheet_data: str, ref: str) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.slow  # readers killed and limits waited for: `make test` runs it
 def test_a_sheet_of_a_million_empty_rows_is_stopped_and_a_real_one_reads(tmp_path):
     cell = '<c r="A{0}" t="inlineStr"><is><t>行 row {0}</t></is></c><c r="B{0}"><v>{0}</v></c>'
     empty = _xlsx('<row r="1">' + cell.format(1) + "</row>" + "".join(f'<row r="{i}"/>' for i in range(2, 1_048_577)),

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 CHILD = textwrap.dedent('''
     import os, sys, threading
     from ragsift.process import limit_arenas, release
@@ -122,6 +124,7 @@ def _embed_rss(env: dict[str, str]) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # hundreds of megabytes of activations, twice: `make test` runs it
 def test_onnx_runtime_hands_a_large_batch_back_unless_the_operator_keeps_its_arena():
     """A batch of 48 long passages (zh + en) needs hundreds of megabytes of activations: without
     ONNX Runtime's arena they are returned after the batch; with it (RAGSIFT_ORT_ARENA=1) they stay."""

@@ -124,6 +124,7 @@ def test_a_scanned_pdf_turned_every_way_reads_as_upright(tmp_path, lang):
         assert_upright(lang, pages[n], pages[1])
 
 
+@pytest.mark.slow  # turned pages read by OCR: `make test` runs it
 def test_turned_images_png_and_tiff_grey_transparent_and_blank(tmp_path):
     """A PNG on a transparent ground turned 270 degrees; a TIFF of three frames: Chinese turned 90
     in grey, English upside down in black and white (one bit a pixel, as document scanners
