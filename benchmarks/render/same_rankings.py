@@ -5,13 +5,18 @@ from __future__ import annotations
 from .common import load
 
 
+def _entries(r: dict) -> list[dict]:
+    """The comparisons a result file holds (the harness's stamp sits beside them)."""
+    return [d for d in r.values() if isinstance(d, dict) and "configs" in d]
+
+
 def _same_rankings_rows(r: dict) -> list[str]:
     lines = ["| dataset | configuration | queries | identical top-100 lists | largest score difference | "
              "nDCG@10 before | after |", "|---|---|---|---|---|---|---|"]
-    for d in r.values():
+    for d in _entries(r):
         for c in d["configs"]:
             nd = c.get("ndcg@10") or ["—", "—"]
-            lines.append(f"| {d['dataset']} | {c['config']} | {c['queries']} | {c['identical']} | "
+            lines.append(f"| {d['dataset']} ({d.get('date', '')}) | {c['config']} | {c['queries']} | {c['identical']} | "
                          f"{c['max_score_difference']:.1e} | {nd[0]} | {nd[1]} |")
     return lines
 
@@ -26,12 +31,16 @@ def render() -> list[str]:
               "on the same stored knowledge base (embedder `minilm`) with its own code first on `PYTHONPATH`, the "
               "top 100 documents of every judged query kept with their scores; `compare` counts identical lists.",
               "", *_same_rankings_rows(r)]
-    first = next(iter(r.values()))
+    first, *later = _entries(r)
     lines += ["", f"- Before: {first['before']}; after: {first['after']}; {first['date']}. Commands: "
               "`PYTHONPATH=<before>/src python benchmarks/same_rankings.py run --dataset ../shared/datasets/scifact "
               "--out before-scifact.json`, the same with this code to `after-scifact.json` (HotpotQA with "
               "`--multihop`: weighted hybrid and keyword multi-hop), then `same_rankings.py compare before-scifact.json "
               "after-scifact.json --dataset ../shared/datasets/scifact --out benchmarks/results/same_rankings.json`.", ""]
+    for d in later:
+        lines += [f"- {d['dataset']} again ({d['date']}): before {d['before']}; after {d['after']} (`compare ... "
+                  f"--label` into the same file)."]
+    lines += [""] if later else []
     b = load("same_rankings_bm25.json")
     if b:
         first = next(iter(b.values()))
