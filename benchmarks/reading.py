@@ -390,8 +390,14 @@ def main() -> None:
                     help="questions per language on the smaller corpus read by OCR (0: none)")
     ap.add_argument("--scan-retrieval-docs", type=int, default=120)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "reading.json"))
+    ap.add_argument("--only-scan-retrieval", action="store_true",
+                    help="only the scanned PDFs' retrieval against their Markdown (to --out; a rerun of that part)")
     args = ap.parse_args()
     data, work = Path(args.datasets), Path(args.work_dir)
+    if args.only_scan_retrieval:
+        scans = retrieval_rows(data, work, args.scan_retrieval_questions, args.scan_retrieval_docs, ["md", "scan"])
+        write_result(args.out, {"retrieval": {f"{lang}-scan": v for lang, v in scans.items()}})
+        return
     docs = (qasper_docs(data / "leval-longdoc-en", args.qasper) + nq_docs(data / "leval-longdoc-en", args.nq)
             + cmrc_docs(data / "cmrc2018-dev", args.cmrc))
     formats = ["docx", "odt", "epub", "pptx", "pdf", "xlsx"]

@@ -34,11 +34,13 @@ What a new part takes today:
   is its own ``check``;
 - an embedder, a sparse encoder, a cross-encoder or an analyzer: its class and its registration
   in the module above (an analyzer: its class in the tuple registered there);
-- a fusion mode: also its member of ``FusionMode`` in ``ragsift.config``;
+- a fusion mode: its function (one ``FusionInput`` in, ``Fused(ranking, info)`` out) in
+  ``retrieve/fusion.FUSIONS`` and its member of ``FusionMode`` in ``ragsift.config``;
 - a store: its module and its registration (``register_store``: what opens it, and what else its
   backend can do without opening it); a file loader gives its format's signature in its
   registration (``register(".ext", signature=...)``).
-Issue 54 is making each of these one module and one registration.
+Each is one module and one registration (a fusion mode, a closed set of the settings, also its
+enum member); docs/architecture.md "Where to add" names the test that adds a toy part of each kind.
 """
 from __future__ import annotations
 
