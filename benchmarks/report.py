@@ -153,7 +153,7 @@ INDEX: dict[str, Bench] = {
     "query_path.py": Bench(("query_path.json",), (TARGETS, "The user's path against the core "
                                                            "(`benchmarks/query_path.py`)"), False),
     "readers.py": Bench((), (), False),  # the anchors' readers, run by reading.py (their figures: reading.json)
-    "reading.py": Bench(("reading.json", "reading-rerun.json"), ("Reading documents (`benchmarks/reading.py`)",), True),
+    "reading.py": Bench(("reading.json", "reading-rerun.json", "reading-scan-rerun.json"), ("Reading documents (`benchmarks/reading.py`)",), True),
     "real_reading.py": Bench(("real_reading.json",), ("Reading real documents (`benchmarks/real_reading.py`)",),
                              False),
     "real_questions.py": Bench(("real_questions.json",),
