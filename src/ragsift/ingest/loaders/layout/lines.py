@@ -164,6 +164,8 @@ def place_blanks(chars: list[dict]) -> dict[int, list[dict]]:
     for c in chars:
         if c.get("text") and not c["text"].isspace() and _is_rtl(c["text"][0]):
             rows.setdefault(round(c["top"]), []).append(c)
+    if not rows:
+        return rows  # no right-to-left letter on the page: nothing to move
     starts: dict[int, list[float]] = {}
     for key, row in rows.items():
         row.sort(key=lambda c: c["x0"])

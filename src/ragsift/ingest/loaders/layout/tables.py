@@ -5,6 +5,13 @@ from collections.abc import Sequence
 
 from ragsift.ingest.loaders.layout.lines import BULLET, Line, Word, join_lines, join_words
 
+ALIGN = 4  # points between two left edges that still make one column
+
+
+def _aligned(x: float, xs: Sequence[float]) -> bool:
+    """Whether a cell starting at ``x`` lines up with one of the columns starting at ``xs``."""
+    return any(abs(x - s) <= ALIGN for s in xs)
+
 
 def unstacked_rows(rows: list[list[list[str]]]) -> list[list[list[str]]]:
     """A ruled table's rows (each cell its lines), a row whose every filled cell holds the same
@@ -57,7 +64,7 @@ def mark_text_tables(lines: list[Line]) -> None:
             if ln.top - prev.bottom > 1.5 * prev.height:
                 break
             mine = [c[0].x0 for c in _cells(ln)]
-            if sum(1 for x in mine if any(abs(x - s) <= 4 for s in starts)) < min(2, len(mine)) or len(mine) < 2:
+            if sum(1 for x in mine if _aligned(x, starts)) < min(2, len(mine)) or len(mine) < 2:
                 break
             run.append(ln)
             j += 1
@@ -67,7 +74,7 @@ def mark_text_tables(lines: list[Line]) -> None:
         header = _table_header(lines, i, starts)
         for ln in header:
             for c in _cells(ln):  # a header's columns may be empty in every row below
-                if not any(abs(c[0].x0 - x) <= 4 for x in starts):
+                if not _aligned(c[0].x0, starts):
                     starts = sorted(starts + [c[0].x0])
         run = header + run
         starts = _empty_first_columns(run, starts)
@@ -90,12 +97,12 @@ def _empty_first_columns(run: Sequence[Line], starts: list[float]) -> list[float
     """Columns the table's first line leaves empty (a header over a column of row names): a cell
     whose left edge no column has, shared by another line of the table or ending before the first
     column begins, starts a column of its own instead of joining the nearest one."""
-    loose = [c for ln in run for c in _cells(ln) if not any(abs(c[0].x0 - s) <= 4 for s in starts)]
+    loose = [c for ln in run for c in _cells(ln) if not _aligned(c[0].x0, starts)]
     for c in loose:
         x = c[0].x0
-        if any(abs(x - s) <= 4 for s in starts):
+        if _aligned(x, starts):
             continue
-        if sum(1 for d in loose if abs(d[0].x0 - x) <= 4) >= 2 or c[-1].x1 < min(starts):
+        if sum(1 for d in loose if abs(d[0].x0 - x) <= ALIGN) >= 2 or c[-1].x1 < min(starts):
             starts = sorted([*starts, x])
     return starts
 
@@ -123,7 +130,7 @@ def _table_header(lines: Sequence[Line], first: int, starts: list[float]) -> lis
         cells = _cells(ln)
         if BULLET.match(ln.text) or any(len(join_words(c)) > 40 for c in cells):
             break  # a list item or a sentence, not a header
-        if len(cells) >= 2 and not any(abs(c[0].x0 - x) <= 4 for c in cells for x in starts):
+        if len(cells) >= 2 and not any(_aligned(c[0].x0, starts) for c in cells):
             break  # cells that share no column with the table
         block.insert(0, ln)
         m -= 1
@@ -131,7 +138,7 @@ def _table_header(lines: Sequence[Line], first: int, starts: list[float]) -> lis
 
     def fits(ln: Line) -> bool:
         cells = _cells(ln)
-        return len(cells) >= 2 or any(abs(cells[0][0].x0 - x) <= 4 for x in xs)
+        return len(cells) >= 2 or _aligned(cells[0][0].x0, xs)
 
     while block and not fits(block[0]):
         block.pop(0)
