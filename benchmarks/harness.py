@@ -33,7 +33,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -104,6 +106,16 @@ def cer(reference: str, output: str) -> float:
         cur = np.minimum.accumulate(cur - np.arange(len(b) + 1)) + np.arange(len(b) + 1)  # insertions, left to right
         prev = cur
     return float(prev[-1]) / len(a)
+
+
+def evenly(items: Sequence[T], n: int) -> list[T]:
+    """At most ``n`` of ``items``, taken evenly from the first to the last (all of them when there
+    are no more than ``n``)."""
+    if len(items) <= n:
+        return list(items)
+    if n <= 1:
+        return list(items[:n])
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
 
 
 def timed(fn: Callable[[], object]) -> float:

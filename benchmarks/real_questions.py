@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(1, str(ROOT / "benchmarks"))
 
-from harness import read_result, write_result  # noqa: E402
+from harness import evenly, read_result, write_result  # noqa: E402
 from real_reading import LATEX_HEADING, NUMBERING, SKIP_CLASSES, _detex, documents, fetch, words  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "real_questions.json"
@@ -110,12 +110,6 @@ def _place(text: str, start: int) -> list[str]:
     return words(ANCHOR.sub(" ", text[start:start + 2000]))[:PLACE_WORDS]
 
 
-def _evenly(items: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    if len(items) <= n:
-        return items
-    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
-
-
 def questions(markdown: str, entries: list[dict[str, str]], lang: str, per_set: int) -> tuple[str, list[dict[str, Any]]]:
     """The index and heading questions of a reference text and their places; the text without its
     anchor marks."""
@@ -131,7 +125,7 @@ def questions(markdown: str, entries: list[dict[str, str]], lang: str, per_set: 
         place = _place(markdown, where[e["anchor"]])
         if len(place) >= 6:
             index.append({"set": "index", "question": e["entry"], "place": place})
-    qs += _evenly(index, per_set)
+    qs += evenly(index, per_set)
     heads = []
     for m in re.finditer(r"(?m)^#{1,6} (.+)$", markdown):
         q = NUMBERING.sub("", m.group(1)).strip()
@@ -141,7 +135,7 @@ def questions(markdown: str, entries: list[dict[str, str]], lang: str, per_set: 
             place = _place(markdown, m.end())
             if len(place) >= 6:
                 heads.append({"set": "headings", "question": q, "place": place})
-    qs += _evenly(heads, per_set)
+    qs += evenly(heads, per_set)
     return ANCHOR.sub("", markdown), qs
 
 

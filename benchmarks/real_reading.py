@@ -42,7 +42,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness import glued, multiset_f1, write_result
 
@@ -200,23 +200,28 @@ def score(ref: dict[str, Any], markdown: str) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ readers
-#: the CPU seconds of each read_ragsift call, in order (the machine is shared: wall time is its load's)
-read_file_cpu: list[float] = []
+class Read(NamedTuple):
+    """A PDF as ragsift's loader reads it: its Markdown, the wall and CPU seconds of the reading (in
+    this process: the machine is shared, wall time is its load's), its pages."""
+
+    markdown: str
+    seconds: float
+    cpu_seconds: float
+    pages: int
 
 
-def read_ragsift(pdf: Path) -> tuple[str, float, int]:
+def read_ragsift(pdf: Path) -> Read:
     from ragsift.ingest.loaders import LoadLimits, load_file
     from ragsift.ingest.splitter import take_marks
 
     t, cpu = time.perf_counter(), time.process_time()
     res = load_file(pdf, pdf.name, LoadLimits(max_seconds=3600))  # in this process: its CPU is ours
-    took = time.perf_counter() - t
-    read_file_cpu.append(time.process_time() - cpu)
+    took, cpu = time.perf_counter() - t, time.process_time() - cpu
     if not res.documents:
         raise RuntimeError(res.skipped[0].reason if res.skipped else "nothing read")
     doc = res.documents[0]
     text, _ = take_marks(doc.text)
-    return (f"# {doc.title}\n\n" if doc.title else "") + text, took, int(doc.metadata.get("page_count") or 0)
+    return Read((f"# {doc.title}\n\n" if doc.title else "") + text, took, cpu, int(doc.metadata.get("page_count") or 0))
 
 
 def read_anchor(python: str, reader: str, pdfs: list[Path]) -> dict[str, tuple[str, float, str | None]]:
@@ -246,14 +251,15 @@ def main() -> None:
             old = rows[d["name"]][args.tag]
             md, took, pages = kept.read_text(encoding="utf-8"), old["seconds"], old["pages"]
         else:
-            md, took, pages = read_ragsift(d["pdf"])
+            read = read_ragsift(d["pdf"])
+            md, took, pages = read.markdown, read.seconds, read.pages
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(md, encoding="utf-8")
         row = {"lang": d["lang"], "kind": d["kind"], "pages": pages, "seconds": round(took, 2),
                "pages_per_s": round(pages / took, 2), **score(ref, md)}
         if not args.rescore:
-            row["cpu_seconds"] = round(read_file_cpu[-1], 2)
-            row["pages_per_cpu_s"] = round(pages / max(1e-9, read_file_cpu[-1]), 2)
+            row["cpu_seconds"] = round(read.cpu_seconds, 2)
+            row["pages_per_cpu_s"] = round(pages / max(1e-9, read.cpu_seconds), 2)
         elif "cpu_seconds" in rows.get(d["name"], {}).get(args.tag, {}):
             old_row = rows[d["name"]][args.tag]
             row.update(cpu_seconds=old_row["cpu_seconds"], pages_per_cpu_s=old_row["pages_per_cpu_s"])

@@ -70,16 +70,16 @@ def main() -> None:
     guide = root / DOC / "bibtex/alpha-persian/alpha-persian-p.userguide.tex"
     ref = subprocess.run(["pandoc", "-f", "latex", "-t", "plain", "--wrap=none", str(guide)], capture_output=True,
                          text=True, check=True).stdout
-    md, took, pages = read_ragsift(guide.with_suffix(".pdf"))
-    rw, ow = Counter(words(ref)), Counter(words(md))
-    rows.setdefault("alpha-persian", {})[args.tag] = {"pages": pages, "seconds": round(took, 2),
+    read = read_ragsift(guide.with_suffix(".pdf"))
+    rw, ow = Counter(words(ref)), Counter(words(read.markdown))
+    rows.setdefault("alpha-persian", {})[args.tag] = {"pages": read.pages, "seconds": round(read.seconds, 2),
                                                       "word_f1": round(multiset_f1(rw, ow), 3)}
     book = root / DOC / "latex/lshort-persian"
     vocab = set(words(re.sub(r"\\[A-Za-z]+", " ", lshort_source(book))))
-    md, took, pages = read_ragsift(book / "lshort.pdf")
-    persian = [w for w in words(md) if ARABIC.search(w)]
+    read = read_ragsift(book / "lshort.pdf")
+    persian = [w for w in words(read.markdown) if ARABIC.search(w)]
     rows.setdefault("lshort-persian", {})[args.tag] = {
-        "pages": pages, "seconds": round(took, 2), "persian_words": len(persian),
+        "pages": read.pages, "seconds": round(read.seconds, 2), "persian_words": len(persian),
         "spelled_by_source": round(sum(w in vocab for w in persian) / max(1, len(persian)), 4),
         "runs_of_12_letters": sum(1 for w in persian if len(w) >= 12)}
     import ragsift
