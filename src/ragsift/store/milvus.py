@@ -58,22 +58,18 @@ from ragsift.store.base import (
     read_metadata,
 )
 from ragsift.store.filters import Node, milvus_literal, render_milvus
-from ragsift.store.milvus_schema import (
-    _DUMMY_DIM,
-    _HIT_FIELDS,
-    BM25_PARAMS,
-    FORMAT,
-    IN_CHUNK,
-    KINDS,
-    MAX_K,
-    MAX_VARCHAR,
-    QUERY_PAGE,
-    bm25_query,
-)
+from ragsift.store.milvus_schema import _DUMMY_DIM, IN_CHUNK, KINDS, MAX_VARCHAR, bm25_query
 from ragsift.store.milvus_write import MilvusTransaction
 from ragsift.types import Child, Document, Parent
 
 log = logging.getLogger(__name__)
+
+FORMAT = 1
+MAX_K = 16384  # the engine's largest top-k
+QUERY_PAGE = 16384  # rows one query call returns; more go through a query iterator
+_HIT_FIELDS = ["child_id", "parent_id", "doc_id", "start", "end"]
+# BM25 as on the embedded store (tantivy) and Milvus 2.5's defaults; milvus-lite's own default k1 is 1.5
+BM25_PARAMS = {"bm25_k1": 1.2, "bm25_b": 0.75}
 
 
 class _DropMvccNotice(logging.Filter):

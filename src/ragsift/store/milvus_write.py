@@ -23,19 +23,14 @@ from ragsift.store.base import (
     metadata_json,
 )
 from ragsift.store.filters import milvus_literal
-from ragsift.store.milvus_schema import (
-    _DUMMY_DIM,
-    BATCH_CHILDREN,
-    IN_CHUNK,
-    KINDS,
-    LEASE_S,
-    MAX_VARCHAR,
-    TEXT_PIECE_CHARS,
-    bm25_text,
-)
+from ragsift.store.milvus_schema import _DUMMY_DIM, IN_CHUNK, KINDS, MAX_VARCHAR, bm25_text
 from ragsift.types import Document, Parent
 
 log = logging.getLogger("ragsift.store.milvus")  # the store's own log, as before the transaction moved
+
+BATCH_CHILDREN = 2048
+TEXT_PIECE_CHARS = 16000  # a parent's text is stored in pieces (<= 64 KB even at 4 bytes a char)
+LEASE_S = 60.0
 
 
 class MilvusTransaction(TransactionBase):
