@@ -70,13 +70,14 @@ def documents(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-def fetch(work: Path) -> Path:
-    """The Debian packages, downloaded and unpacked once into ``work``."""
+def fetch(work: Path, packages: list[str] = PACKAGES, marker: str = "usr/share/R/doc/manual/R-intro.pdf") -> Path:
+    """Debian packages (``packages``; these manuals by default), downloaded and unpacked once into
+    ``work``/root: again only when the file ``marker`` names is not there."""
     root = work / "root"
     debs = work / "debs"
-    if not (root / "usr/share/R/doc/manual/R-intro.pdf").exists():
+    if not (root / marker).exists():
         debs.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True, capture_output=True)
+        subprocess.run(["apt-get", "download", *packages], cwd=debs, check=True, capture_output=True)
         for deb in debs.glob("*.deb"):
             subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
     return root

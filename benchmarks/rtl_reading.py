@@ -32,22 +32,20 @@ sys.path.insert(0, str(SRC))
 sys.path.insert(1, str(ROOT / "benchmarks"))
 
 from harness import multiset_f1, read_result, write_result  # noqa: E402
-from real_reading import read_ragsift, words  # noqa: E402
+from real_reading import fetch, read_ragsift, words  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "rtl_reading.json"
 DOC = "usr/share/doc/texlive-doc"
 ARABIC = re.compile(r"[\u0600-\u06ff]")
 
 
-def fetch(work: Path) -> Path:
-    root = work / "root"
-    if not (root / DOC / "latex/lshort-persian/lshort.pdf").exists():
-        work.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["apt-get", "download", "texlive-lang-arabic"], cwd=work, check=True, capture_output=True)
-        deb = next(work.glob("texlive-lang-arabic_*.deb"))
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-        for gz in (root / DOC).rglob("*.tex.gz"):
-            subprocess.run(["gunzip", "-kf", str(gz)], check=True)
+def fetch_texlive_arabic(work: Path) -> Path:
+    """texlive-lang-arabic unpacked into ``work``/root (``real_reading.fetch``), its LaTeX sources
+    unzipped beside their PDFs."""
+    root = fetch(work, ["texlive-lang-arabic"], f"{DOC}/latex/lshort-persian/lshort.pdf")
+    for gz in (root / DOC).rglob("*.tex.gz"):
+        if not gz.with_suffix("").exists():
+            subprocess.run(["gunzip", "-k", str(gz)], check=True)
     return root
 
 
@@ -64,7 +62,7 @@ def main() -> None:
     ap.add_argument("--tag", default="after")
     ap.add_argument("--src", default=str(ROOT / "src"), help="=DIR: the ragsift source tree to measure")
     args = ap.parse_args()
-    root = fetch(args.work_dir)
+    root = fetch_texlive_arabic(args.work_dir)
     out = read_result(OUT) or {}
     rows = out.setdefault("rows", {})
     guide = root / DOC / "bibtex/alpha-persian/alpha-persian-p.userguide.tex"
