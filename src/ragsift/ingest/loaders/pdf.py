@@ -44,7 +44,6 @@ from ragsift.text.lang import is_cjk_char
 
 log = logging.getLogger(__name__)
 OCR_DPI = 150
-WORD_GAP = 0.15  # a gap between characters of this share of their size or more is a space
 UNMAPPED_SHARE = 0.3  # a page whose glyphs map to no character this often is read by OCR
 STREAM_FACTOR = 4  # content streams may hold this many bytes per character the file may make
 JUNK_TITLES = re.compile(r"^(untitled|microsoft word|document\d*|slide \d+|\s*)$|\.(docx?|pdf|odt|pptx?|tex)$",
@@ -209,7 +208,7 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     try:
         for t in page.find_tables():
             cells = [[layout.cjk_unified(layout.CID.sub("", c or "")).split("\n") for c in row]
-                     for row in t.extract(x_tolerance_ratio=WORD_GAP)]
+                     for row in t.extract(x_tolerance_ratio=layout.WORD_GAP)]
             rows = [[layout.join_lines(c) for c in row] for row in layout.unstacked_rows(cells)]
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
                 tables.append((float(t.bbox[1]), rows))
@@ -217,11 +216,10 @@ def _read_page(page: Any, number: int, budget: Budget) -> tuple[list[Line], list
     except Exception as e:  # table finding is best effort
         log.info("page %d: tables not read (%s)", number, e)
     words = []
-    # a gap of 0.15 of the font's size parts two words: pdfplumber's default of 3 points glued
-    # tightly set text together ("Recentadvancesin..."), pdfTeX writes no space characters
+    # a gap of layout.WORD_GAP of the font's size parts two words ("Recentadvancesin..." before)
     gaps = layout.rtl_word_gaps(page.chars)
     raw = page.extract_words(extra_attrs=["size", "fontname", "upright"], keep_blank_chars=False,
-                             use_text_flow=False, x_tolerance_ratio=WORD_GAP, return_chars=True)
+                             use_text_flow=False, x_tolerance_ratio=layout.WORD_GAP, return_chars=True)
     raw = [part for w in raw for part in layout.split_joined_script(w, gaps)]
     glyphs = unmapped = 0
     for w in layout.without_furniture(raw, float(page.width)):

@@ -32,6 +32,7 @@ from ragsift.ingest.loaders.layout.lines import (
     MARGIN,
     PAGE_NUMBER,
     SENTENCE_END,
+    WORD_GAP,
     Line,
     Word,
     bullet_text,
@@ -52,7 +53,7 @@ from ragsift.ingest.loaders.layout.lines import (
 )
 from ragsift.ingest.loaders.layout.tables import mark_text_tables, unstacked_rows
 
-__all__ = ["BULLET", "CID", "HYPHENS", "Line", "MARGIN", "PAGE_NUMBER", "SENTENCE_END", "Word", "body_size",
+__all__ = ["BULLET", "CID", "HYPHENS", "Line", "MARGIN", "PAGE_NUMBER", "SENTENCE_END", "WORD_GAP", "Word", "body_size",
            "bullet_text", "cjk_unified", "gutter", "gutter_band", "is_bold", "is_rtl_line", "join_lines",
            "join_words", "lines_of", "logical_word", "mark_headings_below_outline", "mark_headings_by_font",
            "mark_margins", "mark_text_tables", "match_outline", "paragraphs", "place_blanks",

@@ -108,6 +108,9 @@ def logical_word(glyphs: Sequence[str]) -> str:
     return unicodedata.normalize("NFKC", "".join(reversed(glyphs)))
 
 
+#: a gap between two glyphs (or words) of this share of their size or more is a space: pdfplumber's
+#: default of 3 points glued tightly set text together, and pdfTeX writes no space characters
+WORD_GAP = 0.15
 #: the least gap between two glyphs of a right-to-left script that may part two words, as a share of
 #: their size: Arabic letters join and Hebrew ones abut, so a word's own glyphs touch or overlap but
 #: after a letter that joins nothing on its left (ا د ر ز و), where some fonts leave a gap
@@ -206,7 +209,8 @@ def join_words(words: Sequence[Word]) -> str:
         else:
             gap = w.x0 - prev.x1
             size = max(1.0, w.size or (w.bottom - w.top))
-            spaced = (gap > 0.15 * size and w.text[0] not in CJK_PUNCT_AFTER) or not _joins_without_space(out, w.text)
+            spaced = ((gap > WORD_GAP * size and w.text[0] not in CJK_PUNCT_AFTER)
+                      or not _joins_without_space(out, w.text))
             out += (" " if spaced else "") + w.text
         prev = w
     return out
