@@ -197,12 +197,31 @@ def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
                          "ref_bm25": [[ids[i], s] for i, s in bm25.search(ref_tokens(q, zh), DEPTH)]})
     st = kb.stats()
     stats = {k: st.get(k) for k in ("documents", "parents", "children")} | {"reference_embedded_here": len(own)}
+    with kb.reading() as store:
+        sizes = section_sizes(store, ids)
     kb.close()
     CACHE.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"name": name, "embedder": embedder, "ingest_s": round(t_ingest, 1),
                                "doc_lang": languages(docs), "bm25_query": "distinct terms",
-                               "reference_s": round(t_ref, 1), "stats": stats, "rows": rows}), encoding="utf-8")
+                               "reference_s": round(t_ref, 1), "stats": stats, "sections": sizes,
+                               "rows": rows}), encoding="utf-8")
     print(f"{name}: {len(rows)} queries; ingest {t_ingest:.0f} s, reference {t_ref:.0f} s")
+
+
+def section_sizes(store, doc_ids: list[str]) -> dict[str, list[int]]:
+    """Each section's [tokens of its chunks, chunks, whole entry shares its one chunk's vector (0/1)]:
+    what a rule on which sections get a whole entry of their own reads (``whole_rule.py``)."""
+    out: dict[str, list[int]] = {}
+    for j in range(0, len(doc_ids), 256):
+        for entries in store.get_entries(doc_ids[j:j + 256]).values():
+            for c in entries:
+                row = out.setdefault(c.parent_id, [0, 0, 0])
+                if c.kind == "chunk":
+                    row[0] += c.tokens
+                    row[1] += 1
+                elif c.kind == "parent" and c.shares:
+                    row[2] = 1
+    return out
 
 
 def enrich(name: str, folder: Path) -> None:
