@@ -26,10 +26,15 @@ def host_of(r: dict) -> str:
 
 
 def ran(r: dict, command: bool = True) -> str:
-    """``Date: ...; command: `...``` and, for a result the harness wrote, the commit it measured."""
+    """``Date: ...; command: `...``` and the commit measured: the harness's stamp, or for an older file the
+    ``command_from`` / ``commit_from`` added after the run (the docs' command, the commit that stored it)."""
     out = f"Date: {r['date']}" + (f"; command: `{r['command']}`" if command else "")
+    if command and r.get("command_from"):
+        out += " (as the docs gave it: the run did not record its command)"
     if r.get("commit"):
         out += f"; commit {r['commit']}" + (" with changes not committed" if r.get("dirty") else "")
+        if r.get("commit_from"):
+            out += " (the commit that stored the file: the run did not record its own)"
     return out
 
 
