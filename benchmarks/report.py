@@ -19,7 +19,7 @@ writing and checking of the page, nothing else. A section is either:
   several scripts' parts under one heading has a module named for the section that calls their
   parts (``speed.py``, ``languages.py``, ``targets.py``); ``ablation.py`` renders ``ragsift eval``'s
   tables and ``llm.py`` ``benchmarks/llm.sh``'s. What every renderer shares (``load``, ``ran``,
-  ``host_of``, ``fmt``, ``opened``, ``written``) is in ``render/common.py``; or
+  ``paths``, ``source``, ``host_of``, ``fmt``, ``opened``, ``written``) is in ``render/common.py``; or
 - written by hand in ``benchmarks/sections/NAME.md`` (a name in ``PAGE``): prose around a few
   figures, where a renderer would be longer than the text.
 """
