@@ -12,8 +12,11 @@ the stamp names it (``code``). ``write_result`` adds, to what the script measure
 ``command`` (the command line, as run), ``commit`` (``git rev-parse --short HEAD``), ``dirty`` (whether the tree held
 changes outside ``benchmarks/results`` and ``docs``), ``date`` (UTC, ``YYYY-MM-DD``) and ``host``
 (CPU model, cores, Python, platform, load average), always those of this run: a file that gathers
-several runs (``hostile.py``'s parts) keeps each run's own beside them. Older result files without
-them stay readable: ``docs/benchmarks.md`` is rendered from whatever keys a file has.
+several runs (``hostile.py``'s parts) keeps each run's own beside them. A file another program wrote
+(``ragsift eval``'s) is stamped by ``stamp_file`` right after it. Result files older than the harness
+were given a command and a commit afterwards, and say so (``command_from``: the command the docs give;
+``commit_from``: the commit that stored the file); ``tests/test_benchmarks.py`` checks that every file
+in ``benchmarks/results`` names both.
 
 Nothing here imports ragsift but ``load_dataset`` (and only when called), so every script imports
 without ``../shared`` (``tests/test_benchmarks.py`` checks that each does).
@@ -223,6 +226,23 @@ def write_result(path: str | os.PathLike[str], data: dict[str, Any], *, argv: Se
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    return data
+
+
+def stamp_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Stamps a result file another program wrote (``ragsift eval``'s, which records its own command and
+    date; ``run_all.sh`` and ``llm.sh`` call this right after it): adds this checkout's ``commit``,
+    ``dirty`` and ``host`` where the file has none, its keys, their order and its JSON layout (one line
+    or indented by one) kept; returns what was written."""
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    data = json.loads(text)
+    for key, value in stamp().items():
+        if key in ("commit", "dirty", "host"):
+            data.setdefault(key, value)
+    indent = 1 if "\n" in text.strip() else None
+    p.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if text.endswith("\n") else ""),
+                 encoding="utf-8")
     return data
 
 

@@ -19,7 +19,7 @@ writing and checking of the page, nothing else. A section is either:
   several scripts' parts under one heading has a module named for the section that calls their
   parts (``speed.py``, ``languages.py``, ``targets.py``); ``ablation.py`` renders ``ragsift eval``'s
   tables and ``llm.py`` ``benchmarks/llm.sh``'s. What every renderer shares (``load``, ``ran``,
-  ``host_of``, ``fmt``, ``opened``, ``written``) is in ``render/common.py``; or
+  ``paths``, ``source``, ``host_of``, ``fmt``, ``opened``, ``written``) is in ``render/common.py``; or
 - written by hand in ``benchmarks/sections/NAME.md`` (a name in ``PAGE``): prose around a few
   figures, where a renderer would be longer than the text.
 """
@@ -214,7 +214,8 @@ def intro() -> list[str]:
             "BM25 changed on 2026-12-01: it ran in LanceDB's full-text index and now runs on ragsift's "
             "in-memory inverted index. "
             "On SciFact the two runs of that day gave BM25 nDCG@10 0.6878 before and 0.6820 after, hybrid 0.7016 and 0.7001, weighted "
-            "hybrid 0.7245 and 0.7214 (the SciFact table below is the new run). Tables dated earlier were "
+            "hybrid 0.7245 and 0.7214 (`benchmarks/results/scifact.json` as d7c3558 stored it, and as it is now: the "
+            "SciFact table below). Tables dated earlier were "
             "measured with the old BM25. The engine is not the cause (`benchmarks/bm25_engines.py`, below): on the same "
             "chunks and terms LanceDB's index scores as ragsift's does (the same nDCG@10 on every set but one, where they "
             "break ties differently), and the one-byte document length this page once suspected moves SciFact by "

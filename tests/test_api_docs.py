@@ -113,7 +113,7 @@ def test_the_query_response_documents_warnings_and_match(api):
     assert {"no_good_match", "reason", "similarity", "term_match", "standout", "min_similarity", "min_term_match",
             "min_standout"} <= set(match)
     assert all(match[name].get("description") for name in match if name != "no_good_match")
-    passage = schemas["PassageOut"]["properties"]
+    passage = schemas["Passage"]["properties"]
     assert {"similarity", "term_match", "scores"} <= set(passage)
 
 

@@ -6,6 +6,8 @@
 - every script is named in ``benchmarks/run_all.sh``: run there, or listed with why it is not;
 - every script that writes a result writes it through ``harness.write_result`` (command, commit,
   date and host stamped), and every one imports without ``../shared`` nor its optional tools;
+- every file in ``benchmarks/results`` names the command and the commit that measured it, and every
+  section of ``docs/benchmarks.md`` names the result files its figures come from;
 - ``docs/benchmarks.md`` is what ``benchmarks/report.py`` renders from the stored results (through a
   renderer per script, ``benchmarks/render/``), and ``benchmarks/README.md`` what it renders of its index;
 - that index (``report.INDEX``) names every script, result files that are there, headings the page has,
@@ -156,6 +158,62 @@ def test_the_harness_stamps_every_result(tmp_path):
     assert set(got) >= {"command", "commit", "dirty", "date", "host"}
     assert got["host"]["cores"] == os.cpu_count() and got["host"]["cpu"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", got["date"])
+
+
+def untraced(results: Path) -> list[str]:
+    """Files in ``results`` that name no command or no commit: a JSON file by its keys (one gathering
+    several runs, ``hostile.json``, by each run's under ``runs``); a table, chart or per-query file by
+    the JSON of its run beside it (``scifact.md`` -> ``scifact.json``)."""
+    bad = []
+    for p in sorted(x for x in results.rglob("*") if x.is_file()):
+        name = p.relative_to(results).as_posix()
+        if p.suffix != ".json":
+            if not p.with_name(p.name.split(".")[0].removesuffix("-per-query") + ".json").is_file():
+                bad.append(f"{name}: no JSON of its run beside it")
+            continue
+        data = json.loads(p.read_text(encoding="utf-8"))
+        runs = [data] if "command" in data or not isinstance(data.get("runs"), dict) else list(data["runs"].values())
+        for run in runs:
+            if not (isinstance(run, dict) and isinstance(run.get("command"), str) and run["command"].strip()):
+                bad.append(f"{name}: no command")
+            if not (isinstance(run, dict) and re.fullmatch(r"[0-9a-f]{7,40}", str(run.get("commit")))):
+                bad.append(f"{name}: no commit (7 to 40 hex digits)")
+    return bad
+
+
+def unsourced(page: str) -> list[str]:
+    """Sections (``## ``) of a page that name no file under benchmarks/results/ nor say they have none
+    (not run yet, or a figure measured on data that cannot be in the repository: "no result file")."""
+    sections = re.split(r"(?m)^(?=## )", page)[1:]
+    return [s.splitlines()[0] for s in sections
+            if "benchmarks/results/" not in s and not re.search(r"Not run yet|[Nn]o result file", s)]
+
+
+def test_every_result_names_its_command_and_commit(tmp_path):
+    assert untraced(BENCH / "results") == []
+    (tmp_path / "a.json").write_text('{"command": "python benchmarks/a.py", "commit": "0123abc"}', encoding="utf-8")
+    (tmp_path / "b.json").write_text('{"command": "python benchmarks/b.py", "date": "2026-12-05"}', encoding="utf-8")
+    (tmp_path / "c.json").write_text('{"runs": {"x": {"command": "c", "commit": "zz"}}}', encoding="utf-8")
+    (tmp_path / "a.png").write_bytes(b"")
+    (tmp_path / "d-per-query.jsonl").write_text("", encoding="utf-8")
+    assert untraced(tmp_path) == ["b.json: no commit (7 to 40 hex digits)", "c.json: no commit (7 to 40 hex digits)",
+                                  "d-per-query.jsonl: no JSON of its run beside it"]
+    harness.stamp_file(tmp_path / "b.json")  # what run_all.sh does after `ragsift eval`: one line kept one line
+    assert "\n" not in (tmp_path / "b.json").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))["date"] == "2026-12-05"
+
+
+def test_every_section_names_its_result_files(index):
+    """Each section of docs/benchmarks.md names a result file (or says why none), and each JSON result
+    file is named in a section report.INDEX shows it in: a figure on the page leads to its file."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert unsourced(page) == []
+    assert unsourced("## A\n\n3.2 ms\n## B\n\n`benchmarks/results/b.json`: 4 ms\n") == ["## A"]
+    sections = {s.splitlines()[0][3:]: s for s in re.split(r"(?m)^(?=## )", page)[1:]}
+    for script, row in index["index"].items():
+        for name in [] if row["results"] == index["not_run"] else [n for n in row["results"] if n.endswith(".json")]:
+            assert any(f"benchmarks/results/{name}" in sections[h] for h in row["sections"]), \
+                f"{name} ({script}): named in none of its sections ({'; '.join(row['sections'])})"
 
 
 def test_percentiles_are_numpys_or_the_nearest_measured():

@@ -152,7 +152,7 @@ def test_the_http_api_shows_the_flag(kb):
                 assert -1 <= p["similarity"] <= 1 and 0 <= p["term_match"] <= 1 and "dense" in p["scores"]
         schema = c.get("/openapi.json").json()["components"]["schemas"]
         assert {"no_good_match", "match"} <= set(schema["QueryResponse"]["properties"])
-        assert {"similarity", "term_match", "scores"} <= set(schema["PassageOut"]["properties"])
+        assert {"similarity", "term_match", "scores"} <= set(schema["Passage"]["properties"])
 
 
 def test_standout_is_the_best_minus_the_mean_of_the_next_49():

@@ -2,7 +2,7 @@
 hotpotqa-ircot-dev500.json with the tables and plots the command writes beside them."""
 from __future__ import annotations
 
-from .common import RESULTS, load
+from .common import RESULTS, load, source
 
 
 def section(name: str, title: str, note: str) -> tuple[list[str], dict | None]:
@@ -14,7 +14,8 @@ def section(name: str, title: str, note: str) -> tuple[list[str], dict | None]:
     lines = [f"## {title}", "",
              f"- Date: {data['date']}; dataset `{data['dataset']}` ({data['queries']} queries); "
              f"embedder `{data['embedder']}`", note,
-             f"- Command: `{data['command']}`",
+             f"- Command: `{data['command']}`; {source(f'{name}.json', f'{name}.md')} (the table as the command "
+             "wrote it)",
              "- Δ and p: nDCG@10 difference against the first row and its two-sided paired "
              "randomization test p-value (10,000 resamples).", "", table, ""]
     if (RESULTS / f"{name}.png").exists():

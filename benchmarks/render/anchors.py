@@ -2,7 +2,7 @@
 docs/benchmarks.md: *Side by side: ragsift, LangChain and LlamaIndex* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt, load
+from .common import fmt, load, source
 
 
 def render() -> list[str]:
@@ -36,7 +36,7 @@ def render() -> list[str]:
     if s is not None:
         n = s["n_docs"]
         lines += [f"At {n:,} synthetic documents (one child each; clustered random vectors, real query "
-                  f"embedding; `benchmarks/anchors.py --scale {n}`, {s['date'][:10]}):", "",
+                  f"embedding; `benchmarks/anchors.py --scale {n}`, {s['date'][:10]}; {source('anchors-scale.json')}):", "",
                   "| system | p50 ms | p95 ms | p50 vs ragsift-hybrid |", "|---|---|---|---|"]
         sb = s["systems"].get("ragsift-hybrid", {}).get("p50_ms")
         for name, r in s["systems"].items():

@@ -2,7 +2,7 @@
 the same chunks: ragsift's, LanceDB's, a one-byte length* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt_p, opened, ran
+from .common import fmt_p, opened, ran, source
 
 
 def render() -> list[str]:
@@ -12,7 +12,7 @@ def render() -> list[str]:
         return lines
     sets = r["sets"]
     engines = list(next(iter(sets.values()))["engines"])
-    lines += [f"- {ran(r)}. Each set's documents split as ingest splits them and "
+    lines += [f"- {ran(r)}; {source('bm25_engines.json')}. Each set's documents split as ingest splits them and "
               f"analyzed by `{r['analyzer']}`; a document scored by its best chunk; each distinct query term once. "
               "`exact`: an Okapi BM25 written in the benchmark (k1 1.2, b 0.75, Lucene's idf) with exact chunk lengths, "
               "as ragsift's index; `length byte`: the same with each length read back through the byte Lucene and "

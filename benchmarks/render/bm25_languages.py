@@ -2,7 +2,7 @@
 statistics in a mixed-language base* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt_p, opened, ran
+from .common import fmt_p, opened, ran, source
 
 
 def render() -> list[str]:
@@ -12,7 +12,7 @@ def render() -> list[str]:
         return lines
     sets = r["sets"]
     cols = list(next(iter(sets.values()))["ndcg@10"])
-    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark over the documents "
+    lines += [f"- {ran(r)}; {source('bm25_languages.json')}. An Okapi BM25 written in the benchmark over the documents "
               "of HotpotQA and XQuAD-zh in one index (as `benchmarks/mixed.py` mixes them; documents by language "
               f"{r['documents_by_language']}), odd-numbered questions, nDCG@10; p against `mixed` (one set of "
               "statistics, what ragsift's stores did before they kept one per language). `per language`: each document scored with the statistics of "

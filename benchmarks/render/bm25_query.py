@@ -2,7 +2,7 @@
 query term, and the analyzers* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt_p, opened, ran
+from .common import fmt_p, opened, ran, source
 
 
 def render() -> list[str]:
@@ -13,7 +13,7 @@ def render() -> list[str]:
     sets = r["sets"]
     k3s = list(next(iter(sets.values()))["k3_held_out"])
     label = {"0.0": "once (k3 0)", "inf": "every repeat"}
-    lines += [f"- {ran(r)}. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
+    lines += [f"- {ran(r)}; {source('bm25_query.json')}. An Okapi BM25 written in the benchmark (k1 1.2, b 0.75, "
               "Lucene's idf) over whole documents, on ragsift's default analyzer's terms; a term the query says c times "
               "weighs (k3 + 1) c / (k3 + c) (Robertson's query-term saturation). Chosen on the calibration questions "
               "(HotpotQA's last 200, other sets' even-numbered), reported on the held-out ones (HotpotQA's first 300, "

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import first_query, scale
-from .common import load, opened, ran
+from .common import load, opened, ran, source
 
 
 def render() -> list[str]:
@@ -49,7 +49,7 @@ def render() -> list[str]:
     if af:
         big = af["results"][sorted(af["results"], key=int)[-1]]
         lines += [f"- After a segment's rows are read with one scan (the manifest's count bounds them; they were "
-                  f"counted by a scan first), a shorter run (`{af['command']}`): first query after a commit at "
+                  f"counted by a scan first), a shorter run (`{af['command']}`; {source('commit_cost_after.json')}): first query after a commit at "
                   f"{big['children']:,} children {', '.join(f'{v:.2f}' for v in big['first_query_s'])} s, commit "
                   f"ratio {af['commit_ratio']:.2f}x (embedding alone {af['embed_100_docs_s']:.1f} s).", ""]
     lines += first_query.commit_part()

@@ -1,7 +1,8 @@
 """What every renderer of docs/benchmarks.md shares: where the results are, ``load`` (a result file, None when
-absent), ``ran`` (date, command, commit), ``host_of``, ``fmt`` and ``fmt_p`` (figures, p values),
-``opened`` (a section's heading and result, or its "not run yet" line) and ``written`` (a section
-written by hand in benchmarks/sections/NAME.md)."""
+absent), ``ran`` (date, command, commit), ``paths`` and ``source`` (the result files a section's figures
+come from, as the page names them), ``host_of``, ``fmt`` and ``fmt_p`` (figures, p values), ``opened`` (a
+section's heading and result, or its "not run yet" line) and ``written`` (a section written by hand in
+benchmarks/sections/NAME.md)."""
 from __future__ import annotations
 
 import json
@@ -26,11 +27,27 @@ def host_of(r: dict) -> str:
 
 
 def ran(r: dict, command: bool = True) -> str:
-    """``Date: ...; command: `...``` and, for a result the harness wrote, the commit it measured."""
+    """``Date: ...; command: `...``` and the commit measured: the harness's stamp, or for an older file the
+    ``command_from`` / ``commit_from`` added after the run (the docs' command, the commit that stored it)."""
     out = f"Date: {r['date']}" + (f"; command: `{r['command']}`" if command else "")
+    if command and r.get("command_from"):
+        out += " (as the docs gave it: the run did not record its command)"
     if r.get("commit"):
         out += f"; commit {r['commit']}" + (" with changes not committed" if r.get("dirty") else "")
+        if r.get("commit_from"):
+            out += " (the commit that stored the file: the run did not record its own)"
     return out
+
+
+def paths(*names: str) -> str:
+    """Result files as the page names them: ```benchmarks/results/NAME```, comma-separated."""
+    return ", ".join(f"`benchmarks/results/{n}`" for n in names)
+
+
+def source(*names: str) -> str:
+    """Where a section's figures are stored: ``result file `benchmarks/results/NAME` `` (the file names
+    the command and the commit that measured them)."""
+    return ("result file " if len(names) == 1 else "result files ") + paths(*names)
 
 
 def fmt(x: float, nd: int = 4) -> str:

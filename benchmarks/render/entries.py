@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 
-from .common import fmt_p, opened
+from .common import fmt_p, opened, source
 
 
 def v_p(v: dict, family: str) -> float:
@@ -47,7 +47,7 @@ def section(name: str = "entries.json",
                  "run from a checkout of 9fa2ddd (today's splitter); " if first_round else "")
               + ("`python benchmarks/entries.py refresh-bm25 --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER` per set "
                  "(the BM25 lists searched again once a query term counts once, the earlier ones kept); "
-                 if any(v.get("bm25_query") for v in sets.values()) else "") + f"then `{r['command']}`.",
+                 if any(v.get("bm25_query") for v in sets.values()) else "") + f"then `{r['command']}`; {source(name)}.",
               "- Sets (odd-numbered judged queries; embedder): " + ", ".join(f"{n} ({v['queries_odd']}; {v.get('embedder', '?')})"
                                                                          for n, v in sets.items())
               + "; the new sets are built by `benchmarks/datasets/fetch_*.py` (each writes a SOURCE.md).",

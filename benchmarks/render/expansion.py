@@ -2,7 +2,7 @@
 SciFact: keywords, entities, learned sparse, a second embedder* (``render``)."""
 from __future__ import annotations
 
-from .common import load
+from .common import load, source
 
 
 def render() -> list[str]:
@@ -12,7 +12,7 @@ def render() -> list[str]:
         return lines + ["_Not run yet: `benchmarks/expansion.py`._", ""]
     kbs = r["knowledge_bases"]
     lines += [f"- Date: {r['date']}; main embedder `{r['embedder']}`, extra embedder `{r['extra_embedder']}`, "
-              f"learned sparse `{r['sparse_encoder']}`; command: `{r['command']}`",
+              f"learned sparse `{r['sparse_encoder']}`; command: `{r['command']}`; {source('expansion.json')}",
               f"- {r['queries']} judged queries; Δ and p (paired randomization test) against hybrid (dense + BM25, RRF).",
               "", r["table"], "", *expansion_findings(r),
               "**Cost.** Encoding speed of each representation on the same 200 chunk texts, one after the other "

@@ -2,7 +2,7 @@
 (HotpotQA, IRCoT dev 500; without and with the model)* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt_p, load
+from .common import fmt_p, load, source
 
 
 def render() -> list[str]:
@@ -12,7 +12,7 @@ def render() -> list[str]:
         return lines + ["_Not run yet: `benchmarks/links.py`._", ""]
     ch = ", ".join(f"{k}={v}" for k, v in r["chosen"].items())
     pk = ", ".join(f"{k}={v}" for k, v in r["package_defaults"].items())
-    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`; {source('links.json')}",
               "- Single shot: the package's default fusion (" + ", ".join(f"{k} {v}" for k, v in
                                                                          r["single_shot"].items()) + ").",
               "- `multihop_mode=\"keywords\"` follows documents by their titles (`text/links.py`): those the question "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import ROOT, load
+from .common import ROOT, load, source
 
 LLM_NOTES = {
     "hybrid": "dense + BM25, RRF k=60 (no model)",
@@ -38,7 +38,9 @@ def render() -> list[str]:
             res, wres = cold["results"], (warm or {}).get("results", {})
             base = res["hybrid"]
             lines += [f"**{title}, the first {cold['queries']} queries** ({cold['date']}; embedder "
-                      f"`{cold['embedder']}`; `benchmarks/llm.sh`, configs in `benchmarks/configs/llm.json`)", "",
+                      f"`{cold['embedder']}`; `benchmarks/llm.sh`, configs in `benchmarks/configs/llm.json`; "
+                      + source(*(f"llm/{ds}-{part}-{c}.json" for c in ("cold", "warm")[:1 + (warm is not None)]))
+                      + ")", "",
                       "| config | what | nDCG@10 | Recall@10 | all-relevant@5 | Δ nDCG@10 vs hybrid | p | "
                       "p50 ms, cold cache | p50 ms, warm cache |", "|---|---|---|---|---|---|---|---|---|"]
             for name, r in res.items():

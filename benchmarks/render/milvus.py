@@ -2,7 +2,7 @@
 LanceDB and on Milvus (SciFact)* (``render``)."""
 from __future__ import annotations
 
-from .common import load
+from .common import load, source
 
 
 def render() -> list[str]:
@@ -11,7 +11,7 @@ def render() -> list[str]:
     if r is None:
         return lines + ["_Not run yet: `benchmarks/milvus.py`._", ""]
     st = r["stats"]["milvus"]
-    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`; {source('milvus.json')}",
               f"- The SciFact knowledge base ({st['documents']} documents, {st['parents']} parents, "
               f"{st['children']} children) was copied to a milvus-lite server on 127.0.0.1 with `copy_to` "
               f"(what `ragsift migrate` runs; vectors and terms as stored, no re-embedding) in {r['copy_seconds']} s. "

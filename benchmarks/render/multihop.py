@@ -2,7 +2,7 @@
 (HotpotQA, IRCoT dev 500)* (``render``)."""
 from __future__ import annotations
 
-from .common import load
+from .common import load, source
 
 
 def multihop_findings(r: dict) -> list[str]:
@@ -28,7 +28,7 @@ def render() -> list[str]:
         return lines + ["_Not run yet: `benchmarks/multihop.py`._", ""]
     lines += ["_Measured before multi-hop followed names (key-term follow-ups, RRF hybrid); the next section "
               "measures keywords mode as it is now._", "",
-              f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`",
+              f"- Date: {r['date']}; embedder `{r['embedder']}`; command: `{r['command']}`; {source('multihop.json')}",
               f"- The gain threshold (`hop_min_gain`) was chosen on the last {r['calibration_queries']} "
               f"judged queries (best all-relevant@5, then Recall@10, then fewest rounds) and is tested on the "
               f"first {r['test_queries']}: chosen {', '.join(f'{k} {v}' for k, v in r['chosen'].items())}.",

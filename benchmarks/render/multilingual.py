@@ -2,7 +2,7 @@
 *Languages*."""
 from __future__ import annotations
 
-from .common import load
+from .common import load, source
 
 
 def languages_part() -> list[str]:
@@ -13,7 +13,7 @@ def languages_part() -> list[str]:
         lines += ["_`benchmarks/multilingual.py` not run yet._", ""]
     else:
         models = ["minilm", "e5-small", "use-multilingual"]
-        lines += [f"- Date: {m['date']}; command: `{m['command']}` (quality from the `ragsift eval` files it "
+        lines += [f"- Date: {m['date']}; command: `{m['command']}`; {source('multilingual.json')} (quality from the `ragsift eval` files it "
                   "names; speed measured in that run).", "",
                   "nDCG@10, every judged query (dense alone / hybrid RRF k=60 / hybrid weighted 0.5-0.5 min-max):", "",
                   "| set | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]

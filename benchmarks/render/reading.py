@@ -2,7 +2,7 @@
 *Reading documents* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt, load
+from .common import fmt, load, source
 
 
 def render() -> list[str]:
@@ -62,7 +62,7 @@ def render() -> list[str]:
                          + " | ".join(fmt(nd[f], 4) if f in nd else "—" for f in ("md", "docx", "pdf", "scan"))
                          + " | " + " / ".join(str(secs.get(f, "—")) for f in ("md", "docx", "pdf", "scan")) + " |")
     lines += ["", "Targets (issue 28):", "", *_reading_targets(summary, o, ret), "", *READING_FINDINGS]
-    lines += ["", f"- {r['date']}. Command: `{r['command']}`.", ""]
+    lines += ["", f"- {r['date']}. Command: `{r['command']}`; {source('reading.json')}.", ""]
     return lines
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .common import fmt_p, opened
+from .common import fmt_p, opened, source
 
 PACKAGE_RULE = "named, or asks and linked"  # the rule ragsift.retrieve.strategy runs (its name in router.py)
 
@@ -34,7 +34,7 @@ def render() -> list[str]:
     lines += [f"- Date: {r['date']}; commands: `python benchmarks/router.py collect --set NAME=FOLDER:EMBEDDER "
               f"--overrides '{json.dumps(ov)}'` per set (on the knowledge bases `benchmarks/entries.py` built), "
               "`python benchmarks/router.py auto --set NAME=FOLDER` (`strategy=\"auto\"` itself, beside one hybrid "
-              f"round, alternating), then `{r['command']}`.",
+              f"round, alternating), then `{r['command']}`; {source('router.json')}.",
               "- Held-out questions: HotpotQA's first 300 (calibration: its last 200), every other set's odd-numbered "
               "(calibration: even-numbered). Rules replayed from each question's two rankings (one round, multi-hop "
               "in keywords mode) and the signals the router reads; the rule chosen on the calibration questions: "

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from . import graph_width
-from .common import host_of, load, opened, ran
+from .common import host_of, load, opened, ran, source
 
 
 def ab_medians(ab: dict) -> dict[str, dict[str, float]]:
@@ -95,7 +95,7 @@ def segments_part() -> list[str]:
     if sc:
         x = sc["results"]["1000000"]["latency"]
         lines += [f"**The scale measure rerun at a million with segments** ({sc['date']}; {host_of(sc)}; {sc['store']}; "
-                  f"command `{sc['command']}`): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
+                  f"command `{sc['command']}`; {source('scale_segments.json')}): hybrid p50 {x['hybrid']['p50_ms']:.1f} ms (p95 "
                   f"{x['hybrid']['p95_ms']:.1f}), its BM25 channel {x['hybrid.bm25_channel']['p50_ms']:.1f} ms, "
                   f"its dense channel {x['hybrid.dense_channel']['p50_ms']:.1f} ms, BM25 alone "
                   f"{x['bm25']['p50_ms']:.1f} ms, dense alone {x['dense']['p50_ms']:.1f} ms; the query embedding "
@@ -115,6 +115,6 @@ def segments_ab_part() -> list[str]:
                           f"{x['bm25_channel_p50_ms']:.1f}, dense channel {x['dense_channel_p50_ms']:.1f}, embedding "
                           f"{x['query_embedding_ms']:.1f}" for x in ab["runs"])
         lines += [f"**Before and after, one host, one store** ({ab['date']}; {host_of(ab)}; {ab['store']}; "
-                  f"{ab['command']}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
+                  f"{ab['command']}; {source('segments_ab.json')}), p50 ms: {cells}. Within the noise of this host: the query path did not get "
                   "slower with segments where a store has one.", ""]
     return lines

@@ -2,7 +2,7 @@
 router* (``render``)."""
 from __future__ import annotations
 
-from .common import fmt_p, load
+from .common import fmt_p, load, source
 
 
 def render() -> list[str]:
@@ -11,7 +11,7 @@ def render() -> list[str]:
     if r is None or "seed_table" not in r:
         return lines + ["_Not run yet: `benchmarks/seed.py`._", ""]
     n = r["seed_queries"]
-    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`, model `{r['model']}`; command: `{r['command']}`",
+    lines += [f"- Date: {r['date']}; embedder `{r['embedder']}`, model `{r['model']}`; command: `{r['command']}`; {source('seed.json')}",
               "- Columns as in the seed's table (its section 5.2), each a `strategy` on the package's default fusion: "
               "base = one hybrid round over flat chunks (`strategy=\"hybrid\"`, `unit=\"child\"`); +HyDE = the HyDE "
               "channels beside it (one hypothesis); +parent-child = `unit=\"parent\"`; +recursion = "

@@ -4,7 +4,7 @@ under load (`ragsift serve`)* (``render``)."""
 from __future__ import annotations
 
 from . import serve_cpu
-from .common import opened, ran
+from .common import opened, ran, source
 
 
 def workers() -> list[str]:
@@ -47,7 +47,7 @@ def render() -> list[str]:
     if r is None:
         return lines
     job = r["ingest_job"]
-    lines += [f"- {ran(r)}",
+    lines += [f"- {ran(r)}; {source('serve_load.json')}",
               f"- {r['clients']} concurrent clients (asyncio + httpx) sent {r['api']['queries']:,} SciFact queries in "
               f"all to a server on 127.0.0.1 over the SciFact knowledge base ({r['documents']:,} documents, embedder "
               f"`{r['embedder']}`), each `POST /v1/query` with its trace. An error is a non-2xx answer or a channel "

@@ -2,7 +2,7 @@
 *Long life: 100 re-ingests with queries between* (``render``)."""
 from __future__ import annotations
 
-from .common import opened, ran
+from .common import opened, ran, source
 
 
 def soak_slope(r: dict) -> float:
@@ -21,7 +21,7 @@ def render() -> list[str]:
         return lines
     a = r["args"]
     names = list(r["totals"])
-    lines += [f"- {ran(r)}",
+    lines += [f"- {ran(r)}; {source('soak.json')}",
               f"- {a['docs']} documents (half CMRC 2018 Chinese paragraphs, half SciFact English abstracts) as "
               f"Markdown files; each of {a['rounds']} rounds rewrites {a['change']} of them, deletes 2 "
               f"(`KnowledgeBase.delete`) and adds 2, ingests the folder again (unchanged files skipped by hash) and "

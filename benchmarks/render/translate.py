@@ -2,7 +2,7 @@
 *Languages*."""
 from __future__ import annotations
 
-from .common import fmt_p, load
+from .common import fmt_p, load, source
 
 
 def languages_part() -> list[str]:
@@ -11,7 +11,7 @@ def languages_part() -> list[str]:
     t = load("translate.json")
     if t is not None:
         lines += [f"**Translation** ({t['dataset']}, {t['queries']} odd-numbered queries, embedder {t['embedder']}, "
-                  f"model `{t['llm']}`; {t['date']}; `{t['command']}`):", "",
+                  f"model `{t['llm']}`; {t['date']}; `{t['command']}`; {source('translate.json')}):", "",
                   "| configuration | nDCG@10 | Recall@10 | p vs defaults | seconds a query (cold cache) |",
                   "|---|---|---|---|---|"]
         for name, x in t["results"].items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from .common import fmt_p, opened
+from .common import fmt_p, opened, source
 
 
 def render() -> list[str]:
@@ -16,7 +16,7 @@ def render() -> list[str]:
     runs = [k for k in next(iter(sets.values())) if k not in ("queries", "even", "ingest_s") and not k.startswith("p ")]
     lines += [f"- Date: {r['date']}; commands: `python benchmarks/two_embedders.py collect --set NAME=FOLDER` per set (a "
               "MiniLM knowledge base of the set's chunks, and MiniLM's dense list for each question), then "
-              f"`{r['command']}`.",
+              f"`{r['command']}`; {source('two_embedders.json')}.",
               "- Replayed from each question's lists with ragsift's own fusion (each channel deduplicated by section, "
               "min-max, equal weights; `adaptive`: the default fusion's per-query weights): e5-small dense (the default "
               "embedder) and BM25, the default; MiniLM in its place; and all three channels, what a knowledge base made "

@@ -2,7 +2,7 @@
 sections beside chunks cost at ingest* (``render``)."""
 from __future__ import annotations
 
-from .common import opened, ran
+from .common import opened, ran, source
 
 
 def render() -> list[str]:
@@ -10,7 +10,7 @@ def render() -> list[str]:
                       "python benchmarks/whole_sections.py --set NAME=FOLDER")
     if r is None:
         return lines
-    lines += [f"- {ran(r)}. Each set's first {r['docs']} documents, a full "
+    lines += [f"- {ran(r)}; {source('whole_sections.json')}. Each set's first {r['docs']} documents, a full "
               "`KnowledgeBase.ingest` with the default embedder (e5-small) into a fresh knowledge base, chunks alone "
               "(`small_index = [\"chunk\"]`, the default) or with whole sections (`[\"chunk\", \"parent\"]`: what the "
               "entry mixes of round 2 above need), each twice in alternating order; seconds are the mean. A section "

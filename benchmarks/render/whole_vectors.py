@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from .common import fmt_p, opened, ran
+from .common import fmt_p, opened, ran, source
 
 
 def render() -> list[str]:
@@ -12,7 +12,7 @@ def render() -> list[str]:
                       "python benchmarks/whole_vectors.py --work-dir /tmp/ent --set NAME=FOLDER:EMBEDDER ...")
     if r is None:
         return lines
-    lines += [f"- {ran(r)}.",
+    lines += [f"- {ran(r)}; {source('whole_vectors.json')}.",
               "- Round 2's replay (the default whole weights and fusion, odd-numbered queries, nDCG@10) with the dense "
               "whole-section list taken three ways: none (`chunks`, the default), the section embedded whole "
               "(`embedded`, what whole sections cost 1.4-2.0x an ingest for) and the normalised mean of its chunks' "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from .common import fmt_p, opened, ran
+from .common import fmt_p, opened, ran, source
 
 
 def render() -> list[str]:
@@ -14,7 +14,7 @@ def render() -> list[str]:
         return lines
     w = r["whole_weights"]
     configs = ["chunks", "max", "mix", "mix, damped"]
-    lines += [f"- {ran(r)} (on the knowledge bases of `entries.py collect` above, "
+    lines += [f"- {ran(r)}; {source('whole_weights.json')} (on the knowledge bases of `entries.py collect` above, "
               "chunks and whole sections in each small index).",
               "- `KnowledgeBase.rank_documents` single shot (`strategy = \"settings\"`), the default fusion (adaptive from "
               f"dense {r['weights']['dense']} / BM25 {r['weights']['bm25']}), nDCG@10 of the documents on each set's "

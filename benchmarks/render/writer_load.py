@@ -2,7 +2,7 @@
 writers: queries while an ingest and 50 deletes run* (``render``)."""
 from __future__ import annotations
 
-from .common import load
+from .common import load, source
 
 
 def render() -> list[str]:
@@ -13,7 +13,7 @@ def render() -> list[str]:
     a, b = r["after"], r["before"]
     lines += [f"- Date: {r['date']}; command: `python benchmarks/writer_load.py --dataset ../shared/datasets/scifact "
               "--before-src /tmp/old/src` (`/tmp/old`: a worktree of c2e3fdd, the code before issue 26): the same load "
-              "on each code, one run after the other on this machine.",
+              f"on each code, one run after the other on this machine; {source('writer_load.json')}.",
               f"- A server (`--kb-root`, embedder `minilm`) over {a['base_docs']} SciFact abstracts. One client asks "
               "the SciFact questions one at a time (with the trace; a channel error counts), another asks `/healthz` "
               f"every 0.25 s. Idle: 30 s. Busy: a job ingesting {a['ingest_docs']} more abstracts is posted, then "

@@ -18,12 +18,12 @@ from typing import Annotated, Any, NamedTuple, NotRequired, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, with_config
+from pydantic import BaseModel, ConfigDict, Field, create_model, with_config
 from typing_extensions import TypedDict  # pydantic takes typing.TypedDict only from Python 3.12
 
 from ragsift import __version__
 from ragsift.errors import RagsiftError
-from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
+from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase, wire
 from ragsift.names import did_you_mean
 from ragsift.store.base import BUILTIN_FIELDS
 from ragsift.store.filters import COMPARISONS, LIST_OPS
@@ -61,22 +61,15 @@ class SinglePool:
 
 
 # ------------------------------------------------------------------ what the tools return
-class Passage(BaseModel):
-    citation: int = Field(description="The passage's number: cite it as [n]")
-    source: str = Field(description="The document's source (file name or given source)")
-    heading: str = Field(description="The heading path of the section, 'A > B' (empty when none)")
-    parent_id: str = Field(description="The section the passage is from: get_section returns it whole")
-    doc_id: str = Field(description="The document's id")
-    unit: str = Field(description="What the passage is: parent (a section), child, window or document")
-    score: float = Field(description="Fused score; compare within one result only")
-    similarity: float | None = Field(description="Cosine similarity (-1 to 1) of the question and the passage "
-                                                 "(dense channel), comparable across questions; null when unknown")
-    term_match: float | None = Field(description="Share (0 to 1) of the question's search terms in the passage; "
-                                                 "null for a question without search terms")
-    truncated: bool = Field(description="The text was cut to the token budget")
-    location: dict[str, Any] | None = Field(description="Where in the source: {'page': 3}, {'pages': [3, 5]}, "
-                                                        "{'slide': 2}; null when the source has none")
-    text: str = Field(description="The passage's text")
+#: a passage as ``search`` shows it: the fields an agent cites by, defined once with the HTTP API's
+#: (``ragsift.kb.wire.Passage``, the same descriptions), and its own ``citation`` and ``heading``
+Passage = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
+    "Passage",
+    citation=(int, Field(description="The passage's number: cite it as [n]")),
+    source=wire.shown("source"),
+    heading=(str, Field(description="The heading path of the section, 'A > B' (empty when none)")),
+    **{name: wire.shown(name) for name in ("parent_id", "doc_id", "unit", "score", "similarity", "term_match",
+                                           "truncated", "location", "text")})
 
 
 class SearchResult(BaseModel):
@@ -87,7 +80,8 @@ class SearchResult(BaseModel):
     warnings: list[str] = Field(description="Why no passage was found, where that can be told: the knowledge base "
                                             "holds no documents, or the filter asks for a value no document holds "
                                             "(with the nearest values documents do hold, to try again with)")
-    passages: list[Passage] = Field(description="Best first; the text content is these passages as cited context")
+    passages: list[Passage] = Field(  # type: ignore[valid-type]
+        description="Best first; the text content is these passages as cited context")
     max_tokens: int = Field(description=f"The budget the text content was held to, in {TOKEN_UNIT}")
     tokens: int = Field(description="The text content's size in the same unit")
     dropped: int = Field(description="Passages found but left out to fit max_tokens")

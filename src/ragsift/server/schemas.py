@@ -1,6 +1,7 @@
 """Request and response models of the HTTP API: what ``/openapi.json`` documents. Query
 settings come from ``Settings.query_model()`` (what a caller may change per query), so the body
-schema and the settings never drift apart."""
+schema and the settings never drift apart; a passage is ``ragsift.kb.wire.Passage``, the model
+the MCP tools show too."""
 from __future__ import annotations
 
 from typing import Any, get_type_hints
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, fiel
 from ragsift.config import Settings
 from ragsift.ingest.loaders.base import clean_metadata
 from ragsift.ingest.pipeline import RESERVED_PATH
+from ragsift.kb.wire import Passage
 from ragsift.store.base import StoredDocument
 from ragsift.types import PATH_KEY
 
@@ -104,44 +106,6 @@ DOCUMENTS_EXAMPLES: dict[str, Any] = {
 
 
 # ------------------------------------------------------------------ responses
-class SpanOut(BaseModel):
-    child_id: str
-    start: int
-    end: int
-    channels: list[str]
-
-
-class PassageOut(BaseModel):
-    rank: int
-    parent_id: str
-    doc_id: str
-    source: str
-    title: str
-    heading_path: list[str]
-    score: float = Field(description="Fused score: ranks the passages of this answer (the first of a weighted "
-                                     "fusion always scores 1); never compare it across questions.")
-    similarity: float | None = Field(None, description="Cosine similarity (-1 to 1) of the question and the "
-                                                       "passage's best entry, from the dense channel; null when "
-                                                       "that channel did not find it. Comparable across questions.")
-    term_match: float | None = Field(None, description="Share (0 to 1) of the question's search terms found in "
-                                                       "the passage, its title or heading path; null for a "
-                                                       "question without search terms.")
-    scores: dict[str, float] = Field({}, description="Per channel that found it, the channel's own score of "
-                                                     "its best entry: dense the cosine similarity, bm25 the BM25 "
-                                                     "score (comparable within one knowledge base only).")
-    tokens: int
-    unit: str
-    truncated: bool
-    matched: list[SpanOut]
-    sentences: list[SpanOut] = Field([], description="Inside the matched spans: the sentences that best match "
-                                                     "the question (a few a span, by the question's words).")
-    metadata: dict[str, Any]
-    provenance: list[dict[str, Any]]
-    location: dict[str, Any] | None = Field(None, description='Where it is in its source: {"page": 3}, '
-                                                             '{"pages": [3, 5]}, {"slide": 2}.')
-    text: str
-
-
 class MatchOut(BaseModel):
     no_good_match: bool
     reason: str = Field(description="Why nothing matched well (empty when something did).")
@@ -165,7 +129,7 @@ class QueryResponse(BaseModel):
                                                    "the best does not stand out by min_standout. "
                                                    "match.reason says which.")
     match: MatchOut | None = Field(None, description="How well the passages match, and why not.")
-    passages: list[PassageOut]
+    passages: list[Passage]
     warnings: list[str] = Field(default_factory=list, description=(
         "Why no passage was found, where that can be told: the knowledge base holds no documents, or "
         "the filter asks for a value no document holds ('no document has source \"guide.md\" (did you mean "

@@ -1,0 +1,64 @@
+"""A passage as the faces send it: the JSON form of ``ragsift.types.Passage`` (its ``to_dict``) as
+one pydantic model, ``Passage``, with its ``Span``. The HTTP API answers ``/v1/query`` with it (its
+OpenAPI schema); the MCP ``search`` tool shows the fields an agent cites by (``shown``: the same
+fields, the same descriptions) beside its own two, ``citation`` and ``heading``.
+
+Here, below both faces (server/ and mcp/ import the knowledge base; neither imports the other's
+models), as the knowledge base's other views are."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+from pydantic.fields import FieldInfo
+
+
+class Span(BaseModel):
+    """A span of a passage's text (``ragsift.types.Span``): what a channel matched, or a sentence."""
+
+    child_id: str
+    start: int
+    end: int
+    channels: list[str]
+
+
+class Passage(BaseModel):
+    """A passage of an answer, best first (``ragsift.types.Passage``)."""
+
+    rank: int
+    parent_id: str = Field(description="The section the passage is from (its id): the section whole is "
+                                       "GET /v1/sections/{parent_id}, or MCP's get_section.")
+    doc_id: str = Field(description="The document's id.")
+    source: str = Field(description="The document's source (file name or given source).")
+    title: str
+    heading_path: list[str]
+    score: float = Field(description="Fused score: ranks the passages of this answer (the first of a weighted "
+                                     "fusion always scores 1); never compare it across questions.")
+    similarity: float | None = Field(None, description="Cosine similarity (-1 to 1) of the question and the "
+                                                       "passage's best entry, from the dense channel; null when "
+                                                       "that channel did not find it. Comparable across questions.")
+    term_match: float | None = Field(None, description="Share (0 to 1) of the question's search terms found in "
+                                                       "the passage, its title or heading path; null for a "
+                                                       "question without search terms.")
+    scores: dict[str, float] = Field({}, description="Per channel that found it, the channel's own score of "
+                                                     "its best entry: dense the cosine similarity, bm25 the BM25 "
+                                                     "score (comparable within one knowledge base only).")
+    tokens: int
+    unit: str = Field(description="What the passage is: parent (a section), child, window or document.")
+    truncated: bool = Field(description="The text was cut to the token budget.")
+    matched: list[Span]
+    sentences: list[Span] = Field([], description="Inside the matched spans: the sentences that best match "
+                                                  "the question (a few a span, by the question's words).")
+    metadata: dict[str, Any]
+    provenance: list[dict[str, Any]]
+    location: dict[str, Any] | None = Field(None, description='Where it is in its source: {"page": 3}, '
+                                                             '{"pages": [3, 5]}, {"slide": 2}; null when the '
+                                                             'source has none.')
+    text: str = Field(description="The passage's text.")
+
+
+def shown(name: str) -> tuple[Any, FieldInfo]:
+    """A field of ``Passage`` for a face's model of its own (``pydantic.create_model``): its type and
+    description, required (a face that shows it always sends it)."""
+    f = Passage.model_fields[name]
+    return f.annotation, Field(description=f.description)
