@@ -1,7 +1,10 @@
-"""A passage as the faces send it: the JSON form of ``ragsift.types.Passage`` (its ``to_dict``) as
-one pydantic model, ``Passage``, with its ``Span``. The HTTP API answers ``/v1/query`` with it (its
-OpenAPI schema); the MCP ``search`` tool shows the fields an agent cites by (``shown``: the same
-fields, the same descriptions) beside its own two, ``citation`` and ``heading``.
+"""What the faces send, one definition each: the JSON form of the knowledge base's views as
+pydantic models. ``Passage`` (with its ``Span``) is ``ragsift.types.Passage`` (its ``to_dict``):
+the HTTP API answers ``/v1/query`` with it (its OpenAPI schema); the MCP ``search`` tool shows the
+fields an agent cites by beside its own two, ``citation`` and ``heading``. ``Section`` is a whole
+section (``StoredParent.to_dict``): ``GET /v1/sections/{parent_id}`` answers with it; MCP's
+``get_section`` shows its fields beside its own ``heading``. A face takes a field it shows with
+``shown``: the same type, the same description.
 
 Here, below both faces (server/ and mcp/ import the knowledge base; neither imports the other's
 models), as the knowledge base's other views are."""
@@ -11,6 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
+
+# what a field means wherever it is shown (a passage, a section)
+DOC_ID = "The document's id."
+SOURCE = "The document's source (file name or given source)."
+LOCATION = ('Where it is in its source: {"page": 3}, {"pages": [3, 5]}, {"slide": 2}; null when the source '
+            'has none.')
 
 
 class Span(BaseModel):
@@ -28,8 +37,8 @@ class Passage(BaseModel):
     rank: int
     parent_id: str = Field(description="The section the passage is from (its id): the section whole is "
                                        "GET /v1/sections/{parent_id}, or MCP's get_section.")
-    doc_id: str = Field(description="The document's id.")
-    source: str = Field(description="The document's source (file name or given source).")
+    doc_id: str = Field(description=DOC_ID)
+    source: str = Field(description=SOURCE)
     title: str
     heading_path: list[str]
     score: float = Field(description="Fused score: ranks the passages of this answer (the first of a weighted "
@@ -51,14 +60,26 @@ class Passage(BaseModel):
                                                   "the question (a few a span, by the question's words).")
     metadata: dict[str, Any]
     provenance: list[dict[str, Any]]
-    location: dict[str, Any] | None = Field(None, description='Where it is in its source: {"page": 3}, '
-                                                             '{"pages": [3, 5]}, {"slide": 2}; null when the '
-                                                             'source has none.')
+    location: dict[str, Any] | None = Field(None, description=LOCATION)
     text: str = Field(description="The passage's text.")
 
 
-def shown(name: str) -> tuple[Any, FieldInfo]:
-    """A field of ``Passage`` for a face's model of its own (``pydantic.create_model``): its type and
-    description, required (a face that shows it always sends it)."""
-    f = Passage.model_fields[name]
+class Section(BaseModel):
+    """A whole section, what passages are cut from (``ragsift.store.base.StoredParent.to_dict``)."""
+
+    parent_id: str = Field(description="The section's id (a passage's parent_id).")
+    doc_id: str = Field(description=DOC_ID)
+    source: str = Field(description=SOURCE)
+    title: str
+    heading_path: list[str]
+    location: dict[str, Any] | None = Field(None, description=LOCATION)
+    text: str = Field(description="The section's text.")
+    tokens: int
+
+
+def shown(model: type[BaseModel], name: str) -> tuple[Any, FieldInfo]:
+    """A field of ``model`` (``Passage``, ``Section``) for a face's model of its own
+    (``pydantic.create_model``): its type and description, required (a face that shows it always
+    sends it)."""
+    f = model.model_fields[name]
     return f.annotation, Field(description=f.description)

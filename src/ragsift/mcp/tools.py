@@ -61,15 +61,20 @@ class SinglePool:
 
 
 # ------------------------------------------------------------------ what the tools return
+def _heading() -> tuple[type, Any]:
+    """The MCP's own ``heading`` of a passage and of a section: its heading path as one line."""
+    return str, Field(description="The heading path of the section, 'A > B' (empty when none)")
+
+
 #: a passage as ``search`` shows it: the fields an agent cites by, defined once with the HTTP API's
 #: (``ragsift.kb.wire.Passage``, the same descriptions), and its own ``citation`` and ``heading``
 Passage = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
     "Passage",
     citation=(int, Field(description="The passage's number: cite it as [n]")),
-    source=wire.shown("source"),
-    heading=(str, Field(description="The heading path of the section, 'A > B' (empty when none)")),
-    **{name: wire.shown(name) for name in ("parent_id", "doc_id", "unit", "score", "similarity", "term_match",
-                                           "truncated", "location", "text")})
+    source=wire.shown(wire.Passage, "source"),
+    heading=_heading(),
+    **{name: wire.shown(wire.Passage, name) for name in ("parent_id", "doc_id", "unit", "score", "similarity",
+                                                         "term_match", "truncated", "location", "text")})
 
 
 class SearchResult(BaseModel):
@@ -104,13 +109,13 @@ class DocumentList(BaseModel):
                                                "(string, int, float, bool, date, list)")
 
 
-class Section(BaseModel):
-    parent_id: str
-    doc_id: str
-    source: str
-    heading: str = Field(description="The heading path, 'A > B'")
-    location: dict[str, Any] | None = Field(description="Where in the source ({'page': 3}...); null when none")
-    text: str
+#: a section as ``get_section`` shows it: fields of the HTTP API's (``ragsift.kb.wire.Section``, the
+#: same descriptions) and its own ``heading``
+Section = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
+    "Section",
+    **{name: wire.shown(wire.Section, name) for name in ("parent_id", "doc_id", "source")},
+    heading=_heading(),
+    **{name: wire.shown(wire.Section, name) for name in ("location", "text")})
 
 
 @with_config(ConfigDict(extra="forbid"))

@@ -1,7 +1,7 @@
 """Request and response models of the HTTP API: what ``/openapi.json`` documents. Query
 settings come from ``Settings.query_model()`` (what a caller may change per query), so the body
-schema and the settings never drift apart; a passage is ``ragsift.kb.wire.Passage``, the model
-the MCP tools show too."""
+schema and the settings never drift apart; a passage is ``ragsift.kb.wire.Passage`` and a
+section ``ragsift.kb.wire.Section``, the models the MCP tools show too."""
 from __future__ import annotations
 
 from typing import Any, get_type_hints
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, fiel
 from ragsift.config import Settings
 from ragsift.ingest.loaders.base import clean_metadata
 from ragsift.ingest.pipeline import RESERVED_PATH
-from ragsift.kb.wire import Passage
+from ragsift.kb.wire import Passage, Section
 from ragsift.store.base import StoredDocument
 from ragsift.types import PATH_KEY
 
@@ -155,19 +155,8 @@ class DocumentList(BaseModel):
     documents: list[DocumentOut]  # type: ignore[valid-type]
 
 
-class SectionOut(BaseModel):
-    parent_id: str
-    doc_id: str
-    source: str
-    title: str
-    heading_path: list[str]
-    location: dict[str, Any] | None = None
-    text: str
-    tokens: int
-
-
 class DocumentDetail(DocumentOut):  # type: ignore[misc, valid-type]
-    sections: list[SectionOut]
+    sections: list[Section]
 
 
 class Progress(BaseModel):

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 
 from ragsift.errors import InputError, NotFound
 from ragsift.kb import DOCUMENT_SORTS, KnowledgeBase
+from ragsift.kb.wire import Section
 from ragsift.server.deps import WRITE_ROLE, KBName, ReadKB, ServerDep
 from ragsift.server.jobs import JobKind
 from ragsift.server.schemas import (
@@ -23,7 +24,6 @@ from ragsift.server.schemas import (
     DocumentsRequest,
     DocumentView,
     JobOut,
-    SectionOut,
 )
 from ragsift.server.uploads import save_uploads
 from ragsift.types import IngestReport
@@ -86,7 +86,7 @@ def delete(doc_id: str, kb: ReadKB, name: KBName,
     return srv.jobs.submit(name, JobKind.DELETE, 1, run, targets=[doc_id]).to_dict()
 
 
-@router.get("/sections/{parent_id:path}", summary="A whole section (a passage's parent)", response_model=SectionOut)
+@router.get("/sections/{parent_id:path}", summary="A whole section (a passage's parent)", response_model=Section)
 def section(parent_id: str, kb: ReadKB) -> dict[str, Any]:
     sp = kb.sections([parent_id]).get(parent_id)
     if sp is None:
