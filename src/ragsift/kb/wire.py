@@ -3,17 +3,21 @@ pydantic models. ``Passage`` (with its ``Span``) is ``ragsift.types.Passage`` (i
 the HTTP API answers ``/v1/query`` with it (its OpenAPI schema); the MCP ``search`` tool shows the
 fields an agent cites by beside its own two, ``citation`` and ``heading``. ``Section`` is a whole
 section (``StoredParent.to_dict``): ``GET /v1/sections/{parent_id}`` answers with it; MCP's
-``get_section`` shows its fields beside its own ``heading``. A face takes a field it shows with
-``shown``: the same type, the same description.
+``get_section`` shows its fields beside its own ``heading``. ``Document`` is a stored document
+(``StoredDocument``): the HTTP API lists and shows documents with it; MCP's ``list_documents``
+shows some of its fields. A face takes a field it shows with ``shown``: the same type, the same
+description.
 
 Here, below both faces (server/ and mcp/ import the knowledge base; neither imports the other's
 models), as the knowledge base's other views are."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
+
+from ragsift.store.base import StoredDocument
 
 # what a field means wherever it is shown (a passage, a section)
 DOC_ID = "The document's id."
@@ -77,8 +81,22 @@ class Section(BaseModel):
     tokens: int
 
 
+#: what a stored document's fields mean, where the name does not say it all
+ABOUT_DOCUMENT = {
+    "doc_id": DOC_ID,
+    "source": SOURCE,
+    "parents": "Its sections.",
+    "metadata": "Its metadata: the fields a search filter can name, and values kept with it but not filterable.",
+}
+#: a stored document (``ragsift.store.base.StoredDocument``): its fields one to one, so the two never drift
+Document = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
+    "Document", __doc__="A stored document (``ragsift.store.base.StoredDocument``).",
+    **{name: (typ, Field(description=ABOUT_DOCUMENT.get(name)))
+       for name, typ in get_type_hints(StoredDocument).items()})
+
+
 def shown(model: type[BaseModel], name: str) -> tuple[Any, FieldInfo]:
-    """A field of ``model`` (``Passage``, ``Section``) for a face's model of its own
+    """A field of ``model`` (``Passage``, ``Section``, ``Document``) for a face's model of its own
     (``pydantic.create_model``): its type and description, required (a face that shows it always
     sends it)."""
     f = model.model_fields[name]

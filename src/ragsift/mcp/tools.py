@@ -94,17 +94,17 @@ class SearchResult(BaseModel):
     trace_id: str
 
 
-class DocumentInfo(BaseModel):
-    doc_id: str
-    source: str
-    title: str
-    parents: int = Field(description="Its sections")
-    metadata: dict[str, Any] = Field(description="Its metadata: the fields a search filter can name")
+#: a document as ``list_documents`` shows it: fields of the HTTP API's (``ragsift.kb.wire.Document``,
+#: the same descriptions)
+Document = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
+    "Document", **{name: wire.shown(wire.Document, name) for name in ("doc_id", "source", "title", "parents",
+                                                                      "metadata")})
 
 
 class DocumentList(BaseModel):
     total: int = Field(description="Documents in all")
-    documents: list[DocumentInfo] = Field(description="This page, in the order asked (sort, order)")
+    documents: list[Document] = Field(  # type: ignore[valid-type]
+        description="This page, in the order asked (sort, order)")
     fields: dict[str, str] = Field(description="The fields a search filter can name, with their types "
                                                "(string, int, float, bool, date, list)")
 
@@ -369,11 +369,11 @@ class Tools:
         base = _call(lambda: self.pool.get(kb))
         total, page = _call(lambda: base.list_documents(offset, limit, q=q, sort=sort, order=order))
         out = DocumentList(total=total, fields=_call(lambda: _fields(base)), documents=[
-            DocumentInfo(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
+            Document(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
             for d in page])
         lines = [f"{total} documents; filter fields: {', '.join(f'{k} ({t})' for k, t in out.fields.items())}"]
         lines += [f"- {d.doc_id}  {d.source}  {d.title!r}  {d.parents} sections"
-                  + (f"  {d.metadata}" if d.metadata else "") for d in out.documents]
+                  + (f"  {d.metadata}" if d.metadata else "") for d in page]
         return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))],
                               structured_content=out.model_dump(mode="json"))
 

@@ -1,18 +1,18 @@
 """Request and response models of the HTTP API: what ``/openapi.json`` documents. Query
 settings come from ``Settings.query_model()`` (what a caller may change per query), so the body
-schema and the settings never drift apart; a passage is ``ragsift.kb.wire.Passage`` and a
-section ``ragsift.kb.wire.Section``, the models the MCP tools show too."""
+schema and the settings never drift apart; a passage is ``ragsift.kb.wire.Passage``, a section
+``ragsift.kb.wire.Section`` and a document ``ragsift.kb.wire.Document``, the models the MCP tools
+show too."""
 from __future__ import annotations
 
-from typing import Any, get_type_hints
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from ragsift.config import Settings
 from ragsift.ingest.loaders.base import clean_metadata
 from ragsift.ingest.pipeline import RESERVED_PATH
-from ragsift.kb.wire import Passage, Section
-from ragsift.store.base import StoredDocument
+from ragsift.kb.wire import Document, Passage, Section
 from ragsift.types import PATH_KEY
 
 
@@ -143,19 +143,14 @@ class BatchResponse(BaseModel):
     results: list[QueryResponse]
 
 
-#: a stored document as the API shows it: the fields of ``StoredDocument``, one definition
-DocumentOut = create_model(  # type: ignore[call-overload]  # pydantic's stubs: field definitions as **dict
-    "DocumentOut", **{name: (typ, ...) for name, typ in get_type_hints(StoredDocument).items()})
-
-
 class DocumentList(BaseModel):
     total: int
     offset: int
     limit: int
-    documents: list[DocumentOut]  # type: ignore[valid-type]
+    documents: list[Document]  # type: ignore[valid-type]
 
 
-class DocumentDetail(DocumentOut):  # type: ignore[misc, valid-type]
+class DocumentDetail(Document):  # type: ignore[misc, valid-type]
     sections: list[Section]
 
 
@@ -261,7 +256,7 @@ class ScannedPage(_Open):
 class DocumentView(_Open):
     """How a document was read (``KnowledgeBase.view``): what ``ragsift show`` prints."""
 
-    document: DocumentOut  # type: ignore[valid-type]
+    document: Document  # type: ignore[valid-type]
     outline: list[OutlineItem]
     parents: list[ViewParent]
     pages: int | None = Field(description="Pages (or slides) of its source, where it has them.")
