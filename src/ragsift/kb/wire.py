@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 
 from ragsift.store.base import StoredDocument
 
-# what a field means wherever it is shown (a passage, a section)
+# what a field means wherever it is shown (a passage, a section, a document)
 DOC_ID = "The document's id."
 SOURCE = "The document's source (file name or given source)."
 LOCATION = ('Where it is in its source: {"page": 3}, {"pages": [3, 5]}, {"slide": 2}; null when the source '

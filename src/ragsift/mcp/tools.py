@@ -101,8 +101,14 @@ Document = create_model(  # type: ignore[call-overload]  # pydantic's stubs: fie
                                                                       "metadata")})
 
 
-class DocumentList(BaseModel):
-    total: int = Field(description="Documents in all")
+# not one model with the HTTP API's page (server.schemas.DocumentPage): this carries the filter fields
+# beside the page (list_documents is an agent's one way to learn them; HTTP gives them at GET /v1/stats),
+# that where the page is (offset, limit, which an agent gave); both pages' documents are kb.wire.Document
+# (this one's with five of its fields)
+class DocumentsAndFields(BaseModel):
+    """A page of the documents, and the fields a search filter can name."""
+
+    total: int = Field(description="Documents in all (those that match q, with q)")
     documents: list[Document] = Field(  # type: ignore[valid-type]
         description="This page, in the order asked (sort, order)")
     fields: dict[str, str] = Field(description="The fields a search filter can name, with their types "
@@ -365,10 +371,10 @@ class Tools:
         order: Annotated[str, Field(pattern="^(asc|desc)$", description="asc or desc (generation desc: newest "
                                                                            "first)")] = "asc",
         kb: KB = None,
-    ) -> Annotated[CallToolResult, DocumentList]:
+    ) -> Annotated[CallToolResult, DocumentsAndFields]:
         base = _call(lambda: self.pool.get(kb))
         total, page = _call(lambda: base.list_documents(offset, limit, q=q, sort=sort, order=order))
-        out = DocumentList(total=total, fields=_call(lambda: _fields(base)), documents=[
+        out = DocumentsAndFields(total=total, fields=_call(lambda: _fields(base)), documents=[
             Document(doc_id=d.doc_id, source=d.source, title=d.title, parents=d.parents, metadata=d.metadata)
             for d in page])
         lines = [f"{total} documents; filter fields: {', '.join(f'{k} ({t})' for k, t in out.fields.items())}"]

@@ -143,8 +143,13 @@ class BatchResponse(BaseModel):
     results: list[QueryResponse]
 
 
-class DocumentList(BaseModel):
-    total: int
+# not one model with MCP's list_documents (mcp.tools.DocumentsAndFields): this carries where the page is
+# (offset, limit), that the filter fields beside the page (which HTTP gives at GET /v1/stats); both
+# pages' documents are ragsift.kb.wire.Document (MCP's with five of its fields)
+class DocumentPage(BaseModel):
+    """A page of the documents, where it is in the list, and how many there are in all."""
+
+    total: int = Field(description="Documents in all (those that match q, with q).")
     offset: int
     limit: int
     documents: list[Document]  # type: ignore[valid-type]

@@ -20,7 +20,7 @@ from ragsift.server.jobs import JobKind
 from ragsift.server.schemas import (
     DOCUMENTS_EXAMPLES,
     DocumentDetail,
-    DocumentList,
+    DocumentPage,
     DocumentsRequest,
     DocumentView,
     JobOut,
@@ -36,7 +36,7 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
 
 
 @router.get("/documents", summary="List documents (a page; searched by source and title, sorted)",
-            response_model=DocumentList)
+            response_model=DocumentPage)
 def documents(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
               q: str | None = Query(None, max_length=200, description="Keep documents whose source or title "
                                     "holds every word of it (case-insensitive)."),
