@@ -42,14 +42,69 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: either of two relations: the first step of an in-law ("brother-in-law": a spouse's brother, or
+#: a sibling's husband), and its second
+GROUPS |= {
+    "spouse-or-sibling": ("husband", "wife", "brother", "sister"),
+    "brother-or-husband": ("brother", "husband"), "sister-or-wife": ("sister", "wife"),
+    "兄弟": ("哥哥", "弟弟"), "姐妹": ("姐姐", "妹妹"),
+    "配偶或兄弟姐妹": ("丈夫", "妻子", "哥哥", "弟弟", "姐姐", "妹妹", "兄弟", "姐妹"),
+}
+
+#: kinship words that a text rarely states but reaches through stated ones, by their common
+#: meaning: "the nephew of X" walks X's siblings, then their sons. A chain walks these steps.
+_GREAT = {"grand": ("parent", "parent"), "great-grand": ("parent", "parent", "parent")}
+PATHS: dict[str, tuple[str, ...]] = {
+    "nephew": ("sibling", "son"), "niece": ("sibling", "daughter"),
+    "uncle": ("parent", "brother"), "aunt": ("parent", "sister"),
+    "great-uncle": ("parent", "parent", "brother"), "great-aunt": ("parent", "parent", "sister"),
+    "cousin": ("parent", "sibling", "child"), "male cousin": ("parent", "sibling", "son"),
+    "female cousin": ("parent", "sibling", "daughter"), "first cousin": ("parent", "sibling", "child"),
+    **{f"{g}{w}": (*up[:-1], w) for g, up in _GREAT.items() for w in ("parent", "father", "mother")},
+    **{f"{g}{w}": (*("child",) * (len(up) - 1), k) for g, up in _GREAT.items()
+       for w, k in (("child", "child"), ("son", "son"), ("daughter", "daughter"))},
+    "mother-in-law": ("spouse", "mother"), "father-in-law": ("spouse", "father"),
+    "parent-in-law": ("spouse", "parent"), "son-in-law": ("daughter", "husband"),
+    "daughter-in-law": ("son", "wife"), "child-in-law": ("child", "spouse"),
+    "brother-in-law": ("spouse-or-sibling", "brother-or-husband"),
+    "sister-in-law": ("spouse-or-sibling", "sister-or-wife"),
+    "sibling-in-law": ("spouse-or-sibling", "spouse-or-sibling"),
+    "侄子": ("兄弟", "儿子"), "侄女": ("兄弟", "女儿"), "外甥": ("姐妹", "儿子"), "外甥女": ("姐妹", "女儿"),
+    "叔叔": ("父亲", "弟弟"), "伯伯": ("父亲", "哥哥"), "伯父": ("父亲", "哥哥"), "叔父": ("父亲", "弟弟"),
+    "舅舅": ("母亲", "兄弟"), "姑姑": ("父亲", "姐妹"), "姑妈": ("父亲", "姐妹"), "阿姨": ("母亲", "姐妹"),
+    "姨妈": ("母亲", "姐妹"), "爷爷": ("父亲", "父亲"), "祖父": ("父亲", "父亲"), "奶奶": ("父亲", "母亲"),
+    "祖母": ("父亲", "母亲"), "外公": ("母亲", "父亲"), "外祖父": ("母亲", "父亲"), "外婆": ("母亲", "母亲"),
+    "外祖母": ("母亲", "母亲"), "孙子": ("儿子", "儿子"), "孙女": ("儿子", "女儿"), "外孙": ("女儿", "儿子"),
+    "外孙女": ("女儿", "女儿"), "公公": ("丈夫", "父亲"), "婆婆": ("丈夫", "母亲"), "岳父": ("妻子", "父亲"),
+    "岳母": ("妻子", "母亲"), "女婿": ("女儿", "丈夫"), "儿媳": ("儿子", "妻子"), "儿媳妇": ("儿子", "妻子"),
+    "堂兄弟": ("父亲", "兄弟", "儿子"), "堂姐妹": ("父亲", "兄弟", "女儿"),
+    "表兄弟": ("父母", "兄弟姐妹", "儿子"), "表姐妹": ("父母", "兄弟姐妹", "女儿"),
+    "小叔子": ("丈夫", "弟弟"), "大伯子": ("丈夫", "哥哥"), "小姑子": ("丈夫", "妹妹"),
+    "小舅子": ("妻子", "弟弟"), "大舅子": ("妻子", "哥哥"), "小姨子": ("妻子", "妹妹"),
+    "姐夫": ("姐姐", "丈夫"), "妹夫": ("妹妹", "丈夫"), "嫂子": ("哥哥", "妻子"), "弟媳": ("弟弟", "妻子"),
+}
+
+
 def relations(question: str) -> list[str]:
-    """The relations the question chains, in the order they are walked (from the thing named)."""
+    """The relations the question chains, in the order they are walked (from the thing named);
+    a kinship word that stated ones reach (``PATHS``) as its steps."""
     if CJK_RE.search(question):
-        return _chinese_relations(question)
-    of = [m.group(1) for m in _OF_RE.finditer(question)
-          if m.group(1).split()[-1] not in _NOT_RELATIONS and not _CLAUSE.intersection(m.group(1).split())]
-    possessive = [m.group(1) for m in _POSSESSIVE_RE.finditer(question)]
-    return possessive + of[::-1]
+        chain = _chinese_relations(question)
+    else:
+        of = [m.group(1) for m in _OF_RE.finditer(question)
+              if m.group(1).split()[-1] not in _NOT_RELATIONS and not _CLAUSE.intersection(m.group(1).split())]
+        possessive = [m.group(1) for m in _POSSESSIVE_RE.finditer(question)]
+        chain = possessive + of[::-1]
+    return [step for r in chain for step in PATHS.get(_singular(r), (r,))]
+
+
+def _singular(relation: str) -> str:
+    """A relation phrase with its last word singular ("the nephews of X": nephew)."""
+    if CJK_RE.search(relation):
+        return relation
+    *head, last = relation.split()
+    last = last[:-3] if last.endswith("children") else _stem(last)
+    return " ".join([*head, last])
 
 
 def _chinese_relations(question: str) -> list[str]:
