@@ -23,7 +23,19 @@ atexit.register(shutil.rmtree, os.environ["RAGSIFT_CACHE_DIR"], ignore_errors=Tr
 from ragsift.demo import sample_dir, sample_questions  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA = Path(__file__).parent / "data"
+E2E = Path(__file__).parent / "e2e"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e/ is slow (kills, crashes, server processes, the browser, the
+    language models, Milvus, big corpora): `make check` leaves it out, `make test` runs it. A slow
+    test elsewhere says so itself (``@pytest.mark.slow``, or the Milvus ``backend`` below)."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
