@@ -87,7 +87,7 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Print how many fuzz cases ran (tests/test_fuzz.py), by door."""
+    """Print how many fuzz cases ran (tests/e2e/kb/test_fuzz.py), by door."""
     fuzz = sys.modules.get("test_fuzz")
     if fuzz is not None and fuzz.CASES:
         doors = {k: v for k, v in fuzz.CASES.items() if not k.startswith("_")}

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 SCRIPTS = sorted([*BENCH.glob("*.py"), *(BENCH / "datasets").glob("*.py")])
 RENDERERS = sorted((BENCH / "render").glob("*.py"))  # docs/benchmarks.md's sections, imported by report.py

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # the examples with the local model
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def run(name: str, kb, *args: str) -> str:

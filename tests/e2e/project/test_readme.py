@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # the models, Milvus Lite, the local language model
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 MILVUS_IN_README = "http://milvus.internal:19530"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 

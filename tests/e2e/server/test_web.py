@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 
 import pytest
-from conftest import write_files
+from conftest import DATA, write_files
 from playwright.sync_api import expect, sync_playwright
 from server_process import WRITE_KEY, ServerProcess
 
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.slow  # a real browser
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-AXE = Path(__file__).parent / "data" / "axe" / "axe.min.js"  # axe-core 4.14.1 (tests/data/axe/README.md)
+AXE = DATA / "axe" / "axe.min.js"  # axe-core 4.14.1 (tests/data/axe/README.md)
 WIDTHS = {1440: 1000, 390: 844}  # a desktop, a phone
 PAGE = 10  # documents a page (app.js)
 # added to the sample's six documents, so that the list has two pages
