@@ -7,9 +7,6 @@ import sys
 import pytest
 from conftest import write_files
 
-slow = pytest.mark.slow  # the command line as subprocesses, each loading its models (the table of hostile
-# arguments below runs in this process, and fast)
-
 
 def ragsift(*args, cwd=None, check=True):
     p = subprocess.run([sys.executable, "-m", "ragsift.cli", *args], capture_output=True, text=True,
@@ -30,7 +27,6 @@ def cli_kb(tmp_path_factory):
     return root / "kb", docs
 
 
-@slow
 def test_ingest_query_stats_list_delete(cli_kb):
     kb, docs = cli_kb
     out = ragsift("--kb", str(kb), "ingest", str(docs), "--json", "--no-progress").stdout
@@ -75,7 +71,6 @@ def test_ingest_query_stats_list_delete(cli_kb):
     assert json.loads(ragsift("--kb", str(kb), "stats", "--json").stdout)["documents"] == 0
 
 
-@slow
 @pytest.mark.parametrize("args,message", [
     (["query", "x", "--filter", "{bad json"], "--filter is not valid JSON"),
     (["query", "x", "--filter", '{"colour": "red"}'], "unknown filter field 'colour'"),
@@ -91,7 +86,6 @@ def test_user_errors_are_one_line(cli_kb, args, message):
     assert p.stderr.strip().count("\n") == 0 and message in p.stderr and "Traceback" not in p.stderr
 
 
-@slow
 def test_a_missing_path_or_nothing_ingested_exits_non_zero(tmp_path):
     kb = tmp_path / "kb"
     p = ragsift("--kb", str(kb), "ingest", str(tmp_path / "nope.md"), check=False)
@@ -104,13 +98,11 @@ def test_a_missing_path_or_nothing_ingested_exits_non_zero(tmp_path):
     assert p.returncode == 2 and "--filter is not valid JSON" in p.stderr
 
 
-@slow
 def test_missing_knowledge_base(tmp_path):
     p = ragsift("--kb", str(tmp_path / "none"), "query", "hello", check=False)
     assert p.returncode == 2 and "no knowledge base" in p.stderr
 
 
-@slow
 def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_path):
     from fault_llm_server import FaultInjectingLLMServer
 
@@ -132,7 +124,6 @@ def test_query_with_hyde_rewrite_and_judge_from_the_command_line(cli_kb, tmp_pat
     assert p.returncode == 2 and "needs a language model" in p.stderr
 
 
-@slow
 def test_small_index_and_units_from_the_command_line(tmp_path):
     docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups run nightly. They start at "
                                                       "two in the morning. Each is kept for a month. Restores take an hour.\n"})
@@ -148,7 +139,6 @@ def test_small_index_and_units_from_the_command_line(tmp_path):
     assert bad.returncode == 2 and "auto-merging" in bad.stderr
 
 
-@slow
 def test_version_and_logging(cli_kb):
     from server_process import free_port
 
@@ -167,7 +157,6 @@ def test_version_and_logging(cli_kb):
     assert "ragsift: WARNING: channel hyde failed" in failed.stderr and "Traceback" not in failed.stderr
 
 
-@slow
 def test_jsonl_documents_on_standard_input(tmp_path):
     kb = str(tmp_path / "kb")
     rows = [{"id": "faq-zh", "title": "退货", "text": "商品签收后七天内可以无理由退货，运费由买家承担。", "metadata": {"lang": "zh"}},
@@ -205,7 +194,6 @@ def imported(*args: str) -> set[str]:
     return {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
 
 
-@slow
 def test_version_and_help_load_nothing_of_the_engine():
     from ragsift import __version__
 
@@ -220,7 +208,6 @@ def test_version_and_help_load_nothing_of_the_engine():
     assert "--unit {parent,child,document,window,auto,...}" in ragsift("query", "--help").stdout
 
 
-@slow
 def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
     kb, docs = cli_kb
     ragsift("--kb", str(kb), "ingest", str(docs), "--no-progress")
@@ -233,7 +220,6 @@ def test_stats_and_list_load_no_model_and_no_search_index(cli_kb):
     assert not {"lancedb", "pyarrow"} & imported("--kb", str(kb), "stats")
 
 
-@slow
 def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
     docs = write_files(tmp_path / "docs", {"guide.md": "# Guide\n\n## Backups\n\nBackups are kept for 30 days.\n"})
     kb = str(tmp_path / "kb")
@@ -248,7 +234,6 @@ def test_a_query_in_english_does_not_load_the_chinese_segmenter(tmp_path):
     assert "jieba.posseg" in imported("--kb", kb, "query", "备份保留多久？", "--trace")
 
 
-@slow
 def test_bad_arguments_are_told_before_anything_loads(tmp_path):
     kb = tmp_path / "kb"
     for args, message in ((["ingest", "-", str(tmp_path)], "cannot be mixed"),
@@ -262,7 +247,6 @@ def test_bad_arguments_are_told_before_anything_loads(tmp_path):
         assert not kb.exists()  # nothing created, no model loaded to find it out
 
 
-@slow
 def test_the_segmenter_dictionary_is_cached_and_reused(tmp_path):
     import jieba
 
@@ -281,7 +265,6 @@ def test_the_segmenter_dictionary_is_cached_and_reused(tmp_path):
     assert again.FREQ.lookups < 500  # a sentence reads a few words of the dictionary, not all of it
 
 
-@slow
 def test_the_segmenter_works_without_a_usable_cache(tmp_path):
     import jieba
 
@@ -303,7 +286,6 @@ def test_the_segmenter_works_without_a_usable_cache(tmp_path):
     assert open_dictionary(jieba.Tokenizer(), jieba.__version__, damaged) == "cache"
 
 
-@slow
 def test_processes_building_the_segmenter_cache_at_once(tmp_path):
     probe = ("import jieba, sys; from ragsift.text.segmenter import open_dictionary; t = jieba.Tokenizer(); "
              "how = open_dictionary(t, jieba.__version__); print(how, '/'.join(t.cut_for_search('监督学习')))")
@@ -321,7 +303,6 @@ def test_processes_building_the_segmenter_cache_at_once(tmp_path):
     assert not [f for f in (tmp_path / "cache").iterdir() if f.suffix == ".tmp"]
 
 
-@slow
 def test_one_progress_line_for_every_phase_of_an_ingest(tmp_path):
     from ragsift import KnowledgeBase
     from ragsift.console import PhaseProgress
@@ -353,7 +334,6 @@ def test_one_progress_line_for_every_phase_of_an_ingest(tmp_path):
     assert quiet.stderr == ""  # not a terminal: no progress
 
 
-@slow
 def test_serve_on_a_busy_port_fails_at_once_before_anything_loads(tmp_path):
     import socket
 
@@ -369,7 +349,6 @@ def test_serve_on_a_busy_port_fails_at_once_before_anything_loads(tmp_path):
     assert not kb.exists()  # told before the knowledge base was opened (or made) and its models loaded
 
 
-@slow
 def test_an_ingest_off_a_terminal_prints_a_progress_line_every_few_seconds(tmp_path):
     """stderr a pipe (CI, a service): one line every --progress-every seconds with the phase, its
     count of its total, rate and time left; files named in Chinese and English."""

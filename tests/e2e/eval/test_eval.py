@@ -12,8 +12,6 @@ from ranx import compare as ranx_compare
 from ragsift.eval.datasets import load_beir
 from ragsift.eval.stats import paired_randomization_test
 
-pytestmark = pytest.mark.slow  # evaluation runs end to end
-
 DOCS = [
     ("e1", "Solar panels", "Clean solar panels every six months; dusty areas need cleaning every three months."),
     ("e2", "Inverters", "Inverter error code E07 means the grid voltage is out of range."),

@@ -13,8 +13,6 @@ from ragsift.eval.metrics import ndcg_at_k
 from ragsift.eval.tune import Question, grid, labeled_questions, tune
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # tuning runs over real rankings
-
 # the sample's textbook and FAQ exist in both languages: either version answers
 COUNTERPART = {"ml_textbook_zh.md": "ml_textbook_en.md", "ml_textbook_en.md": "ml_textbook_zh.md",
                "faq_en.html": "faq_zh.txt", "faq_zh.txt": "faq_en.html"}

@@ -21,8 +21,6 @@ from ragsift.ingest.loaders import LoadLimits, load_file
 from ragsift.ingest.splitter import SplitSettings, split_document, take_marks
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # pandoc, LibreOffice and OCR write and read real files
-
 FACTS = {  # a sentence of each guide, a section heading, a table cell, the footnote
     "zh": ("长按电源键三秒开机", "配对步骤", "恢复出厂设置", "电源键位于机身背面"),
     "en": ("Hold the power button for three seconds", "Pairing", "Factory reset", "The power button is on the back"),

@@ -75,7 +75,6 @@ def _guide_read(doc, lang: str, slides: bool = False, headings: bool = True) -> 
         assert doc.metadata["slide_count"] >= 3 and all(p.location[0] == "slide" for p in parents if p.location)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_legacy_office_and_rtf_are_read_through_libreoffice(office, lang):
     for fmt in ("doc", "rtf"):
@@ -94,7 +93,6 @@ def test_legacy_office_and_rtf_are_read_through_libreoffice(office, lang):
     assert _one(office[f"{lang}.xls"]).content_hash == sheet.content_hash
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_opendocument_slides_and_sheets_are_read_natively(office, lang, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")  # no LibreOffice: ODP and ODS need none
@@ -106,7 +104,6 @@ def test_opendocument_slides_and_sheets_are_read_natively(office, lang, monkeypa
     assert sheet.text.startswith(f"# sheet-{lang}\n\n| name | voltage | note |") and CELLS[lang] in sheet.text
 
 
-@pytest.mark.slow
 def test_without_libreoffice_legacy_files_are_skipped_saying_what_to_install(office, monkeypatch):
     """Fault injection: a PATH without soffice, as on a machine without LibreOffice."""
     monkeypatch.setenv("PATH", str(Path(shutil.which("pandoc") or "/usr/bin/pandoc").parent.parent / "nowhere"))
@@ -124,7 +121,6 @@ def test_without_libreoffice_legacy_files_are_skipped_saying_what_to_install(off
             assert _flat(FACTS[lang][3]) in _flat(doc.text)
 
 
-@pytest.mark.slow
 def test_a_conversion_never_outlives_its_file(office, tmp_path, monkeypatch):
     """Fault injection: a fake LibreOffice that never finishes (named so: a shell script on the
     PATH that waits, with a child as soffice.bin has) and the wall-clock limit cut to a second;
@@ -162,7 +158,6 @@ def _is_soffice(pid: str) -> bool:
         return False
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lang,fmt", [("zh", "bmp"), ("en", "webp")])
 def test_bmp_and_webp_images_are_read_by_ocr(tmp_path, lang, fmt):
     from PIL import Image

@@ -8,12 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import documents as D
-import pytest
 
 from ragsift.ingest.loaders import LoadLimits, load_file
 from ragsift.ingest.splitter import take_marks
-
-pytestmark = pytest.mark.slow  # LibreOffice and pandoc write the files
 
 NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '

@@ -13,8 +13,6 @@ import pytest
 
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # pandoc and LibreOffice write the files
-
 
 def _untitled(lang: str) -> str:
     """The guide without its title: a converted file takes its title from its own name."""

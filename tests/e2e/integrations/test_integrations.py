@@ -22,8 +22,6 @@ from ragsift.integrations.langchain import RagsiftRetriever as LCRetriever
 from ragsift.integrations.llamaindex import RagsiftRetriever as LIRetriever
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # the framework packages and Milvus
-
 QUESTIONS = [("恢复出厂设置要按哪些键？", "speaker_manual_zh.md", "恢复出厂设置"),
              ("How many seconds do I hold the reset button to wipe the hub?", "smarthub_manual_en.md", "Factory reset")]
 SPEAKER = {"item_name": "星云智能音箱 S2"}

@@ -28,8 +28,6 @@ from ragsift.store import lance
 from ragsift.store.lance_files import generation_file, saved_generations
 from ragsift.store.lance_upkeep import check_generation
 
-pytestmark = pytest.mark.slow  # many commits, each a real generation
-
 
 def _snapshot(kb: KnowledgeBase) -> dict[str, tuple]:
     """Per document: content hash, parent and child counts (as recorded and as stored) and the
@@ -312,7 +310,6 @@ EVERY = 3  # documents per checkpoint
 N_DOCS = 40
 
 
-@pytest.mark.slow
 def test_kill_a_checkpointed_ingest_ten_times_then_resume(tmp_path):
     """Ten SIGKILLs of a real checkpointed ingest, some inside a commit: each time the knowledge
     base opens at the last checkpoint committed (or the one being committed, if the kill came

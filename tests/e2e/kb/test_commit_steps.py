@@ -24,8 +24,6 @@ from conftest import write_files
 from ragsift.errors import StoreError
 from ragsift.kb import KnowledgeBase, check_knowledge_base
 
-pytestmark = pytest.mark.slow  # kills real writer processes
-
 CHILD = textwrap.dedent("""
     import os, pathlib, signal, sys
     import lancedb.table

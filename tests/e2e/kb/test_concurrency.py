@@ -14,8 +14,6 @@ from ragsift.cancel import Deadline
 from ragsift.kb import KnowledgeBase
 from ragsift.retrieve import runner
 
-pytestmark = pytest.mark.slow  # threads beside real ingests
-
 DOCS = [
     {"id": "tea-zh", "title": "绿茶保存", "text": "绿茶应该密封后放入冰箱冷藏保存，温度保持在零到五摄氏度。",
      "metadata": {"lang": "zh", "year": 2024}},

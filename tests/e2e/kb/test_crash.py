@@ -12,8 +12,6 @@ from conftest import write_files
 
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # kills real ingest processes
-
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import ragsift.store.lance_write as lance_write

@@ -30,8 +30,6 @@ from ragsift.ingest.loaders import load_file, load_jsonl
 from ragsift.kb import KnowledgeBase
 from ragsift.store.filters import And, Cmp, Not, Or, parse_filter
 
-pytestmark = pytest.mark.slow  # Hypothesis runs hundreds of inputs through every door
-
 CASES: Counter = Counter()  # cases run, by door (printed by conftest)
 OUTCOMES: Counter = Counter()  # how they ended (printed too: a fuzz run that only hits errors proves little)
 _SEED = os.environ.get("RAGSIFT_FUZZ_SEED")

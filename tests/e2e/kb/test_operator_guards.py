@@ -19,8 +19,6 @@ from ragsift.ingest.loaders import LoadLimits, load_file, split_front_matter
 from ragsift.kb import KnowledgeBase, check_knowledge_base, restore_knowledge_base, rewrite_settings
 from ragsift.models.llm import close_llms, open_llm_files
 
-pytestmark = pytest.mark.slow  # real processes, bombs and damaged stores
-
 
 def _cli(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ragsift.cli", *args], capture_output=True, text=True, input=input,

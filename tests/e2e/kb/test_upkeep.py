@@ -16,8 +16,6 @@ from conftest import write_files
 from ragsift.errors import ConfigError, RetrievalError, StoreError
 from ragsift.kb import KnowledgeBase, check_knowledge_base, restore_knowledge_base
 
-pytestmark = pytest.mark.slow  # months of commits, damaged files restored
-
 
 def ragsift(*args):
     return subprocess.run([sys.executable, "-m", "ragsift.cli", *args], capture_output=True, text=True,

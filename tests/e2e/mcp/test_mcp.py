@@ -21,8 +21,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from server_process import READ_KEY, WRITE_KEY, ServerProcess
 
-pytestmark = pytest.mark.slow  # real MCP server processes
-
 ZH = "恢复出厂设置要按哪些键？"
 EN = "How long do I hold the reset button to wipe the hub?"
 

@@ -15,8 +15,6 @@ from ragsift.errors import ConfigError, ModelError
 from ragsift.kb import KnowledgeBase
 from ragsift.models.embedders import load_embedder
 
-pytestmark = pytest.mark.slow  # real model servers
-
 
 @pytest.fixture(scope="module")
 def local_minilm(tmp_path_factory):

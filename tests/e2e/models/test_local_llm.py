@@ -15,8 +15,6 @@ from ragsift.models.llm import LLMError, load_llm
 from ragsift.retrieve import runner
 from ragsift.text.prompts import get_prompt
 
-pytestmark = pytest.mark.slow  # a real language model
-
 MODEL = "local:qwen2.5-coder-1.5b"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -9,8 +9,6 @@ import sys
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow  # the examples with the local model
-
 EXAMPLES = ROOT / "examples"
 
 

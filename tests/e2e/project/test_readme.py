@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow  # the models, Milvus Lite, the local language model
-
 README = ROOT / "README.md"
 MILVUS_IN_README = "http://milvus.internal:19530"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)

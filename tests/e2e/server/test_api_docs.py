@@ -13,8 +13,6 @@ from urllib.parse import urlparse
 import pytest
 from server_process import READ_KEY, WRITE_KEY, ServerProcess, problem, wait_job
 
-pytestmark = pytest.mark.slow  # a real server process (and, for one test, the browser)
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):

@@ -22,9 +22,6 @@ from ragsift.demo import expected_rank
 from ragsift.kb import KnowledgeBase
 from ragsift.server.config import ServerConfig
 
-pytestmark = pytest.mark.slow  # real server processes
-
-
 
 @pytest.fixture(scope="module")
 def server(sample_kb, tmp_path_factory):

@@ -13,7 +13,6 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
 from conftest import write_files
 from server_process import WRITE_KEY, ServerProcess, problem, wait_job
 
@@ -50,7 +49,6 @@ def _until(c, job: dict, ok, timeout: float = 300) -> dict:
         time.sleep(0.05)
 
 
-@pytest.mark.slow
 def test_a_killed_server_answers_every_job_it_accepted_after_a_restart(sample_kb, tmp_path):
     root = tmp_path / "kbs"
     shutil.copytree(sample_kb.path, root / "main")
@@ -155,7 +153,6 @@ def _holder(pids: list[int], path: Path) -> int:
     raise AssertionError(f"no process holds {path}")
 
 
-@pytest.mark.slow
 def test_a_worker_killed_mid_job_leaves_it_failed_and_the_other_worker_untouched(sample_kb, tmp_path):
     kb = tmp_path / "kb"
     shutil.copytree(sample_kb.path, kb)

@@ -19,13 +19,6 @@ from server_process import READ_KEY, WRITE_KEY, ServerProcess, problem, wait_job
 from ragsift.config import CALLER_KEYS, OPERATOR_KEYS
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # real server processes
-
-
-
-
-
-
 
 @pytest.fixture(scope="module")
 def served(sample_kb, tmp_path_factory):

@@ -14,8 +14,6 @@ from conftest import DATA, write_files
 from playwright.sync_api import expect, sync_playwright
 from server_process import WRITE_KEY, ServerProcess
 
-pytestmark = pytest.mark.slow  # a real browser
-
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 AXE = DATA / "axe" / "axe.min.js"  # axe-core 4.14.1 (tests/data/axe/README.md)

@@ -43,7 +43,6 @@ def two_workers(sample_kb, tmp_path_factory):
     srv.stop()
 
 
-@pytest.mark.slow
 def test_two_workers_answer_queries_in_both_languages(two_workers):
     assert len(_children(two_workers.proc.pid)) == 2
     for i in range(12):
@@ -52,7 +51,6 @@ def test_two_workers_answer_queries_in_both_languages(two_workers):
         assert r.json()["passages"][0]["heading_path"][-1] in ("恢复出厂设置", "Factory reset")
 
 
-@pytest.mark.slow
 def test_a_job_is_read_from_any_worker_and_writes_from_both_are_done(two_workers):
     docs = [[{"id": f"w{i}-zh", "text": f"第{i}号仓库的钥匙挂在门卫室的蓝色柜子里。"},
              {"id": f"w{i}-en", "text": f"The key of warehouse {i} hangs in the blue cabinet of the guard room."}]
@@ -89,7 +87,6 @@ def test_a_job_is_read_from_any_worker_and_writes_from_both_are_done(two_workers
         assert r.json()["passages"][0]["doc_id"] in ("w2-zh", "w2-en"), r.json()["passages"][0]
 
 
-@pytest.mark.slow
 def test_sigterm_stops_every_worker(sample_kb, tmp_path):
     kb = tmp_path / "kb"
     shutil.copytree(sample_kb.path, kb)

@@ -8,8 +8,6 @@ from ragsift.cli import main
 from ragsift.errors import ConfigError, StoreError
 from ragsift.kb import KnowledgeBase
 
-pytestmark = pytest.mark.slow  # a real Milvus Lite server
-
 DOCS = {
     "manual.md": "---\nitem_name: Widget\n---\n# Widget manual\n\n## Charging\n\nPlug the widget into a USB-C "
                  "charger. A full charge takes ninety minutes.\n\n## Cleaning\n\nWipe the case with a dry cloth.",
