@@ -16,7 +16,7 @@ several runs (``hostile.py``'s parts) keeps each run's own beside them. Older re
 them stay readable: ``docs/benchmarks.md`` is rendered from whatever keys a file has.
 
 Nothing here imports ragsift but ``load_dataset`` (and only when called), so every script imports
-without ``../shared`` (``tests/test_benchmarks.py`` checks that each does).
+without ``../shared`` (``tests/project/test_benchmarks.py`` checks that each does).
 """
 from __future__ import annotations
 

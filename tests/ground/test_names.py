@@ -1,7 +1,7 @@
 """One suggestion for a name a caller got wrong, the same in every face (``ragsift.names``):
 settings in Python (``Settings``, ``KnowledgeBase.open``, ``kb.query``), keys of ``ragsift.toml``,
 CLI flags, commands and values, filter fields and operators, channels. HTTP and MCP are checked
-in tests/test_server.py and tests/test_mcp.py. Chinese and English documents and questions."""
+in tests/e2e/server/test_server.py and tests/e2e/mcp/test_mcp.py. Chinese and English documents and questions."""
 from __future__ import annotations
 
 import pytest

@@ -169,7 +169,7 @@ def test_milvus_check_and_optimize_restore_is_refused(tmp_path, milvus_uri):
 
 @pytest.mark.parametrize("step", ["add", "optimize", "manifest"])
 def test_a_full_disk_mid_write_is_one_clear_error_and_loses_nothing(tmp_path, monkeypatch, step):
-    """ENOSPC injected at one write of the commit (a real full disk is in test_crash.py)."""
+    """ENOSPC injected at one write of the commit (a real full disk is in tests/e2e/kb/test_commit_steps.py)."""
     import lancedb.table
 
     import ragsift.store.lance_files as lance_files

@@ -25,7 +25,7 @@ def local_minilm(tmp_path_factory):
 
 def test_a_knowledge_base_built_through_the_endpoint_ranks_as_the_model_in_process(local_minilm, tmp_path, monkeypatch):
     # an endpoint embeds questions and passages on one graph (the server here: the package's); in process minilm
-    # asks on its int8 copy (tests/test_embedders.py holds that), so this compares against the package's graph
+    # asks on its int8 copy (tests/models/test_embedders.py holds that), so this compares against the package's graph
     model = load_embedder("minilm")
     monkeypatch.setattr(model, "_query_sessions", model._sessions)
     with EmbeddingServer("minilm") as srv:

@@ -23,12 +23,12 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 # command lines of the README not run here, each with why (by their first words)
 CLI_NOT_RUN = {
-    "ragsift eval ": "reads ../shared/datasets, which a fresh clone has not (tests/test_eval.py runs eval on a "
-                     "bundled set)",
+    "ragsift eval ": "reads ../shared/datasets, which a fresh clone has not (tests/e2e/eval/test_eval.py runs "
+                     "eval on a bundled set)",
     "ragsift compare ": "compares the report of the eval line above",
     "ragsift --kb my-kb tune --generate": "writes 60 questions with the local language model (minutes; "
-                                          "tests/test_tune.py covers --generate)",
-    "ragsift --kb my-kb tune --qrels": "needs labels for the reader's own knowledge base (tests/test_tune.py)",
+                                          "tests/e2e/eval/test_tune.py covers --generate)",
+    "ragsift --kb my-kb tune --qrels": "needs labels for the reader's own knowledge base (tests/e2e/eval/test_tune.py)",
 }
 
 
