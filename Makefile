@@ -70,7 +70,7 @@ test: $(VENV)/.installed tools
 
 # the fast loop: lint, types, and every test not marked slow. The tests sit by package (tests/store/,
 # tests/ingest/, ...); the end-to-end ones (kills, crashes, the browser, the language models, Milvus,
-# server processes, big corpora) sit in tests/e2e/, which tests/conftest.py marks slow as a whole,
+# server processes, LibreOffice and OCR, big corpora) sit in tests/e2e/, which tests/conftest.py marks slow as a whole,
 # and a slow test elsewhere is marked @pytest.mark.slow: `make test` runs them all
 lint: $(VENV)/.checkable
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -106,7 +106,6 @@ def assert_upright(lang: str, got: str, upright: str | None = None) -> None:
     assert not CJK_SPACE.search(got), got
 
 
-@pytest.mark.slow  # eight pages read by OCR
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_scanned_pdf_turned_every_way_reads_as_upright(tmp_path, lang):
     """An image-only PDF whose four pages are the same page upright and turned 90, 180 and 270
@@ -124,7 +123,6 @@ def test_a_scanned_pdf_turned_every_way_reads_as_upright(tmp_path, lang):
         assert_upright(lang, pages[n], pages[1])
 
 
-@pytest.mark.slow  # turned pages read by OCR: `make test` runs it
 def test_turned_images_png_and_tiff_grey_transparent_and_blank(tmp_path):
     """A PNG on a transparent ground turned 270 degrees; a TIFF of three frames: Chinese turned 90
     in grey, English upside down in black and white (one bit a pixel, as document scanners
