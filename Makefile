@@ -2,8 +2,9 @@
 #   make demo   ingest the bundled sample knowledge base and answer its questions
 #   make test   run the test suite (what CI runs)
 # and a fast loop while working:
-#   make check  ruff, mypy and the tests not marked slow, on a light install: no llama.cpp build,
-#               no PyTorch, no language model (those come with `make test` / `make install`)
+#   make check  ruff, mypy and the tests not marked slow (everything under tests/e2e/ is), on a
+#               light install: no llama.cpp build, no PyTorch, no language model (those come with
+#               `make test` / `make install`)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -67,8 +68,10 @@ tools:
 test: $(VENV)/.installed tools
 	$(PY) -m pytest -q --durations=15
 
-# the fast loop: lint, types, and every test not marked slow (kills, crashes, the browser, the
-# language models, Milvus, server processes, big corpora: `make test` runs them)
+# the fast loop: lint, types, and every test not marked slow. The tests sit by package (tests/store/,
+# tests/ingest/, ...); the end-to-end ones (kills, crashes, the browser, the language models, Milvus,
+# server processes, LibreOffice and OCR, big corpora) sit in tests/e2e/, which tests/conftest.py marks slow as a whole,
+# and a slow test elsewhere is marked @pytest.mark.slow: `make test` runs them all
 lint: $(VENV)/.checkable
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy

@@ -19,7 +19,7 @@ were given a command and a commit afterwards, and say so (``command_from``: the 
 in ``benchmarks/results`` names both.
 
 Nothing here imports ragsift but ``load_dataset`` (and only when called), so every script imports
-without ``../shared`` (``tests/test_benchmarks.py`` checks that each does).
+without ``../shared`` (``tests/project/test_benchmarks.py`` checks that each does).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
   after ``generations/<N>.json`` is written, after ``manifest.json`` is replaced, inside a table's
   optimize, or on a timer started at the commit's beginning); the rest are killed from this process
   at a random time of the ingest. After each kill the knowledge base is opened and checked as the
-  crash tests check it (tests/test_checkpoints.py): it is at the last checkpoint the child reported
+  crash tests check it (tests/e2e/kb/test_checkpoints.py): it is at the last checkpoint the child reported
   (or at the one being committed, if the kill came after its manifest was replaced); ``check()``,
   ``check_integrity()``, every kept generation read whole, each document's recorded counts against
   its rows, whole checkpoints only (--every documents each) and every document held equal to the

@@ -91,7 +91,7 @@ WORKERS = "The server on every core (`ragsift serve --workers N`)"
 LLM = tuple(f"llm/{ds}-{part}-{cache}.json" for ds in ("hotpotqa-ircot-dev500", "scifact") for part in "AB"
             for cache in ("cold", "warm"))
 
-# every script in benchmarks/ (tests/test_benchmarks.py checks this against the tree, the results folder,
+# every script in benchmarks/ (tests/project/test_benchmarks.py checks this against the tree, the results folder,
 # this page's headings and run_all.sh); run_all.sh's own row is `ragsift eval`'s ablation tables
 INDEX: dict[str, Bench] = {
     "run_all.sh": Bench(("scifact.json", "scifact.md", "scifact.png", "scifact-per-query.jsonl",
@@ -210,7 +210,7 @@ def intro() -> list[str]:
             "(`benchmarks/harness.py`) also name the commit measured, the date and the host.", "",
             f"Machine: {MACHINE}", "",
             "Metrics are document level with graded relevance as in the qrels, defined in "
-            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/test_metrics.py`).", "",
+            "`src/ragsift/eval/metrics.py` and checked against ranx on real runs (`tests/eval/test_metrics.py`).", "",
             "BM25 changed on 2026-12-01: it ran in LanceDB's full-text index and now runs on ragsift's "
             "in-memory inverted index. "
             "On SciFact the two runs of that day gave BM25 nDCG@10 0.6878 before and 0.6820 after, hybrid 0.7016 and 0.7001, weighted "

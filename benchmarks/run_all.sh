@@ -5,7 +5,7 @@
 # bases are cached under $WORK, so a rerun costs only the queries.
 #   python3 -m venv .venv-anchors && .venv-anchors/bin/pip install -e . -r benchmarks/requirements-anchors.txt
 #
-# Not run here (each script's docstring has its command; tests/test_benchmarks.py checks that every
+# Not run here (each script's docstring has its command; tests/project/test_benchmarks.py checks that every
 # script is named in this file):
 #  measured once for one change, against an older checkout (rerun them beside the next change):
 #   cli_start.py, filtered.py, first_query.py, same_rankings.py, serve_cpu.py, office.py (--before-src),

@@ -6,7 +6,7 @@ of the trace opened.
     python benchmarks/web_screenshots.py            # ingests the sample into a temporary folder
     python benchmarks/web_screenshots.py --kb KB    # or serves a knowledge base made before
 
-Needs the server extra, Playwright and Debian's chromium (as tests/test_web.py does)."""
+Needs the server extra, Playwright and Debian's chromium (as tests/e2e/server/test_web.py does)."""
 from __future__ import annotations
 
 import argparse

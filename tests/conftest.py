@@ -23,7 +23,19 @@ atexit.register(shutil.rmtree, os.environ["RAGSIFT_CACHE_DIR"], ignore_errors=Tr
 from ragsift.demo import sample_dir, sample_questions  # noqa: E402
 from ragsift.kb import KnowledgeBase  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA = Path(__file__).parent / "data"
+E2E = Path(__file__).parent / "e2e"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e/ is slow (kills, crashes, server processes, the browser, the
+    language models, Milvus, big corpora): `make check` leaves it out, `make test` runs it. A slow
+    test elsewhere says so itself (``@pytest.mark.slow``, or the Milvus ``backend`` below)."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +87,7 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Print how many fuzz cases ran (tests/test_fuzz.py), by door."""
+    """Print how many fuzz cases ran (tests/e2e/kb/test_fuzz.py), by door."""
     fuzz = sys.modules.get("test_fuzz")
     if fuzz is not None and fuzz.CASES:
         doors = {k: v for k, v in fuzz.CASES.items() if not k.startswith("_")}

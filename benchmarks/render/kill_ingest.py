@@ -18,7 +18,8 @@ def render() -> list[str]:
               "- The checkpointed ingest runs in a child process killed with SIGKILL, then runs again; a kill inside a "
               "commit is made by the child itself at that step (or on a timer started as the commit begins), a random "
               "one from outside. After each kill the knowledge base is opened and checked as "
-              "`tests/test_checkpoints.py` checks it: at the last checkpoint the child reported (or the one being "
+              "`tests/e2e/kb/test_checkpoints.py` checks it: at the last checkpoint the child reported "
+              "(or the one being "
               "committed, if its manifest had been replaced), `check()` and `check_integrity()` clean, every kept "
               "generation read whole, each document's recorded counts equal to its rows, whole checkpoints only, "
               "every document held equal to the uninterrupted ingest's.", "",

@@ -3,7 +3,7 @@
 A registry holds exact names (``bm25``, ``minilm``, ``.pdf``) and families of names by prefix
 (``dense:<embedder>``, ``st:<hub model>``). ``make(name, *args)`` builds a new part;
 ``load(name)`` builds it once per process and keeps it (models). The registries
-(tests/test_truthful_lists.py checks this table against the code):
+(tests/project/test_truthful_lists.py checks this table against the code):
 
     registry          module             parts; how a module registers one
     CHANNELS          retrieve/channels  retrieval channels: dense, bm25, sparse, keywords, entities,

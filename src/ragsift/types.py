@@ -141,7 +141,7 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         # written out: dataclasses.asdict walks and deep-copies every field, 3 ms of a traced
-        # SciFact answer's ~260 hits (tests/test_kb.py holds it equal to asdict)
+        # SciFact answer's ~260 hits (tests/kb/test_kb.py holds it equal to asdict)
         return {"child_id": self.child_id, "parent_id": self.parent_id, "doc_id": self.doc_id,
                 "score": self.score, "rank": self.rank, "start": self.start, "end": self.end}
 

@@ -1,5 +1,5 @@
 """The ``ragsift`` command line: sixteen commands (``COMMANDS``, in the order ``ragsift --help``
-lists them; tests/test_truthful_lists.py checks this list against it):
+lists them; tests/project/test_truthful_lists.py checks this list against it):
 
 - a knowledge base's contents: ingest, query, stats, list, show, delete
 - its upkeep: optimize, tune, check, migrate

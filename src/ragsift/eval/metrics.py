@@ -14,7 +14,7 @@ Definitions (``rel(d)`` is the qrels grade, 0 when absent; ``R`` is the set of d
   multi-hop question needs).
 
 Queries whose qrels have no relevant document are left out; a query with no run scores 0.
-Scores are means over queries. ``tests/test_metrics.py`` checks them against ranx.
+Scores are means over queries. ``tests/eval/test_metrics.py`` checks them against ranx.
 """
 from __future__ import annotations
 

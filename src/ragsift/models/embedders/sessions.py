@@ -20,7 +20,7 @@ def ort_options(ort: Any, threads: int | None = None) -> Any:
     No CPU memory arena and no memory patterns unless ``$RAGSIFT_ORT_ARENA=1``: ONNX Runtime's arena
     keeps the largest batch's activations for the life of the session and grows in steps as batch
     shapes vary (benchmarks/soak.py's process, minilm and two knowledge bases: 2,087 MB at its first
-    round with the arena, 508 MB without; tests/test_process.py checks a large batch is handed back)."""
+    round with the arena, 508 MB without; tests/ground/test_process.py checks a large batch is handed back)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads or model_threads()
     opts.inter_op_num_threads = 1
@@ -38,7 +38,7 @@ class Sessions:
     cost of splitting (all-MiniLM-L6-v2, a SciFact question: 9.3 ms of CPU on one thread, 11.4 ms
     on two for 7.2 ms of wall time). A server under load embeds nearly every question on one
     thread, a lone question gets every thread. The vectors are the same either way (ONNX Runtime
-    splits a product by its output blocks; tests/test_embedders.py checks it)."""
+    splits a product by its output blocks; tests/models/test_embedders.py checks it)."""
 
     def __init__(self, make: Any) -> None:
         self._make = make  # threads -> an InferenceSession
