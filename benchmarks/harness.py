@@ -15,7 +15,7 @@ changes outside ``benchmarks/results`` and ``docs``), ``date`` (UTC, ``YYYY-MM-D
 several runs (``hostile.py``'s parts) keeps each run's own beside them. A file another program wrote
 (``ragsift eval``'s) is stamped by ``stamp_file`` right after it. Result files older than the harness
 were given a command and a commit afterwards, and say so (``command_from``: the command the docs give;
-``commit_from``: the commit that stored the file); ``tests/test_benchmarks.py`` checks that every file
+``commit_from``: the commit that stored the file); ``tests/project/test_benchmarks.py`` checks that every file
 in ``benchmarks/results`` names both.
 
 Nothing here imports ragsift but ``load_dataset`` (and only when called), so every script imports
