@@ -209,8 +209,9 @@ def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
 
 
 def section_sizes(store, doc_ids: list[str]) -> dict[str, list[int]]:
-    """Each section's [tokens of its chunks, chunks, whole entry shares its one chunk's vector (0/1)]:
-    what a rule on which sections get a whole entry of their own reads (``whole_rule.py``)."""
+    """Each section's [tokens of its chunks, chunks, 0]: what a rule on which sections get a whole
+    entry of their own reads (``whole_rule.py``). The third column was to say whether the whole entry
+    shares its one chunk's vector, but stores do not keep ``shares``: it reads 0."""
     out: dict[str, list[int]] = {}
     for j in range(0, len(doc_ids), 256):
         for entries in store.get_entries(doc_ids[j:j + 256]).values():
