@@ -64,6 +64,7 @@ from render import (
     speed,
     targets,
     two_embedders,
+    whole_rule,
     whole_sections,
     whole_vectors,
     whole_weights,
@@ -81,6 +82,7 @@ class Bench(NamedTuple):
     run_all: bool  # run by run_all.sh (or llm.sh, which it runs); otherwise its header says why not
 
 
+WHOLE_RULE = "Whole sections by default? (`benchmarks/whole_rule.py`)"
 NOT_RUN = "not run"  # a script whose section says "Not run yet": no result file stored
 TARGETS = "Targets"
 SPEED = "Speed and memory"
@@ -144,7 +146,7 @@ INDEX: dict[str, Bench] = {
     "milvus.py": Bench(("milvus.json",), ("The same knowledge base on LanceDB and on Milvus (SciFact)",), False),
     "mixed.py": Bench(("mixed.json",), (LANGUAGES,), True),
     "multihop.py": Bench(("multihop.json",), ("Multi-hop retrieval (HotpotQA, IRCoT dev 500)",), True),
-    "multihop_chains.py": Bench(("multihop_chains.json",), ("Chains that go on: multi-hop by hop count "
+    "multihop_chains.py": Bench(("multihop_chains.json", "multihop_chains_first.json"), ("Chains that go on: multi-hop by hop count "
                                                            "(`benchmarks/multihop_chains.py`)",), False),
     "multilingual.py": Bench(("multilingual.json",), (LANGUAGES,), True),
     "office.py": Bench(("office.json",), ("Office files read whole (`benchmarks/office.py`)",), False),
@@ -190,6 +192,7 @@ INDEX: dict[str, Bench] = {
                                                           "(`benchmarks/whole_sections.py`)",), False),
     "whole_vectors.py": Bench(("whole_vectors.json",), ("A section's whole vector without embedding it? "
                                                         "(`benchmarks/whole_vectors.py`)",), False),
+    "whole_rule.py": Bench(("whole_rule.json",), (WHOLE_RULE,), False),
     "whole_weights.py": Bench(("whole_weights.json",),
                               ("Whole weights through the package (`benchmarks/whole_weights.py`)",), False),
     "writer_load.py": Bench(("writer_load.json",), ("Readers beside writers: queries while an ingest and 50 deletes "
@@ -229,6 +232,7 @@ PAGE: list[Callable[[], list[str]] | str] = [
     intro, targets.render, ablation.scifact, ablation.hotpotqa, anchors.render, speed.render, kill_ingest.render,
     longdoc.render, small_to_big.render, expansion.render, llm.render, multihop.render, links.render, seed.render,
     router.render, "multihop_chains", fusion.render, entries.render, entries.second_round, whole_sections.render, whole_weights.render,
+    whole_rule.render,
     whole_vectors.render, two_embedders.render, bm25_query.render, bm25_engines.render, languages.render,
     bm25_languages.render, milvus.render, serve_load.render, serve_load.workers, writer_load.render, soak.render,
     lance_cache.render, same_rankings.render, reading.render, "reading_rerun", "real_reading", "hostile", "office",

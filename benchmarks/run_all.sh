@@ -16,9 +16,10 @@
 #  test files, PDF manuals), LibreOffice or headless Chromium:
 #   hostile.py, legacy_formats.py, real_reading.py, real_questions.py, rtl_reading.py, scans.py,
 #   web_screenshots.py, layout_model_cost.py (and rapid-layout, installed beside: not a dependency)
-#  need sets fetched by benchmarks/datasets/fetch_*.py (LawBench, InsuranceQA, PhantomWiki) and the
-#  knowledge bases entries.py builds from them (hours each):
-#   entries.py, router.py, two_embedders.py, whole_sections.py, whole_weights.py, whole_vectors.py
+#  need sets fetched by benchmarks/datasets/fetch_*.py (LawBench, InsuranceQA, PhantomWiki, the Debian
+#  FAQ) and the knowledge bases entries.py builds from them (hours each):
+#   entries.py, router.py, two_embedders.py, whole_sections.py, whole_weights.py, whole_vectors.py,
+#   whole_rule.py
 #  one-off studies whose figures are fixed in docs/benchmarks.md, on sets in ../shared:
 #   confidence.py (the no_good_match thresholds: rerun when the default embedder changes),
 #   bm25_engines.py, bm25_languages.py, bm25_query.py, e5_engine.py, expansion.py, longdoc.py,

@@ -9,8 +9,9 @@ sections (depth 100) of a knowledge base holding a whole entry for *every* secti
 section's size (its chunks and their tokens). A rule ``N`` keeps the whole entries of the sections
 of two to N chunks (``mix, tokens T``: of two chunks or more and at most T tokens) and drops the
 others'. A section held in one chunk is its own whole: it is scored by that chunk alone under every
-rule (its whole entry is the same text and vector; counting it twice, as a whole entry and a chunk,
-would only move single-chunk sections against the others by how the two lists are scaled). How a
+rule but ``mix, one chunk twice`` (its whole entry is the same text and vector; counting it twice,
+as a whole entry and a chunk, only moves single-chunk sections against the others by how the two
+lists are scaled, which that rule measures). How a
 section then scores, per channel (dense whole weight 0.25, BM25 0.5: the package's ``whole_weights``):
 
 - ``mix``: ``a * whole + (1 - a) * best chunk`` (each list min-max scaled) where the section has a
@@ -19,6 +20,8 @@ section then scores, per channel (dense whole weight 0.25, BM25 0.5: the package
   package did when a knowledge base held whole entries for some sections only);
 - ``whole for short``: dense scores a section that has a whole entry by that entry alone (its
   chunks would share the whole vector: no chunk embedded), BM25 as ``mix``;
+- ``mix, one chunk twice``: ``mix`` over every section, a single-chunk one's chunk counted again as
+  its whole (what ``small_index = ["chunk", "parent"]`` builds and round 2 measured);
 - ``one chunk``: both channels score such a section by its whole entry alone: a short section is
   not cut into chunks (BM25's raw scores of whole and chunk entries come from one index there; the
   replay takes each list's own, an approximation checked through the package).
@@ -57,7 +60,10 @@ from ragsift.retrieve.fusion import adaptive_weights, fuse  # noqa: E402
 VARIANTS = ("mix", "mix, none 0", "whole for short", "one chunk")
 SIZES = (2, 3, 4, 6, 1000)  # sections of 2 to N chunks (1000: every section of two chunks or more)
 TOKENS = (300, 400, 500)
-TOKEN_MIX = "mix, tokens"  # ``mix`` also by a token bound: sections of two chunks or more up to T tokens
+TOKEN_MIX = "mix, tokens"
+#: ``small_index = ["chunk", "parent"]`` as the package builds it: every section has a whole entry, a
+#: single-chunk one too (its chunk again), so such a section is counted twice (round 2's ``mix``)
+TWICE = "mix, one chunk twice"  # ``mix`` also by a token bound: sections of two chunks or more up to T tokens
 TODAY = ("chunks", 0)
 
 
@@ -94,7 +100,7 @@ class Query:
     def ndcg(self, rule: tuple[str, int], has_of, ww: dict[str, float], fw: dict[str, float]) -> float:
         variant, n = rule
         has = has_of(rule)
-        variant = "mix" if variant == TOKEN_MIX else variant
+        variant = "mix" if variant in (TOKEN_MIX, TWICE) else variant
         dense_how = {"chunks": "chunks", "one chunk": "whole for short"}.get(variant, variant)
         bm25_how = {"chunks": "chunks", "whole for short": "mix", "one chunk": "whole for short"}.get(variant, variant)
         rankings = {"dense": section_scores(self.li["dense_chunk"], self.li["dense_parent"], has, dense_how, ww["dense"]),
@@ -107,6 +113,8 @@ class Query:
 def within(size: tuple[int, int, int] | list[int], rule: tuple[str, int]) -> bool:
     """Whether a section of ``size`` (its chunks' tokens, its chunks) has a whole entry under ``rule``."""
     tokens, chunks = size[0], size[1]
+    if rule[0] == TWICE:
+        return True
     return 1 < chunks and (tokens if rule[0] == TOKEN_MIX else chunks) <= rule[1]
 
 
@@ -117,7 +125,7 @@ def cost(sections: dict[str, list[int]], n: int, variant: str) -> float:
         return 1.0
     # a section of one chunk shares that chunk's vector (``SmallIndex.extra``; the store does not keep
     # ``shares``, so ``collect``'s third column reads 0): only sections of two chunks or more cost
-    whole = sum(t for t, c, _ in sections.values() if within((t, c, 0), (variant, n)))
+    whole = sum(t for t, c, _ in sections.values() if c > 1 and within((t, c, 0), (variant, n)))
     if variant in ("whole for short", "one chunk"):  # a short section embedded once, whole
         return 1.0
     return (chunk_tokens + whole) / chunk_tokens
@@ -132,7 +140,7 @@ def main() -> None:
     assert q.fusion.value == "adaptive" and q.normalization == "minmax"
     fw = {"dense": q.weight("dense"), "bm25": q.weight("bm25")}
     ww = {c: q.whole_weight(c) or 0.0 for c in ("dense", "bm25")}
-    rules = [TODAY] + [(v, n) for v in VARIANTS for n in SIZES] + [(TOKEN_MIX, t) for t in TOKENS]
+    rules = [TODAY] + [(v, n) for v in VARIANTS for n in SIZES] + [(TOKEN_MIX, t) for t in TOKENS] + [(TWICE, 1000)]
     sets = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(CACHE.glob("*.json"))}
     sets = {k: v for k, v in sets.items() if "sections" in v}
     per: dict[str, dict] = {}
