@@ -92,3 +92,16 @@ def wait_job(client: httpx.Client, job: dict, timeout: float = 300) -> dict:
         time.sleep(0.2)
         job = client.get(f"/v1/kbs/{job['kb']}/jobs/{job['id']}").json()
     return job
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc): a server's workers."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out

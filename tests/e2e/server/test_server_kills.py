@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from conftest import write_files
-from server_process import WRITE_KEY, ServerProcess, problem, wait_job
+from server_process import WRITE_KEY, ServerProcess, child_pids, problem, wait_job
 
 from ragsift.kb import KnowledgeBase
 
@@ -129,18 +129,6 @@ def test_a_killed_server_answers_every_job_it_accepted_after_a_restart(sample_kb
     assert len(owners) <= 1 and not [p for p in (root / ".jobs").rglob("*.tmp")], owners
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
 def _holder(pids: list[int], path: Path) -> int:
     """The process that holds ``path`` open."""
     for pid in pids:
@@ -158,7 +146,7 @@ def test_a_worker_killed_mid_job_leaves_it_failed_and_the_other_worker_untouched
     shutil.copytree(sample_kb.path, kb)
     with ServerProcess(["--kb", str(kb), "serve", "--no-mcp", "--workers", "2"]) as srv, \
             srv.client(WRITE_KEY) as c:
-        workers = _children(srv.proc.pid)
+        workers = child_pids(srv.proc.pid)
         assert len(workers) == 2
         slow = c.post("/v1/documents", json={"documents": _docs("slow", 300, 12)}).json()
         _until(c, slow, lambda j: j["phase"] == "embedding" and j["progress"]["done"] > 0)
@@ -175,7 +163,7 @@ def test_a_worker_killed_mid_job_leaves_it_failed_and_the_other_worker_untouched
             time.sleep(0.5)
         assert a["state"] == "failed" and a["committed"] == "none", a
         assert "nothing of it was committed" in a["error"]
-        survivors = _children(srv.proc.pid)
+        survivors = child_pids(srv.proc.pid)
         assert len(survivors) == 2 and [p for p in workers if p != victim][0] in survivors
         # the server writes and answers on, in both languages
         for i in range(2):  # on new connections: either worker

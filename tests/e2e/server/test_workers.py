@@ -11,21 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_process import WRITE_KEY, ServerProcess
+from server_process import WRITE_KEY, ServerProcess, child_pids
 
 QUESTIONS = ["恢复出厂设置要按哪些键？", "How do I factory reset the hub?"]
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
 
 
 def _fresh(srv: ServerProcess, method: str, path: str, **kw) -> httpx.Response:
@@ -44,7 +32,7 @@ def two_workers(sample_kb, tmp_path_factory):
 
 
 def test_two_workers_answer_queries_in_both_languages(two_workers):
-    assert len(_children(two_workers.proc.pid)) == 2
+    assert len(child_pids(two_workers.proc.pid)) == 2
     for i in range(12):
         r = _fresh(two_workers, "POST", "/v1/query", json={"question": QUESTIONS[i % 2]})
         assert r.status_code == 200, r.text
@@ -91,7 +79,7 @@ def test_sigterm_stops_every_worker(sample_kb, tmp_path):
     kb = tmp_path / "kb"
     shutil.copytree(sample_kb.path, kb)
     srv = ServerProcess(["--kb", str(kb), "serve", "--no-mcp", "--workers", "2"]).start()
-    workers = _children(srv.proc.pid)
+    workers = child_pids(srv.proc.pid)
     assert len(workers) == 2
     srv.proc.send_signal(signal.SIGTERM)
     assert srv.proc.wait(60) == 0
