@@ -2,9 +2,9 @@
 #   make demo   ingest the bundled sample knowledge base and answer its questions
 #   make test   run the test suite (what CI runs)
 # and a fast loop while working:
-#   make check  ruff, mypy and the tests not marked slow (everything under tests/e2e/ is), on a
-#               light install: no llama.cpp build, no PyTorch, no language model (those come with
-#               `make test` / `make install`)
+#   make check  ruff, mypy and the tests not marked slow (everything under tests/e2e/ is), on
+#               every core (pytest-xdist), on a light install: no llama.cpp build, no PyTorch, no
+#               language model (those come with `make test` / `make install`)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -77,7 +77,7 @@ lint: $(VENV)/.checkable
 	$(VENV)/bin/mypy
 
 check: lint
-	$(PY) -m pytest -q -m "not slow" --durations=10
+	$(PY) -m pytest -q -m "not slow" -n auto --durations=10
 
 clean:
 	rm -rf $(VENV) ragsift-demo-kb .pytest_cache
