@@ -37,7 +37,7 @@ def render() -> list[str]:
               "mean, no other set more than 0.5 points below today there), among the rules whose embedding cost stays "
               f"within {r['max_cost']}x today's on every set. Cost: tokens embedded (every chunk and each whole entry "
               "of its own) over today's (every chunk), an upper bound of an ingest's ratio (an ingest also reads, splits, "
-              "writes and indexes; `whole_sections.py` below times ingests: 1.39-1.96x where this bound said 1.43-2.0x "
+              "writes and indexes; `whole_sections.py` above times ingests (first 300 documents): 1.39-1.96x where this bound said 1.43-2.0x "
               "for every section).", "",
               "| set | queries | sections of 1 / 2 / 3 / 4 chunks | today | chosen without the set (p; cost) | "
               "chosen without the set and without the bound (p; cost) |", "|---|---|---|---|---|---|"]
