@@ -113,7 +113,7 @@ def route(question: str, titles: TitleIndex, shown: bool = True, hops_max: int =
         signals["entities"] = [e for e, _ in entities(question)][:6]
     signals["asks"] = asks(question)
     signals["relations"] = relations(question)
-    signals["rounds"] = max(hops_max, min(MAX_ROUNDS, rounds(question)))
+    signals["rounds"] = max(hops_max, min(MAX_ROUNDS, rounds(question, signals["relations"])))
     if named:
         return Route(Strategy.MULTIHOP, f"the question names {len(named)} document(s) by title: "
                      + ", ".join(t for t, _ in named), signals)

@@ -33,22 +33,15 @@ _CLAUSE = frozenset({"who", "whose", "whom", "which", "that", "where", "when", "
 
 
 #: relation words that name a group of relations: a passage states one of the members ("sibling":
-#: "The sisters of X are ...")
+#: "The sisters of X are ..."); the "-or-" groups are either of two relations, the steps of an
+#: in-law ("brother-in-law": a spouse's brother, or a sibling's husband)
 GROUPS: dict[str, tuple[str, ...]] = {
     "sibling": ("brother", "sister"), "parent": ("mother", "father"), "child": ("son", "daughter"),
     "children": ("son", "daughter"), "spouse": ("husband", "wife"),
-    "兄弟姐妹": ("哥哥", "弟弟", "姐姐", "妹妹", "兄弟", "姐妹"), "父母": ("父亲", "母亲"), "子女": ("儿子", "女儿"),
-    "孩子": ("儿子", "女儿"), "配偶": ("丈夫", "妻子"),
-}
-
-
-#: either of two relations: the first step of an in-law ("brother-in-law": a spouse's brother, or
-#: a sibling's husband), and its second
-GROUPS |= {
     "spouse-or-sibling": ("husband", "wife", "brother", "sister"),
     "brother-or-husband": ("brother", "husband"), "sister-or-wife": ("sister", "wife"),
-    "兄弟": ("哥哥", "弟弟"), "姐妹": ("姐姐", "妹妹"),
-    "配偶或兄弟姐妹": ("丈夫", "妻子", "哥哥", "弟弟", "姐姐", "妹妹", "兄弟", "姐妹"),
+    "兄弟姐妹": ("哥哥", "弟弟", "姐姐", "妹妹", "兄弟", "姐妹"), "兄弟": ("哥哥", "弟弟"), "姐妹": ("姐姐", "妹妹"),
+    "父母": ("父亲", "母亲"), "子女": ("儿子", "女儿"), "孩子": ("儿子", "女儿"), "配偶": ("丈夫", "妻子"),
 }
 
 #: kinship words that a text rarely states but reaches through stated ones, by their common
@@ -122,11 +115,12 @@ _ASKS_A_THING_RE = re.compile(r"^\s*(?:what|when|where|which|how)\b", re.IGNOREC
 _ZH_ASKS_A_THING_RE = re.compile(r"什么|哪|何时|多少|几")
 
 
-def rounds(question: str) -> int:
+def rounds(question: str, chain: list[str] | None = None) -> int:
     """Retrieval rounds the question's chain needs: its own, then one per relation; one fewer when
     it asks for a thing rather than a person ("What is the hobby of the friend of X?": X, then the
-    friend, whose passage states the hobby)."""
-    chain = relations(question)
+    friend, whose passage states the hobby). ``chain``: ``relations(question)``, when the caller
+    has it already."""
+    chain = relations(question) if chain is None else chain
     if not chain:
         return 1
     zh = CJK_RE.search(question)
