@@ -40,6 +40,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -209,19 +210,16 @@ def collect(name: str, folder: Path, embedder: str, work: Path) -> None:
 
 
 def section_sizes(store, doc_ids: list[str]) -> dict[str, list[int]]:
-    """Each section's [tokens of its chunks, chunks, 0]: what a rule on which sections get a whole
-    entry of their own reads (``whole_rule.py``). The third column was to say whether the whole entry
-    shares its one chunk's vector, but stores do not keep ``shares``: it reads 0."""
+    """Each section's [tokens of its chunks, chunks]: what a rule on which sections get a whole
+    entry of their own reads (``whole_rule.py``)."""
     out: dict[str, list[int]] = {}
     for j in range(0, len(doc_ids), 256):
         for entries in store.get_entries(doc_ids[j:j + 256]).values():
             for c in entries:
-                row = out.setdefault(c.parent_id, [0, 0, 0])
+                row = out.setdefault(c.parent_id, [0, 0])
                 if c.kind == "chunk":
                     row[0] += c.tokens
                     row[1] += 1
-                elif c.kind == "parent" and c.shares:
-                    row[2] = 1
     return out
 
 
@@ -314,9 +312,7 @@ class Prepared:
         self.dense = {r: section_scores(li["dense_chunk"], li["dense_parent"], r) for r in DENSE_RULES}
         self.bm25 = {r: section_scores(li["bm25_chunk"], li["bm25_parent"], r) for r in BM25_RULES}
         self.doc_of = {p: d for lists in (self.dense, self.bm25) for x in lists.values() for p, _, d in x}
-        # a BM25 hit in another language than the question's counts cross_language_weight (as a query does)
-        other = {p for x in self.bm25.values() for p, _, d in x if doc_lang.get(d, row["qlang"]) != row["qlang"]}
-        self.discounts = {"bm25": {p: CROSS for p in other}} if other else None
+        self.discounts = cross_language(((p, d) for x in self.bm25.values() for p, _, d in x), doc_lang, row["qlang"])
 
     def alone(self, channel: str, rule: str) -> float:
         lists = self.dense if channel == "dense" else self.bm25
@@ -324,13 +320,37 @@ class Prepared:
 
     def hybrid(self, rule_dense: str, rule_bm25: str, fusion: str) -> float:
         dense, bm25 = self.dense[rule_dense], self.bm25[rule_bm25]
-        mode, w, power, depth = FUSIONS[fusion]  # ragsift's own fusion (adaptive: its weights, then ``weighted``)
         rankings = {"dense": [(p, s) for p, s, _ in dense], "bm25": [(p, s) for p, s, _ in bm25]}
-        weights = {"dense": w, "bm25": 1 - w}
-        if mode == "adaptive":
-            mode, weights = "weighted", adaptive_weights(rankings, weights, power=power, depth=depth)
-        fused = fuse(rankings, mode, k=60, weights=weights, normalization="minmax", discounts=self.discounts)
-        return ndcg_at_k(doc_ranking(fused, self.doc_of), self.rels, 10)
+        return fused_ndcg(rankings, fusion, self.discounts, self.doc_of, self.rels)
+
+
+def cross_language(hits: Iterable[tuple[str, str]], doc_lang: dict[str, str], qlang: str) -> dict | None:
+    """Fusion's discounts for a question's BM25 hits (section, document): a hit in another language
+    than the question's counts ``cross_language_weight`` (as a query does); None when there is none."""
+    other = {p for p, d in hits if doc_lang.get(d, qlang) != qlang}
+    return {"bm25": {p: CROSS for p in other}} if other else None
+
+
+def fused_ndcg(rankings: dict[str, list[tuple[str, float]]], fusion: str, discounts: dict | None,
+               doc_of: dict[str, str], rels: dict) -> float:
+    """nDCG@10 of the documents once a query's dense and BM25 sections are fused by ``fusion`` (a
+    name of ``FUSIONS``) with ragsift's own fusion (adaptive: its weights, then ``weighted``)."""
+    mode, w, power, depth = FUSIONS[fusion]
+    weights = {"dense": w, "bm25": 1 - w}
+    if mode == "adaptive":
+        mode, weights = "weighted", adaptive_weights(rankings, weights, power=power, depth=depth)
+    fused = fuse(rankings, mode, k=60, weights=weights, normalization="minmax", discounts=discounts)
+    return ndcg_at_k(doc_ranking(fused, doc_of), rels, 10)
+
+
+def default_fusion() -> str:
+    """The package's default fusion, by its name in ``FUSIONS``."""
+    q = Settings().query
+    fusion = next((f for f, (mode, w, power, depth) in FUSIONS.items()
+                   if (mode, w, 1 - w) == (q.fusion.value, q.weights["dense"], q.weights["bm25"])
+                   and (mode != "adaptive" or (power, depth) == (1.0, ADAPTIVE_DEPTH))), None)
+    assert q.normalization == "minmax" and fusion is not None, "the package's defaults are not in the grid"
+    return fusion
 
 
 def reference(row: dict) -> dict[str, float]:
@@ -347,11 +367,7 @@ PREVIOUS = ("chunks", "chunks", "adaptive dense=0.5")
 
 
 def report(out: Path) -> None:
-    q = Settings().query
-    fusion = next((f for f, (mode, w, power, depth) in FUSIONS.items()  # the package's default fusion, by its grid name
-                   if (mode, w, 1 - w) == (q.fusion.value, q.weights["dense"], q.weights["bm25"])
-                   and (mode != "adaptive" or (power, depth) == (1.0, ADAPTIVE_DEPTH))), None)
-    assert q.normalization == "minmax" and fusion is not None, "the package's defaults are not in the grid"
+    fusion = default_fusion()
     default = ("chunks", "chunks", fusion)
     today = PREVIOUS
     sets = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(CACHE.glob("*.json"))}

@@ -46,24 +46,22 @@ import time
 from pathlib import Path
 
 import numpy as np
-from entries import CACHE, CROSS, doc_ranking, minmax
+from entries import CACHE, cross_language, default_fusion, fused_ndcg, minmax
 from harness import write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from ragsift.config import Settings  # noqa: E402
-from ragsift.eval.metrics import ndcg_at_k  # noqa: E402
 from ragsift.eval.stats import paired_randomization_test  # noqa: E402
-from ragsift.retrieve.fusion import adaptive_weights, fuse  # noqa: E402
 
 VARIANTS = ("mix", "mix, none 0", "whole for short", "one chunk")
 SIZES = (2, 3, 4, 6, 1000)  # sections of 2 to N chunks (1000: every section of two chunks or more)
 TOKENS = (300, 400, 500)
-TOKEN_MIX = "mix, tokens"
+TOKEN_MIX = "mix, tokens"  # ``mix`` by a token bound: sections of two chunks or more up to T tokens
 #: ``small_index = ["chunk", "parent"]`` as the package builds it: every section has a whole entry, a
 #: single-chunk one too (its chunk again), so such a section is counted twice (round 2's ``mix``)
-TWICE = "mix, one chunk twice"  # ``mix`` also by a token bound: sections of two chunks or more up to T tokens
+TWICE = "mix, one chunk twice"
 TODAY = ("chunks", 0)
 
 
@@ -93,11 +91,10 @@ class Query:
     def __init__(self, row: dict, doc_lang: dict[str, str]) -> None:
         self.li, self.rels = row["lists"], row["rels"]
         self.doc_of = {p: d for hits in self.li.values() for p, d, _ in hits}
-        other = {p for k in ("bm25_chunk", "bm25_parent") for p, d, _ in self.li[k]
-                 if doc_lang.get(d, row["qlang"]) != row["qlang"]}
-        self.discounts = {"bm25": {p: CROSS for p in other}} if other else None
+        self.discounts = cross_language(((p, d) for k in ("bm25_chunk", "bm25_parent") for p, d, _ in self.li[k]),
+                                        doc_lang, row["qlang"])
 
-    def ndcg(self, rule: tuple[str, int], has_of, ww: dict[str, float], fw: dict[str, float]) -> float:
+    def ndcg(self, rule: tuple[str, int], has_of, ww: dict[str, float], fusion: str) -> float:
         variant, n = rule
         has = has_of(rule)
         variant = "mix" if variant in (TOKEN_MIX, TWICE) else variant
@@ -105,12 +102,10 @@ class Query:
         bm25_how = {"chunks": "chunks", "whole for short": "mix", "one chunk": "whole for short"}.get(variant, variant)
         rankings = {"dense": section_scores(self.li["dense_chunk"], self.li["dense_parent"], has, dense_how, ww["dense"]),
                     "bm25": section_scores(self.li["bm25_chunk"], self.li["bm25_parent"], has, bm25_how, ww["bm25"])}
-        weights = adaptive_weights(rankings, fw)
-        fused = fuse(rankings, "weighted", k=60, weights=weights, normalization="minmax", discounts=self.discounts)
-        return ndcg_at_k(doc_ranking(fused, self.doc_of), self.rels, 10)
+        return fused_ndcg(rankings, fusion, self.discounts, self.doc_of, self.rels)
 
 
-def within(size: tuple[int, int, int] | list[int], rule: tuple[str, int]) -> bool:
+def within(size: tuple[int, int] | list[int], rule: tuple[str, int]) -> bool:
     """Whether a section of ``size`` (its chunks' tokens, its chunks) has a whole entry under ``rule``."""
     tokens, chunks = size[0], size[1]
     if rule[0] == TWICE:
@@ -120,14 +115,12 @@ def within(size: tuple[int, int, int] | list[int], rule: tuple[str, int]) -> boo
 
 def cost(sections: dict[str, list[int]], n: int, variant: str) -> float:
     """Tokens embedded under the rule over today's (every chunk)."""
-    chunk_tokens = sum(t for t, _, _ in sections.values()) or 1
-    if variant == "chunks":
+    if variant in ("chunks", "whole for short", "one chunk"):  # a short section embedded once, whole
         return 1.0
-    # a section of one chunk shares that chunk's vector (``SmallIndex.extra``; the store does not keep
-    # ``shares``, so ``collect``'s third column reads 0): only sections of two chunks or more cost
-    whole = sum(t for t, c, _ in sections.values() if c > 1 and within((t, c, 0), (variant, n)))
-    if variant in ("whole for short", "one chunk"):  # a short section embedded once, whole
-        return 1.0
+    chunk_tokens = sum(sz[0] for sz in sections.values()) or 1
+    # a section of one chunk shares that chunk's vector (``SmallIndex.extra``): only sections of two
+    # chunks or more cost
+    whole = sum(sz[0] for sz in sections.values() if sz[1] > 1 and within(sz, (variant, n)))
     return (chunk_tokens + whole) / chunk_tokens
 
 
@@ -137,7 +130,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "whole_rule.json"))
     args = ap.parse_args()
     q = Settings().query
-    assert q.fusion.value == "adaptive" and q.normalization == "minmax"
+    fusion = default_fusion()  # the package's (adaptive from these weights)
     fw = {"dense": q.weight("dense"), "bm25": q.weight("bm25")}
     ww = {c: q.whole_weight(c) or 0.0 for c in ("dense", "bm25")}
     rules = [TODAY] + [(v, n) for v in VARIANTS for n in SIZES] + [(TOKEN_MIX, t) for t in TOKENS] + [(TWICE, 1000)]
@@ -155,10 +148,10 @@ def main() -> None:
             return has_cache[rule]
 
         queries = [Query(r, data["doc_lang"]) for r in data["rows"]]
-        per[name] = {part: {rule: [x.ndcg(rule, has_of, ww, fw) for x in queries[start::2]] for rule in rules}
+        per[name] = {part: {rule: [x.ndcg(rule, has_of, ww, fusion) for x in queries[start::2]] for rule in rules}
                      for part, start in (("even", 0), ("odd", 1))}
         costs[name] = {rule: cost(sections, rule[1], rule[0]) for rule in rules}
-        chunks = [c for _, c, _ in sections.values()]
+        chunks = [sz[1] for sz in sections.values()]
         print(f"{name}: {len(queries)} queries; sections by chunks: "
               + ", ".join(f"{k}: {sum(1 for c in chunks if c == k)}" for k in (1, 2, 3, 4)) + f", more: {sum(1 for c in chunks if c > 4)}",
               flush=True)
@@ -189,7 +182,7 @@ def main() -> None:
             "p": paired_randomization_test(a, b), "cost": costs[name][chosen],
             "unbounded": {"chosen": list(free), "ndcg": float(c.mean()), "p": paired_randomization_test(a, c),
                           "cost": costs[name][free]},
-            "sections": {str(k): sum(1 for _, c, _ in sets[name]["sections"].values() if c == k) for k in (1, 2, 3, 4)},
+            "sections": {str(k): sum(1 for sz in sets[name]["sections"].values() if sz[1] == k) for k in (1, 2, 3, 4)},
             "rules_odd": {f"{v} {n}": mean(name, "odd", (v, n)) for v, n in rules},
             "costs": {f"{v} {n}": costs[name][(v, n)] for v, n in rules}}
         r = result["sets"][name]
