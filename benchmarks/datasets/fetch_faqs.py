@@ -23,25 +23,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from real_reading import fetch  # noqa: E402
+
 OUT = ROOT / "benchmarks" / "data"
 PACKAGES = ["debian-faq", "debian-faq-zh-cn"]
 FAQ = "usr/share/doc/debian/FAQ"
 BLOCKS = {"p", "li", "pre", "dt", "dd", "tr", "h3", "h4", "h5", "blockquote"}
 NUMBER = re.compile(r"^\s*[\d.]+\s*")
-
-
-def unpack(work: Path) -> Path:
-    root = work / "root"
-    subprocess.run(["apt-get", "download", *PACKAGES], cwd=work, check=True, capture_output=True)
-    for deb in sorted(work.glob("*.deb")):
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-    return root
 
 
 def blocks(el) -> list[str]:
@@ -97,8 +91,8 @@ def write(name: str, pairs: list[tuple[str, str, str]], others: list[tuple[str, 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="faqs-") as tmp:
-        root = unpack(Path(tmp))
-        debs = {d.name: hashlib.sha256(d.read_bytes()).hexdigest() for d in sorted(Path(tmp).glob("*.deb"))}
+        root = fetch(Path(tmp), PACKAGES, f"{FAQ}/zh-cn/basic-defs.zh-cn.html")
+        debs = {d.name: hashlib.sha256(d.read_bytes()).hexdigest() for d in sorted((Path(tmp) / "debs").glob("*.deb"))}
         en = entries(root / FAQ, "en")
         zh = entries(root / FAQ / "zh-cn", "zh-cn")
     ids = [i for i, (q, _) in en.items() if q.endswith("?") and i in zh]
