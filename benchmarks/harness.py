@@ -251,3 +251,10 @@ def read_result(name: str | os.PathLike[str]) -> dict[str, Any] | None:
     p = Path(name)
     p = p if p.is_absolute() or p.exists() else RESULTS / p
     return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+
+
+if __name__ == "__main__":  # python benchmarks/harness.py stamp FILE...: stamp_file each (run_all.sh, llm.sh)
+    if sys.argv[1:2] != ["stamp"] or len(sys.argv) < 3:
+        sys.exit("usage: python benchmarks/harness.py stamp FILE...")
+    for name in sys.argv[2:]:
+        stamp_file(name)

@@ -14,8 +14,7 @@ CFG=benchmarks/configs/llm.json
 A=hybrid,dense,hyde-dense,hybrid+hyde,hybrid+hyde-concat,hybrid+rewrite
 B=hybrid,hybrid+hyde,hybrid+hyde-mean3,hybrid+judge5
 # ragsift eval records its command and date; the harness adds the commit, dirty and host (stamp_file)
-stamp() { .venv/bin/python -c 'import sys; sys.path.insert(0, "benchmarks"); import harness
-for f in sys.argv[1:]: harness.stamp_file(f)' "$@"; }
+stamp() { .venv/bin/python benchmarks/harness.py stamp "$@"; }
 run() {  # dataset, configs, queries, name
   .venv/bin/ragsift eval "$DATASETS/$1" --configs "$2" --config-file $CFG --embedder minilm --max-queries "$3" \
       --work-dir "$WORK/eval" --out "$OUT/llm/$4.json" --no-progress

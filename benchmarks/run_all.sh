@@ -34,8 +34,7 @@ OUT=benchmarks/results
 mkdir -p "$OUT" "$WORK" "$WORK/evals"
 export HF_HUB_OFFLINE=1
 # ragsift eval records its command and date; the harness adds the commit, dirty and host (stamp_file)
-stamp() { .venv/bin/python -c 'import sys; sys.path.insert(0, "benchmarks"); import harness
-for f in sys.argv[1:]: harness.stamp_file(f)' "$@"; }
+stamp() { .venv/bin/python benchmarks/harness.py stamp "$@"; }
 
 for ds in scifact hotpotqa-ircot-dev500; do
   .venv/bin/ragsift eval "$DATASETS/$ds" --configs bm25,dense,hybrid,hybrid-weighted --embedder minilm \
