@@ -9,6 +9,7 @@ from ragsift.errors import ConfigError
 from ragsift.kb import KnowledgeBase
 from ragsift.text import detect_language, sentence_spans
 from ragsift.text.analyzer import DEFAULT_ANALYZER, UnicodeAnalyzer, ZhEnAnalyzer, analyzer_for
+from ragsift.text.lang import entry_languages
 
 A = UnicodeAnalyzer()
 
@@ -114,6 +115,28 @@ def test_language_detection_says_other_for_languages_it_does_not_know(text, lang
     assert detect_language(text) == lang
 
 
+def test_an_entry_is_in_its_documents_language_unless_its_own_text_clearly_is_not():
+    zh = "长按复位键十二秒即可恢复出厂设置，指示灯闪烁三次后松开。请勿在升级固件时断电。"
+    command = "$ lsb_release -a\nDistributor ID: Debian\nRelease: unstable\nCodename: sid"
+    control = ("控制文件样例如下：\nPackage: hello\nVersion: 2.9-2\nArchitecture: amd64\nMaintainer: Santiago Vila\n"
+               "Depends: libc6 (>= 2.14)\nConflicts: hello-traditional\nSection: devel\nPriority: optional\n"
+               "Description: example package based on GNU hello\n The GNU hello program produces a familiar, "
+               "friendly greeting. It allows non-programmers to use a classic computer science tool.")
+    prose = "The reset button restores the factory settings when it is held for twelve seconds."
+    de = "Der Zug fährt um acht Uhr zurück nach München, und die Fahrt dauert drei Stunden."
+    texts = [zh, command, control, prose, command, prose, de, command]
+    docs = ["manual-zh", "manual-zh", "manual-zh", "manual-zh", "guide-en", "guide-en", "notes-de", "notes-de"]
+    # a command's output and a configuration file in a Chinese manual are Chinese; English prose in
+    # it stays English; in an English guide the command is English; in a German one, German (other)
+    assert entry_languages(texts, docs) == ["zh", "zh", "zh", "en", "en", "en", "other", "other"]
+    assert [detect_language(t) for t in (command, control)] == ["en", "en"]  # each read alone
+    # a document is what its entries say together: a short Chinese line over a long English sample
+    # is still a Chinese document (Han characters weigh as words do in detect_language)
+    assert entry_languages([zh[:20], command * 3], ["d", "d"]) == ["zh", "zh"]  # 20 Han, 27 words
+    assert entry_languages([zh[:10], command * 3], ["d", "d"]) == ["zh", "en"]  # 10 Han: English
+    assert entry_languages([], []) == []
+
+
 def _docs(tmp_path):
     d = tmp_path / "docs"
     d.mkdir()
@@ -203,6 +226,30 @@ def test_a_term_hit_in_another_language_counts_cross_language_weight_in_fusion(t
     # a question whose words match only same-language entries says nothing about languages
     same = kb.query("restore factory settings", fusion="weighted")
     assert "cross_language" not in same.trace.fusion
+    kb.close()
+
+
+def test_a_command_in_a_chinese_manual_is_chinese_where_it_is_stored_and_fused(tmp_path):
+    d = tmp_path / "cli"
+    d.mkdir()
+    (d / "cli-zh.md").write_text(
+        "# 复位\n\n长按复位键十二秒即可恢复出厂设置，指示灯闪烁三次后松开。升级固件时请勿断电，否则设备可能无法启动。"
+        "恢复出厂设置会清除全部网络配置和管理员密码。\n\n## 命令行\n\n```\n$ axctl reset --factory --model AX-200\n"
+        "Device: AX-200\nFirmware: 3.1.4\nStatus: factory settings restored\n```\n", encoding="utf-8")
+    (d / "cli-en.md").write_text("# Reset\n\nTo restore the factory settings, hold the reset button until the "
+                                 "status light blinks three times.\n", encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="minilm")
+    kb.ingest([d])
+    zh_doc = next(i for i, doc in kb.documents().items() if doc.source.endswith("cli-zh.md"))
+    q = "axctl reset factory settings AX-200"
+    res = kb.query(q, fusion="rrf", channels=["dense", "bm25"])
+    bm25 = {c.name: c for c in res.trace.channels}["bm25"].hits
+    assert any(h.doc_id == zh_doc for h in bm25)  # the English question's words are the command's
+    # the command section is Chinese (its manual's language): its BM25 hit counts cross-language,
+    # and a filter on Chinese keeps it (read alone, the command is English: neither would hold)
+    assert res.trace.fusion["cross_language"]["hits"]["bm25"] == sum(h.doc_id == zh_doc for h in bm25) >= 1
+    kept = kb.query(q, filter={"lang": "zh"}).passages
+    assert any("axctl reset" in p.text for p in kept) and {p.source.rsplit("/", 1)[-1] for p in kept} == {"cli-zh.md"}
     kb.close()
 
 

@@ -32,7 +32,7 @@ from ragsift.models.llm import llm_for
 from ragsift.store.base import IndexedChild, Store, StoredDocument, relabeled
 from ragsift.text.analyzer import Analyzer
 from ragsift.text.clean import clean_str
-from ragsift.text.lang import detect_language
+from ragsift.text.lang import entry_languages
 from ragsift.types import PATH_KEY, Child, Document, IngestReport, Parent, Skipped
 
 log = logging.getLogger(__name__)
@@ -267,13 +267,14 @@ class Representer:
             vectors = [vectors[i] for i in own]
         extra, sparse = self._others(own_texts)
         self.seconds += time.perf_counter() - t
+        langs = entry_languages([c.text for c in children], [c.doc_id for c in children])
         out = []
         for i, c in enumerate(children):
             k = slot[source[i]]
             assert vectors is not None  # k found: there are own texts, so they were embedded
             out.append(IndexedChild(c, self.analyzer.analyze(texts[i]), vectors[k],
                                     {n: v[k] for n, v in extra.items()}, sparse[k] if sparse else None,
-                                    detect_language(c.text)))
+                                    langs[i]))
         return out
 
     def _others(self, texts: list[str]) -> tuple[dict[str, Any], list | None]:

@@ -11,10 +11,17 @@
 
 ``other`` gets English prompts and the same Unicode analyzer; it is never mistaken for the
 language of an English or Chinese chunk.
+
+An entry (a chunk) is in its document's language unless its own text is clearly in another
+(``entry_languages``): a command, a configuration file, a code sample or a line of product names
+in a Chinese manual reads as English word by word, yet a term channel's match there comes from
+the names it shares with the question, as anywhere else in that manual.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ragsift.text.wordlists import words
 
@@ -36,24 +43,78 @@ def is_cjk_char(ch: str) -> bool:
     return bool(CJK_RE.match(ch))
 
 
-def detect_language(text: str) -> str:
-    """``zh``, ``en`` or ``other`` (module docstring)."""
-    han = len(CJK_RE.findall(text))
-    kana = len(_KANA_RE.findall(text))
-    hangul = len(_HANGUL_RE.findall(text))
-    if kana >= 2 and kana * 5 >= han or hangul >= 2 and hangul >= han:
+class Counts(NamedTuple):
+    """What language detection reads from a text; counts add up, so the counts of a document's
+    entries summed are the document's."""
+
+    han: int = 0
+    kana: int = 0
+    hangul: int = 0
+    latin: int = 0  # Latin-script words
+    other_letters: int = 0  # letters of other scripts
+    english: int = 0  # English function words
+    foreign: int = 0  # function words of other Latin-script languages
+    accented: int = 0  # Latin words with a letter outside ASCII
+
+    def __add__(self, other: tuple) -> Counts:  # type: ignore[override]
+        return Counts(*(a + b for a, b in zip(self, other)))
+
+
+def counts(text: str) -> Counts:
+    lower = [w.lower().replace("’", "'") for w in _LATIN_WORD_RE.findall(text)]
+    return Counts(len(CJK_RE.findall(text)), len(_KANA_RE.findall(text)), len(_HANGUL_RE.findall(text)),
+                  len(lower), len(_OTHER_LETTER_RE.findall(text)), sum(w in _ENGLISH for w in lower),
+                  sum(w in _FOREIGN for w in lower), sum(not w.isascii() for w in lower))
+
+
+def language_of(c: Counts) -> str:
+    """``zh``, ``en`` or ``other`` from a text's counts (module docstring)."""
+    if c.kana >= 2 and c.kana * 5 >= c.han or c.hangul >= 2 and c.hangul >= c.han:
         return "other"
-    latin = _LATIN_WORD_RE.findall(text)
-    other_words = len(_OTHER_LETTER_RE.findall(text)) / 5  # about five letters a word
-    if han and han >= len(latin) * 0.5 and han >= other_words:
+    other_words = c.other_letters / 5  # about five letters a word
+    if c.han and c.han >= c.latin * 0.5 and c.han >= other_words:
         return "zh"
-    if other_words > len(latin):
+    if other_words > c.latin:
         return "other"
-    lower = [w.lower().replace("’", "'") for w in latin]
-    english = sum(w in _ENGLISH for w in lower)
-    foreign = sum(w in _FOREIGN for w in lower)
-    if foreign > english:
+    if c.foreign > c.english:
         return "other"
-    if english == 0 and lower and 2 * sum(not w.isascii() for w in lower) > len(lower):
+    if c.english == 0 and c.latin and 2 * c.accented > c.latin:
         return "other"
     return "en"
+
+
+def detect_language(text: str) -> str:
+    """``zh``, ``en`` or ``other`` (module docstring)."""
+    return language_of(counts(text))
+
+
+#: an English entry of a document in another language is English when at least this share of its
+#: Latin words are English function words (prose; every SciFact abstract has 0.2 or more, a
+#: command's output or a configuration file's keys far less) ...
+PROSE_SHARE = 0.15
+#: ... and its letters of other scripts are fewer than this share of its Latin words (the Chinese
+#: line that introduces a code sample makes that sample part of the Chinese text)
+SCRIPT_SHARE = 0.1
+
+
+def _english_prose(c: Counts) -> bool:
+    script = c.han + c.kana + c.hangul + c.other_letters / 5
+    return bool(c.latin) and c.english >= PROSE_SHARE * c.latin and script < SCRIPT_SHARE * c.latin
+
+
+def entry_languages(texts: Sequence[str], documents: Sequence[str]) -> list[str]:
+    """The language of each entry ``texts[i]`` of the document ``documents[i]`` (its id): its own
+    (``detect_language``), except that an entry reading as English in a document in another
+    language (``language_of`` its entries' counts summed) is the document's unless it is English
+    prose (``PROSE_SHARE`` of its words function words, other scripts under ``SCRIPT_SHARE`` of
+    them)."""
+    each = [counts(t) for t in texts]
+    summed: dict[str, Counts] = {}
+    for d, c in zip(documents, each):
+        summed[d] = summed.get(d, Counts()) + c
+    main = {d: language_of(c) for d, c in summed.items()}
+    out = []
+    for d, c in zip(documents, each):
+        own = language_of(c)
+        out.append(main[d] if own == "en" and main[d] != "en" and not _english_prose(c) else own)
+    return out
