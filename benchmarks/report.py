@@ -116,6 +116,8 @@ INDEX: dict[str, Bench] = {
                                                   "from unanswerable ones? (`benchmarks/confidence.py`)",), False),
     "e5_engine.py": Bench(("e5_engine.json",), ("The default embedder's two engines (`benchmarks/e5_engine.py`)",),
                           False),
+    "entry_language.py": Bench(("entry_language.json",), ("An entry's language: its own text's or its document's? "
+                                                          "(`benchmarks/entry_language.py`)",), False),
     "entries.py": Bench(("entries.json", "entries_round2.json"),
                         ("Whole entries beside chunks, chosen leave-one-set-out (`benchmarks/entries.py`)",
                          "Whole entries beside chunks, round 2: the default embedder on SciFact, damped adaptive "
@@ -234,7 +236,7 @@ PAGE: list[Callable[[], list[str]] | str] = [
     router.render, "multihop_chains", fusion.render, entries.render, entries.second_round, whole_sections.render, whole_weights.render,
     whole_rule.render,
     whole_vectors.render, two_embedders.render, bm25_query.render, bm25_engines.render, languages.render,
-    bm25_languages.render, milvus.render, serve_load.render, serve_load.workers, writer_load.render, soak.render,
+    bm25_languages.render, "entry_language", milvus.render, serve_load.render, serve_load.workers, writer_load.render, soak.render,
     lance_cache.render, same_rankings.render, reading.render, "reading_rerun", "real_reading", "hostile", "office",
     "legacy_formats", "scans", "cli_start", query_path.render, query_int8.render, e5_engine.render, filtered.render,
     scale.bm25_at_a_million, commit_cost.render, "confidence",

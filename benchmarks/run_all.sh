@@ -9,7 +9,8 @@
 # script is named in this file):
 #  measured once for one change, against an older checkout (rerun them beside the next change):
 #   cli_start.py, filtered.py, first_query.py, same_rankings.py, serve_cpu.py, office.py (--before-src),
-#   multihop_chains.py (--before-src; and PhantomWiki from datasets/fetch_phantomwiki.py)
+#   multihop_chains.py (--before-src; and PhantomWiki from datasets/fetch_phantomwiki.py),
+#   entry_language.py (--before-src; and the Debian FAQ from datasets/fetch_faqs.py)
 #  need the million-children store filtered.py builds (hours), or build one of their own:
 #   exact_pass.py, graph_width.py, sign_bits.py, commit_cost.py, lance_cache.py
 #  need files outside ../shared (not in the repository: ../data-ext, Apache POI's and docling's
