@@ -53,6 +53,11 @@ def test_the_chain_of_relations_read_from_the_question():
     assert relations("Who is the sister-in-law of Bob?") == ["spouse-or-sibling", "sister-or-wife"]
     assert relations("Who are the grandchildren of Bob?") == ["child", "child"]
     assert relations("张伟的侄子的爱好是什么？") == ["兄弟", "儿子", "爱好"]
+    # a side of the family, and step-relations (2WikiMultiHopQA asks these), either way round
+    assert relations("Who is the paternal grandfather of Bob?") == ["father", "father"]
+    assert relations("Who is Bob's maternal grandmother?") == ["mother", "mother"]
+    assert relations("Who is the stepmother of Bob's friend?") == ["friend", "father", "wife"]
+    assert relations("李明的继母是谁？") == ["父亲", "妻子"]
     assert rounds("Who is the nephew of Alice Smith's friend?") == 4
     # a name with "of" in it, a description and a part are no relations
     assert relations("What did the Chief of Protocol say?") == []
@@ -101,6 +106,9 @@ def test_every_name_of_the_sentence_that_states_the_relation_is_followed(kb):
     ("Who is the nephew of Bob Green?", [["Dana Green", "Evan Green"], ["Hal Green", "Ian Green"]],
      ["bob.md", "dana.md", "evan.md", "hal.md", "ian.md"]),
     ("张伟的侄子是谁？", [["张强"], ["张磊"]], ["zhangwei.md", "zhangqiang.md", "zhanglei.md"]),
+    # a maternal uncle: the mother's sentence, then her brother's (舅舅 alike)
+    ("Who is Alice Smith's maternal uncle?", [["Carol Jones"], ["Gary Jones"]], ["alice.md", "carol.md", "gary.md"]),
+    ("李明的舅舅是谁？", [["王芳"], ["王刚"]], ["liming.md", "wangfang.md", "wanggang.md"]),
 ])
 def test_a_nephew_is_walked_through_the_sibling_no_passage_calls_him_one(kb, question, names, chain):
     # no passage says "nephew" (侄子): the walk takes the sibling's sentence, then the son's

@@ -24,7 +24,7 @@ from ragsift.text.analyzer import CHINESE_STOPWORDS, load_jieba
 from ragsift.text.lang import CJK_RE
 
 _OF_RE = re.compile(r"\b(?:[Tt]he|[Aa]n?|[Hh]is|[Hh]er|[Ii]ts|[Tt]heir)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+of\s")
-_POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s\s+([a-z][\w-]*)")
+_POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s\s+((?:(?:paternal|maternal)\s+)?[a-z][\w-]*)")
 #: nouns before "of" that pick a part of what follows rather than walk to another thing
 _NOT_RELATIONS = frozenset({"name", "names", "title", "number", "kind", "type", "part", "one", "some", "all",
                             "most", "rest", "none", "each", "both", "any", "many", "few", "lot", "sort"})
@@ -62,6 +62,11 @@ PATHS: dict[str, tuple[str, ...]] = {
     "brother-in-law": ("spouse-or-sibling", "brother-or-husband"),
     "sister-in-law": ("spouse-or-sibling", "sister-or-wife"),
     "sibling-in-law": ("spouse-or-sibling", "spouse-or-sibling"),
+    **{f"{side} {w}": (parent, *PATH) for side, parent in (("paternal", "father"), ("maternal", "mother"))
+       for w, PATH in (("grandfather", ("father",)), ("grandmother", ("mother",)), ("grandparent", ("parent",)),
+                       ("uncle", ("brother",)), ("aunt", ("sister",)))},
+    "stepmother": ("father", "wife"), "stepfather": ("mother", "husband"),
+    "stepson": ("spouse", "son"), "stepdaughter": ("spouse", "daughter"), "stepchild": ("spouse", "child"),
     "侄子": ("兄弟", "儿子"), "侄女": ("兄弟", "女儿"), "外甥": ("姐妹", "儿子"), "外甥女": ("姐妹", "女儿"),
     "叔叔": ("父亲", "弟弟"), "伯伯": ("父亲", "哥哥"), "伯父": ("父亲", "哥哥"), "叔父": ("父亲", "弟弟"),
     "舅舅": ("母亲", "兄弟"), "姑姑": ("父亲", "姐妹"), "姑妈": ("父亲", "姐妹"), "阿姨": ("母亲", "姐妹"),
@@ -75,6 +80,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     "小叔子": ("丈夫", "弟弟"), "大伯子": ("丈夫", "哥哥"), "小姑子": ("丈夫", "妹妹"),
     "小舅子": ("妻子", "弟弟"), "大舅子": ("妻子", "哥哥"), "小姨子": ("妻子", "妹妹"),
     "姐夫": ("姐姐", "丈夫"), "妹夫": ("妹妹", "丈夫"), "嫂子": ("哥哥", "妻子"), "弟媳": ("弟弟", "妻子"),
+    "继母": ("父亲", "妻子"), "后妈": ("父亲", "妻子"), "继父": ("母亲", "丈夫"),
 }
 
 
