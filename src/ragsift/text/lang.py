@@ -56,9 +56,6 @@ class Counts(NamedTuple):
     foreign: int = 0  # function words of other Latin-script languages
     accented: int = 0  # Latin words with a letter outside ASCII
 
-    def __add__(self, other: tuple) -> Counts:  # type: ignore[override]
-        return Counts(*(a + b for a, b in zip(self, other)))
-
 
 def counts(text: str) -> Counts:
     lower = [w.lower().replace("’", "'") for w in _LATIN_WORD_RE.findall(text)]
@@ -111,7 +108,7 @@ def entry_languages(texts: Sequence[str], documents: Sequence[str]) -> list[str]
     each = [counts(t) for t in texts]
     summed: dict[str, Counts] = {}
     for d, c in zip(documents, each):
-        summed[d] = summed.get(d, Counts()) + c
+        summed[d] = Counts(*map(sum, zip(summed.get(d, Counts()), c)))
     main = {d: language_of(c) for d, c in summed.items()}
     out = []
     for d, c in zip(documents, each):
