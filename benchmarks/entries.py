@@ -476,6 +476,43 @@ def report(out: Path) -> None:
     write_result(out, result)
 
 
+def standout(out: Path) -> None:
+    """Why a set stands below its plain reference: on each set's odd-numbered questions, the
+    defaults, each channel alone and the plain reference's runs (nDCG@10), and per channel how often
+    its first document is relevant and how well its standout (``fusion.confidence``, what adaptive
+    fusion weighs a channel by) tells a right first document from a wrong one (AUC: the chance that
+    a question whose first document is right has the higher standout), with the mean standout of
+    each."""
+    from ragsift.retrieve.fusion import confidence
+
+    fusion = default_fusion()
+    result: dict = {"fusion": fusion, "sets": {}}
+    for path in sorted(CACHE.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["rows"][1::2]
+        prepared = [Prepared(r, data["doc_lang"]) for r in rows]
+        refs = [reference(r) for r in rows]
+        r: dict = {"questions": len(rows),
+                   "defaults": statistics.fmean(x.hybrid("chunks", "chunks", fusion) for x in prepared),
+                   **{f"{c} alone": statistics.fmean(x.alone(c, "chunks") for x in prepared) for c in ("dense", "bm25")},
+                   **{f"plain {k}": statistics.fmean(x[k] for x in refs) for k in ("dense", "bm25", "hybrid")}}
+        for c in ("dense", "bm25"):
+            right, wrong = [], []
+            for x in prepared:
+                hits = [(p, s) for p, s, _ in (x.dense if c == "dense" else x.bm25)["chunks"]]
+                if len(hits) >= 3:
+                    first = doc_ranking(hits, x.doc_of)[0]
+                    (right if x.rels.get(first, 0) > 0 else wrong).append(confidence([s for _, s in hits]))
+            auc = (sum((a > b) + 0.5 * (a == b) for a in right for b in wrong) / (len(right) * len(wrong))
+                   if right and wrong else None)
+            r[c] = {"first right": len(right) / max(1, len(right) + len(wrong)), "standout AUC": auc,
+                    "standout right": statistics.fmean(right) if right else None,
+                    "standout wrong": statistics.fmean(wrong) if wrong else None}
+        result["sets"][path.stem] = r
+        print(path.stem, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+    write_result(out, result)
+
+
 def parse_set(spec: str) -> tuple[str, Path, str]:
     """A ``--set`` of ``collect``: NAME=FOLDER:EMBEDDER (the folder may hold a ``#PREFIX``)."""
     name, rest = spec.split("=", 1)
@@ -504,6 +541,8 @@ def main() -> None:
     f.add_argument("--work-dir", default="/tmp/ragsift-eval/entries-kb")
     e = sub.add_parser("enrich")
     e.add_argument("--set", action="append", required=True, help="name=folder")
+    so = sub.add_parser("standout")
+    so.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "standout.json"))
     r = sub.add_parser("report")
     r.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "entries.json"))
     args = ap.parse_args()
@@ -515,6 +554,8 @@ def main() -> None:
         for spec in args.set:
             name, folder = spec.split("=", 1)
             enrich(name, Path(folder))
+    elif args.cmd == "standout":
+        standout(Path(args.out))
     else:
         report(Path(args.out))
 

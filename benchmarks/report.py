@@ -83,6 +83,7 @@ class Bench(NamedTuple):
 
 
 WHOLE_RULE = "Whole sections by default? (`benchmarks/whole_rule.py`)"
+ENTRY_LANGUAGE = "An entry's language: its own text's or its document's? (`benchmarks/entry_language.py`)"
 NOT_RUN = "not run"  # a script whose section says "Not run yet": no result file stored
 TARGETS = "Targets"
 SPEED = "Speed and memory"
@@ -116,12 +117,11 @@ INDEX: dict[str, Bench] = {
                                                   "from unanswerable ones? (`benchmarks/confidence.py`)",), False),
     "e5_engine.py": Bench(("e5_engine.json",), ("The default embedder's two engines (`benchmarks/e5_engine.py`)",),
                           False),
-    "entry_language.py": Bench(("entry_language.json",), ("An entry's language: its own text's or its document's? "
-                                                          "(`benchmarks/entry_language.py`)",), False),
-    "entries.py": Bench(("entries.json", "entries_round2.json"),
+    "entry_language.py": Bench(("entry_language.json",), (ENTRY_LANGUAGE,), False),
+    "entries.py": Bench(("entries.json", "entries_round2.json", "standout.json"),
                         ("Whole entries beside chunks, chosen leave-one-set-out (`benchmarks/entries.py`)",
                          "Whole entries beside chunks, round 2: the default embedder on SciFact, damped adaptive "
-                         "fusion (`benchmarks/entries.py`)"), False),
+                         "fusion (`benchmarks/entries.py`)", ENTRY_LANGUAGE), False),
     "exact_pass.py": Bench(("exact_pass.json",), (FILTERED,), False),
     "expansion.py": Bench(("expansion.json",), ("Index expansion on SciFact: keywords, entities, learned sparse, a "
                                                 "second embedder",), False),
