@@ -131,3 +131,50 @@ def test_a_chain_stops_when_a_round_adds_nothing(kb):
     mh = res.trace.multihop
     assert mh["stop"] in ("nothing_new", "no_follow_up", "repeated_query") and len(mh["hops"]) < 8
     assert [p.source for p in res.passages[:3]] == CHAIN["en"]
+
+
+FAMILY = {
+    # the question's own search finds the sister and the brother: the chain goes on through them
+    # (no search) to the friend it has not found; a friend's brother (Pete's) is not on the chain
+    "nora.md": "# Nora Decker\n\nThe sister of Nora Decker is Olive Decker. The friend of Nora Decker is Pete Lamb.\n",
+    "olive.md": "# Olive Decker\n\nThe brother of Olive Decker is Quinn Decker. The sister of Olive Decker is "
+                "Nora Decker.\n",
+    "quinn.md": "# Quinn Decker\n\nThe sister of Quinn Decker is Olive Decker. The friend of Quinn Decker is Ross Vale.\n",
+    "ross.md": "# Ross Vale\n\nRoss Vale repairs old clocks in a workshop by the harbour.\n",
+    "pete.md": "# Pete Lamb\n\nThe brother of Pete Lamb is Sam Lamb. Pete Lamb sells bicycles.\n",
+    "sam.md": "# Sam Lamb\n\nThe friend of Sam Lamb is Tess Moor.\n",
+    "zhouli.md": "# 周丽\n\n周丽的妹妹是周娜。周丽的朋友是郑伟。\n",
+    "zhouna.md": "# 周娜\n\n周娜的哥哥是周强。周娜的姐姐是周丽。\n",
+    "zhouqiang.md": "# 周强\n\n周强的妹妹是周娜。周强的朋友是吴昊。\n",
+    "wuhao.md": "# 吴昊\n\n吴昊在海边的作坊里修理旧钟表。\n",
+    "zhengwei.md": "# 郑伟\n\n郑伟的哥哥是郑军。郑伟卖自行车。\n",
+    "zhengjun.md": "# 郑军\n\n郑军的朋友是孙琳。\n",
+}
+
+
+@pytest.fixture(scope="module")
+def family(tmp_path_factory):
+    root = tmp_path_factory.mktemp("family")
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", FAMILY))
+    return kb
+
+
+@pytest.mark.parametrize("question, walked, friend", [
+    ("Who is the friend of the brother of the sister of Nora Decker?", "olive.md", ["Ross Vale"]),
+    ("周丽的妹妹的哥哥的朋友是谁？", "zhouna.md", ["吴昊"]),
+])
+def test_a_chain_goes_on_through_documents_it_has_found_already(family, question, walked, friend):
+    res = family.query(question, max_passages=5)
+    mh = res.trace.multihop
+    assert res.trace.strategy["chosen"] == "multihop" and res.trace.strategy["signals"]["rounds"] == 4
+    docs = {i: d.source.rsplit("/", 1)[-1] for i, d in family.documents().items()}
+    hops = mh["hops"][1:]
+    # the sister (and then the brother) was found by the question's search: no search for them, the
+    # next hop reads their passages; the friend is the one name asked about
+    assert walked in {docs[d] for d in hops[0]["walked"]}
+    assert [h.get("names", []) for h in hops if h.get("names")] == [friend]
+    sources = [p.source.rsplit("/", 1)[-1] for p in res.passages]
+    end = "ross.md" if "ross.md" in docs.values() and friend == ["Ross Vale"] else "wuhao.md"
+    decoy = "sam.md" if end == "ross.md" else "zhengjun.md"  # the friend's brother's friend: off the chain
+    assert end in sources and (decoy not in sources or sources.index(end) < sources.index(decoy))

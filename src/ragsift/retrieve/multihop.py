@@ -10,7 +10,10 @@ Each hop's follow-up queries come from names, in this order:
   links are the names in its sentences that state the relation this hop walks (hop 1 the first,
   hop 2 the second: "The friend of X is Y" over "The mother of X is Z"; every name of "The sons of
   X are A, B", up to ``hop_queries`` a hop), so the chain goes on past the second document, one
-  hop per relation; else the first name it gives;
+  hop per relation; else the first name it gives. The names of those sentences that earlier
+  rounds found already are not asked about: the next hop reads their passages (the hop's
+  ``walked``), so a chain whose first documents the question's own search found goes on from
+  them instead of turning to a name off the chain;
 - ``term`` (keywords mode): when no title is named, the entities and key terms of the passages
   found last that the question does not already contain;
 - ``llm`` (``multihop = "llm"``): the model's query, from the question and the passages found
@@ -27,7 +30,7 @@ follow-up rounds with the channels that need no model, so a follow-up costs no m
 The loop stops, with the reason in the trace, when
 - ``depth``: ``hops_max`` rounds have run;
 - ``repeated_query``: every follow-up query was asked before;
-- ``nothing_new``: a hop found no unit that earlier hops had not;
+- ``nothing_new``: a hop found no unit that earlier hops had not (and walked through none);
 - ``low_gain``: a hop's searches by words (key terms, the model's query) had a gain (new units
   in their top ``hop_top`` / units looked at) under ``hop_min_gain`` and its searches by name
   added nothing; that hop is dropped (searches by name keep what they add; weak searches by
@@ -109,6 +112,9 @@ class Hop:
     names: list[str] = field(default_factory=list)  # per query: the title or term it asks about
     channels: list[str] = field(default_factory=list)  # the channels the hop searched
     dropped: list[str] = field(default_factory=list)  # queries by words whose gain was too low
+    # documents the hop's relation led to that earlier rounds had found: the chain goes on from
+    # them without a search
+    walked: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"hop": self.hop, "queries": self.queries, "source": self.source, "new_units": self.new_units,
@@ -117,6 +123,8 @@ class Hop:
                "dropped": self.dropped}
         if self.kinds:
             out["kinds"], out["names"] = self.kinds, self.names
+        if self.walked:
+            out["walked"] = self.walked
         return out
 
 
@@ -152,6 +160,8 @@ class _State:
     question_names: list[tuple[str, list[str]]] = field(default_factory=list)
     named: list[str] = field(default_factory=list)  # units of the documents the question names
     linked: dict[str, list[str]] = field(default_factory=dict)  # unit -> units of the documents its passage names
+    read: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # document -> its passages read
+    doc_of: dict[str, str] = field(default_factory=dict)  # unit read -> its document
     llm_calls: int = 0
     stop: Stop = Stop.DEPTH
     error: str | None = None
@@ -210,10 +220,13 @@ class MultiHopSearch:
 
     def _keyword_follow_ups(self, h: int, last_read: list[tuple[str, str]], all_found: list[str],
                             found_docs: set[str], question_names: list[tuple[str, list[str]]],
-                            terms: bool = True) -> list[FollowUp]:
+                            terms: bool = True, walked: list[str] | None = None,
+                            doc_of: dict[str, str] | None = None) -> list[FollowUp]:
         """Follow-ups without a model: documents the question names (first hop), documents the
         passages found last name (each after the passage that names it), else (``terms``) the
-        passages' new terms."""
+        passages' new terms. ``walked`` receives the documents found before that the sentences
+        stating this hop's relation name (the chain goes on from them), but for the document of the
+        passage read (``doc_of`` its unit's)."""
         m = self.s.multihop
         rest = residual_words(self.question, all_found)
         out: list[FollowUp] = []
@@ -225,31 +238,43 @@ class MultiHopSearch:
                     taken.update(docs)
         links = 0
         for unit, text in last_read:
+            if walked is not None and self.relations:
+                own = (doc_of or {}).get(unit)
+                walked += [d for d in self._stated(text, h) if d in found_docs and d != own and d not in walked]
             for title, docs in self._bridges(text, taken, h, m.hop_queries - links):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
             if links >= m.hop_queries:
                 break
-        if not out and terms:
+        if not out and terms and not walked:  # a chain going on through what it found asks nothing
             out = [FollowUp(" ".join([t, *rest]), FollowUpKind.TERM, t)
                    for t in new_terms(self.question, [t for _, t in last_read], limit=m.hop_queries)]
         return out
+
+    def _stating(self, text: str, h: int) -> list[str]:
+        """The sentences of a passage that state the relation hop ``h`` walks."""
+        want = self.relations[min(h, len(self.relations)) - 1]
+        return [x for x in (text[a:b] for a, b in sentence_spans(text)) if mentions(x, want)]
+
+    def _stated(self, text: str, h: int) -> list[str]:
+        """The documents the sentences stating hop ``h``'s relation name, found or not."""
+        return [d for _, docs in self.searcher.titles().documents_named(self._stating(text, h)) for d in docs]
 
     def _bridges(self, text: str, exclude: set[str], h: int, limit: int) -> list[tuple[str, list[str]]]:
         """The titles a passage names to follow at hop ``h``. When the question chains relations
         (``text.chains``): the names of its sentences that state the relation this hop walks (up
         to ``limit``: "The sons of X are A, B" gives both); when none does, one name, from a
-        sentence that states another of the chain's relations before the others. Else the first
-        name the passage gives."""
+        sentence that states another of the chain's relations before the others (when some do but
+        every name they give was found already, none: the chain goes on from those). Else the
+        first name the passage gives."""
         titles = self.searcher.titles()
         if not self.relations:
             return titles.documents_named([text], exclude=exclude, limit=1)
-        want = self.relations[min(h, len(self.relations)) - 1]
+        stating = self._stating(text, h)
+        if stating and titles.documents_named(stating):
+            return titles.documents_named(stating, exclude=exclude, limit=limit)
         sentences = [text[a:b] for a, b in sentence_spans(text)]
-        stating = titles.documents_named([x for x in sentences if mentions(x, want)], exclude=exclude, limit=limit)
-        if stating:
-            return stating
         ordered = sorted(sentences, key=lambda x: not any(mentions(x, r) for r in self.relations))
         return titles.documents_named(ordered, exclude=exclude, limit=1)
 
@@ -302,24 +327,50 @@ class MultiHopSearch:
         self._provenance(st.provenance, first.ranked, 0, self.question)
         # units of the documents the question names: those the first search found, now; the others
         # when a follow-up finds them (more than hop_queries: those the first round found are not asked about)
+        self._remember(st, first, last_read)
         st.question_names = self.searcher.titles().documents_named([self.question], limit=4 * m.hop_queries)
         st.named = [u for u in (self._named_unit(first, frozenset(docs), m.hop_top) for _, docs in st.question_names)
                     if u is not None]
         return st
 
+    def _remember(self, st: _State, r: SearchRound, read: list[tuple[str, str]]) -> None:
+        hit_of = self._hit_of(r)
+        for u, text in read:
+            if u in hit_of:
+                st.doc_of[u] = hit_of[u].doc_id
+                mine = st.read.setdefault(hit_of[u].doc_id, [])
+                if all(u != x for x, _ in mine):
+                    mine.append((u, text))
+
+    def _walk_on(self, st: _State, hop: Hop, walked: list[str], new_read: list[tuple[str, str]]) -> None:
+        """The next hop reads what this one found and the documents found before that its
+        relation led to (``walked``), so a chain goes on through documents it has already."""
+        hop.walked = walked
+        units = {u for u, _ in new_read}
+        st.last_read = new_read + [x for d in walked for x in st.read.get(d, []) if x[0] not in units]
+
     def _hop(self, st: _State, h: int) -> Stop | None:
-        """One hop: its follow-ups asked, what they add kept; why the search stops, if it does."""
+        """One hop: its follow-ups asked, what they add kept; why the search stops, if it does.
+        A hop whose relation leads only to documents found before asks nothing and goes on from
+        them."""
         m, t_hop = self.s.multihop, time.perf_counter()
         if t_hop - st.t0 > m.hop_time_s:
             return Stop.TIME_BUDGET
         if self.deadline is not None and self.deadline.expired:
             return Stop.CANCELLED
-        follow_or_stop = self._follow_ups(st, h, t_hop)
-        if isinstance(follow_or_stop, Stop):
+        walked: list[str] = []
+        follow_or_stop = self._follow_ups(st, h, t_hop, walked)
+        if isinstance(follow_or_stop, Stop) and not (follow_or_stop is Stop.NO_FOLLOW_UP and walked):
             return follow_or_stop
-        follow = list({_norm(f.query): f for f in follow_or_stop if _norm(f.query) not in st.asked}.values())
+        follow = [] if isinstance(follow_or_stop, Stop) else \
+            list({_norm(f.query): f for f in follow_or_stop if _norm(f.query) not in st.asked}.values())
         if not follow:
-            return Stop.REPEATED_QUERY
+            if not walked:
+                return Stop.REPEATED_QUERY
+            hop = Hop(h, [], "keywords", elapsed_ms=(time.perf_counter() - t_hop) * 1000, merged=False)
+            st.hops.append(hop)
+            self._walk_on(st, hop, walked, [])
+            return None
         queries = [f.query for f in follow]
         st.asked.update(_norm(q) for q in queries)
         hop = Hop(h, queries, "llm" if m.mode is MultiHop.LLM else "keywords",
@@ -329,22 +380,26 @@ class MultiHopSearch:
         adds = self._adds(st, follow, results, hop)
         hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
         st.hops.append(hop)
-        if not hop.new_units:
+        stop, dropped = (None, self._drop_weak(follow, adds, hop)) if hop.new_units else (Stop.NOTHING_NEW, set())
+        if stop is None and not hop.new_units:
+            stop = Stop.LOW_GAIN
+        if stop is not None:
             hop.merged = False
-            return Stop.NOTHING_NEW
-        dropped = self._drop_weak(follow, adds, hop)
-        if not hop.new_units:
-            hop.merged = False
-            return Stop.LOW_GAIN
+            if not walked:
+                return stop
+            self._walk_on(st, hop, walked, [])  # nothing new, but the chain goes on through what it has
+            return None
         self._keep(st, h, follow, results, adds, dropped)
+        self._walk_on(st, hop, walked, st.last_read)
         return None
 
-    def _follow_ups(self, st: _State, h: int, t_hop: float) -> list[FollowUp] | Stop:
-        """This hop's follow-ups: by name, and in llm mode the model's query (or why it stops)."""
+    def _follow_ups(self, st: _State, h: int, t_hop: float, walked: list[str]) -> list[FollowUp] | Stop:
+        """This hop's follow-ups: by name, and in llm mode the model's query (or why it stops);
+        ``walked`` receives the documents found before that this hop's relation leads to."""
         m = self.s.multihop
         llm = m.mode is MultiHop.LLM
         follow = self._keyword_follow_ups(h, st.last_read, st.all_found, st.found_docs, st.question_names,
-                                          terms=not llm)
+                                          terms=not llm, walked=walked, doc_of=st.doc_of)
         if llm:
             if st.llm_calls >= m.hop_llm_calls:
                 return Stop.LLM_BUDGET
@@ -422,7 +477,9 @@ class MultiHopSearch:
         # read what this hop found: its new units, best first across its queries
         st.last_read = []
         for r, a in zip(results, adds):
-            st.last_read += self._read(r, [u for u in new if u in a])
+            read = self._read(r, [u for u in new if u in a])
+            self._remember(st, r, read)
+            st.last_read += read
             st.found_docs |= self._docs_of(r, a)
         st.all_found += [t for _, t in st.last_read]
 
