@@ -148,7 +148,7 @@ INDEX: dict[str, Bench] = {
     "milvus.py": Bench(("milvus.json",), ("The same knowledge base on LanceDB and on Milvus (SciFact)",), False),
     "mixed.py": Bench(("mixed.json",), (LANGUAGES,), True),
     "multihop.py": Bench(("multihop.json",), ("Multi-hop retrieval (HotpotQA, IRCoT dev 500)",), True),
-    "multihop_chains.py": Bench(("multihop_chains.json", "multihop_chains_first.json"), ("Chains that go on: multi-hop by hop count "
+    "multihop_chains.py": Bench(("multihop_chains.json", "multihop_chains_first.json", "multihop_chains_walk.json"), ("Chains that go on: multi-hop by hop count "
                                                            "(`benchmarks/multihop_chains.py`)",), False),
     "multilingual.py": Bench(("multilingual.json",), (LANGUAGES,), True),
     "office.py": Bench(("office.json",), ("Office files read whole (`benchmarks/office.py`)",), False),
