@@ -19,7 +19,7 @@ Sets and parts:
   questions whose shortest proof has 2 to 4 hops (``hops`` in its queries_meta.jsonl); even-numbered
   questions (file order) choose, odd-numbered ones report.
 
-Metrics per hop count (2, 3, 4): all-relevant@5 (every supporting document in the first five) and
+Metrics per hop count (2, 3, 4, and all of a set's together): all-relevant@5 (every supporting document in the first five) and
 nDCG@10, before and after, with paired randomization tests; and the rounds multi-hop ran.
 Writes benchmarks/results/multihop_chains.json.
 """
@@ -108,8 +108,10 @@ def table(runs: dict[str, dict], qrels: dict[str, dict[str, dict[str, int]]], pa
     first = runs[tags[0]]
     for name, data in first["sets"].items():
         qids = parts(name, list(data["rows"]))[part]
-        for h in HOPS:
-            sel = [q for q in qids if data["hops"][q] == h]
+        counts = sorted({data["hops"][q] for q in qids})
+        groups = [(h, (h,)) for h in HOPS] + ([(f"{counts[0]}-{counts[-1]}", tuple(counts))] if len(counts) > 1 else [])
+        for h, among in groups:
+            sel = [q for q in qids if data["hops"][q] in among]
             if not sel:
                 continue
             row: dict = {"set": name, "hops": h, "n": len(sel)}
