@@ -143,12 +143,19 @@ FAMILY = {
     "ross.md": "# Ross Vale\n\nRoss Vale repairs old clocks in a workshop by the harbour.\n",
     "pete.md": "# Pete Lamb\n\nThe brother of Pete Lamb is Sam Lamb. Pete Lamb sells bicycles.\n",
     "sam.md": "# Sam Lamb\n\nThe friend of Sam Lamb is Tess Moor.\n",
+    # found by the question's search, states no sister: while another passage read does, it gives
+    # no name to follow (its teacher is off the chain)
+    "school.md": "# Nora Decker at school\n\nThe teacher of Nora Decker was Wade Hill. Nora Decker and her sister "
+                 "walked to school.\n",
+    "wade.md": "# Wade Hill\n\nThe friend of Wade Hill is Xena Park.\n",
     "zhouli.md": "# 周丽\n\n周丽的妹妹是周娜。周丽的朋友是郑伟。\n",
     "zhouna.md": "# 周娜\n\n周娜的哥哥是周强。周娜的姐姐是周丽。\n",
     "zhouqiang.md": "# 周强\n\n周强的妹妹是周娜。周强的朋友是吴昊。\n",
     "wuhao.md": "# 吴昊\n\n吴昊在海边的作坊里修理旧钟表。\n",
     "zhengwei.md": "# 郑伟\n\n郑伟的哥哥是郑军。郑伟卖自行车。\n",
     "zhengjun.md": "# 郑军\n\n郑军的朋友是孙琳。\n",
+    "xuexiao.md": "# 周丽的学校\n\n周丽的老师是冯敏。周丽和妹妹一起走路上学。\n",
+    "fengmin.md": "# 冯敏\n\n冯敏的朋友是何静。\n",
 }
 
 

@@ -13,7 +13,8 @@ Each hop's follow-up queries come from names, in this order:
   hop per relation; else the first name it gives. The names of those sentences that earlier
   rounds found already are not asked about: the next hop reads their passages (the hop's
   ``walked``), so a chain whose first documents the question's own search found goes on from
-  them instead of turning to a name off the chain;
+  them instead of turning to a name off the chain; and a passage that states none of the chain's
+  current relation gives a name only when no passage read does;
 - ``term`` (keywords mode): when no title is named, the entities and key terms of the passages
   found last that the question does not already contain;
 - ``llm`` (``multihop = "llm"``): the model's query, from the question and the passages found
@@ -237,11 +238,15 @@ class MultiHopSearch:
                     out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.NAMED, title, frozenset(docs)))
                     taken.update(docs)
         links = 0
+        # a passage that does not state the hop's relation gives a name only when none read does
+        fallback = not self.relations or not any(
+            self._stating(text, h) and self.searcher.titles().documents_named(self._stating(text, h))
+            for _, text in last_read)
         for unit, text in last_read:
             if walked is not None and self.relations:
                 own = (doc_of or {}).get(unit)
                 walked += [d for d in self._stated(text, h) if d in found_docs and d != own and d not in walked]
-            for title, docs in self._bridges(text, taken, h, m.hop_queries - links):
+            for title, docs in self._bridges(text, taken, h, m.hop_queries - links, fallback):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
@@ -261,7 +266,8 @@ class MultiHopSearch:
         """The documents the sentences stating hop ``h``'s relation name, found or not."""
         return [d for _, docs in self.searcher.titles().documents_named(self._stating(text, h)) for d in docs]
 
-    def _bridges(self, text: str, exclude: set[str], h: int, limit: int) -> list[tuple[str, list[str]]]:
+    def _bridges(self, text: str, exclude: set[str], h: int, limit: int,
+                 fallback: bool = True) -> list[tuple[str, list[str]]]:
         """The titles a passage names to follow at hop ``h``. When the question chains relations
         (``text.chains``): the names of its sentences that state the relation this hop walks (up
         to ``limit``: "The sons of X are A, B" gives both); when none does, one name, from a
@@ -274,6 +280,8 @@ class MultiHopSearch:
         stating = self._stating(text, h)
         if stating and titles.documents_named(stating):
             return titles.documents_named(stating, exclude=exclude, limit=limit)
+        if not fallback:
+            return []
         sentences = [text[a:b] for a, b in sentence_spans(text)]
         ordered = sorted(sentences, key=lambda x: not any(mentions(x, r) for r in self.relations))
         return titles.documents_named(ordered, exclude=exclude, limit=1)
