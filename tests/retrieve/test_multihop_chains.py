@@ -37,12 +37,16 @@ DOCS = {
 CHAIN = {"en": ["alice.md", "bob.md", "evan.md"], "zh": ["liming.md", "zhangwei.md", "zhangqiang.md"]}
 
 
+def _base(tmp_path_factory, name: str, docs: dict[str, str]) -> KnowledgeBase:
+    root = tmp_path_factory.mktemp(name)
+    kb = KnowledgeBase.open(root / "kb")
+    kb.ingest(write_files(root / "docs", docs))
+    return kb
+
+
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("chains")
-    kb = KnowledgeBase.open(root / "kb")
-    kb.ingest(write_files(root / "docs", DOCS))
-    return kb
+    return _base(tmp_path_factory, "chains", DOCS)
 
 
 def test_the_chain_of_relations_read_from_the_question():
@@ -161,10 +165,7 @@ FAMILY = {
 
 @pytest.fixture(scope="module")
 def family(tmp_path_factory):
-    root = tmp_path_factory.mktemp("family")
-    kb = KnowledgeBase.open(root / "kb")
-    kb.ingest(write_files(root / "docs", FAMILY))
-    return kb
+    return _base(tmp_path_factory, "family", FAMILY)
 
 
 @pytest.mark.parametrize("question, walked, friend", [
