@@ -238,15 +238,17 @@ class MultiHopSearch:
                     out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.NAMED, title, frozenset(docs)))
                     taken.update(docs)
         links = 0
-        # a passage that does not state the hop's relation gives a name only when none read does
-        fallback = not self.relations or not any(
-            self._stating(text, h) and self.searcher.titles().documents_named(self._stating(text, h))
-            for _, text in last_read)
-        for unit, text in last_read:
-            if walked is not None and self.relations:
+        titles = self.searcher.titles()
+        # per passage, its sentences stating the hop's relation when they name a document
+        stating = [self._stating(text, h) if self.relations else [] for _, text in last_read]
+        stating = [x if x and titles.documents_named(x) else [] for x in stating]
+        fallback = not any(stating)  # a passage without them gives a name only when none read has them
+        for (unit, text), mine in zip(last_read, stating):
+            if walked is not None and mine:
                 own = (doc_of or {}).get(unit)
-                walked += [d for d in self._stated(text, h) if d in found_docs and d != own and d not in walked]
-            for title, docs in self._bridges(text, taken, h, m.hop_queries - links, fallback):
+                walked += [d for _, docs in titles.documents_named(mine) for d in docs
+                           if d in found_docs and d != own and d not in walked]
+            for title, docs in self._bridges(text, taken, m.hop_queries - links, mine, fallback):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
                 links += 1
@@ -262,23 +264,18 @@ class MultiHopSearch:
         want = self.relations[min(h, len(self.relations)) - 1]
         return [x for x in (text[a:b] for a, b in sentence_spans(text)) if mentions(x, want)]
 
-    def _stated(self, text: str, h: int) -> list[str]:
-        """The documents the sentences stating hop ``h``'s relation name, found or not."""
-        return [d for _, docs in self.searcher.titles().documents_named(self._stating(text, h)) for d in docs]
-
-    def _bridges(self, text: str, exclude: set[str], h: int, limit: int,
-                 fallback: bool = True) -> list[tuple[str, list[str]]]:
-        """The titles a passage names to follow at hop ``h``. When the question chains relations
-        (``text.chains``): the names of its sentences that state the relation this hop walks (up
-        to ``limit``: "The sons of X are A, B" gives both); when none does, one name, from a
-        sentence that states another of the chain's relations before the others (when some do but
-        every name they give was found already, none: the chain goes on from those). Else the
-        first name the passage gives."""
+    def _bridges(self, text: str, exclude: set[str], limit: int, stating: list[str],
+                 fallback: bool) -> list[tuple[str, list[str]]]:
+        """The titles a passage names to follow. When the question chains relations
+        (``text.chains``): the names of ``stating``, its sentences that state the relation this
+        hop walks and name a document (up to ``limit``: "The sons of X are A, B" gives both; when
+        every one was found already, none: the chain goes on from those); when it has none and
+        ``fallback`` (no passage read has), one name, from a sentence that states another of the
+        chain's relations before the others. Else the first name the passage gives."""
         titles = self.searcher.titles()
         if not self.relations:
             return titles.documents_named([text], exclude=exclude, limit=1)
-        stating = self._stating(text, h)
-        if stating and titles.documents_named(stating):
+        if stating:
             return titles.documents_named(stating, exclude=exclude, limit=limit)
         if not fallback:
             return []
