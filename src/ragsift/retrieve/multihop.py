@@ -239,15 +239,15 @@ class MultiHopSearch:
                     taken.update(docs)
         links = 0
         titles = self.searcher.titles()
-        # per passage, its sentences stating the hop's relation when they name a document
+        # per passage, its sentences stating the hop's relation and the documents they name (found or not)
         stating = [self._stating(text, h) if self.relations else [] for _, text in last_read]
-        stating = [x if x and titles.documents_named(x) else [] for x in stating]
+        named = [titles.documents_named(x) if x else [] for x in stating]
+        stating = [x if n else [] for x, n in zip(stating, named)]  # kept when they name a document
         fallback = not any(stating)  # a passage without them gives a name only when none read has them
-        for (unit, text), mine in zip(last_read, stating):
-            if walked is not None and mine:
+        for (unit, text), mine, names in zip(last_read, stating, named):
+            if walked is not None and names:
                 own = (doc_of or {}).get(unit)
-                walked += [d for _, docs in titles.documents_named(mine) for d in docs
-                           if d in found_docs and d != own and d not in walked]
+                walked += [d for _, docs in names for d in docs if d in found_docs and d != own and d not in walked]
             for title, docs in self._bridges(text, taken, m.hop_queries - links, mine, fallback):
                 out.append(FollowUp(" ".join([title, *rest]), FollowUpKind.LINK, title, frozenset(docs), unit))
                 taken.update(docs)
@@ -385,9 +385,12 @@ class MultiHopSearch:
         adds = self._adds(st, follow, results, hop)
         hop.elapsed_ms = (time.perf_counter() - t_hop) * 1000
         st.hops.append(hop)
-        stop, dropped = (None, self._drop_weak(follow, adds, hop)) if hop.new_units else (Stop.NOTHING_NEW, set())
-        if stop is None and not hop.new_units:
-            stop = Stop.LOW_GAIN
+        dropped: set[int] = set()
+        if not hop.new_units:
+            stop: Stop | None = Stop.NOTHING_NEW
+        else:
+            dropped = self._drop_weak(follow, adds, hop)
+            stop = None if hop.new_units else Stop.LOW_GAIN
         if stop is not None:
             hop.merged = False
             if not walked:
